@@ -1,0 +1,64 @@
+"""Run every benchmark side by side with its anchor: ``python -m benchmarks.run [name ...]``.
+
+Each benchmark module has ``main(argv=None) -> dict``; the collected numbers are written to
+``benchmarks/out/results.json`` with the hardware and wall time, and the human-readable record
+of the latest run lives in ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+#: Benchmark name -> module; each module's ``main()`` prints ratios and returns its numbers.
+BENCHMARKS = {
+    "paths": "benchmarks.bench_paths",
+    "filter_index": "benchmarks.bench_filter_index",
+    "knn": "benchmarks.bench_knn",
+    "kg_eval": "benchmarks.bench_kg_eval",
+    "kg_train": "benchmarks.bench_kg_train",
+    "homomorphism": "benchmarks.bench_homomorphism",
+    "celcomen": "benchmarks.bench_celcomen",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    names = (argv if argv is not None else sys.argv[1:]) or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        print(f"unknown benchmark(s) {unknown}; choose from {list(BENCHMARKS)}", file=sys.stderr)
+        return 2
+    results: dict[str, object] = {
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "cpus": os.cpu_count(),
+            "torch": torch.__version__,
+            "cuda": torch.cuda.get_device_name() if torch.cuda.is_available() else None,
+        }
+    }
+    for name in names:
+        print(f"=== {name} ===", flush=True)
+        start = time.perf_counter()
+        numbers = importlib.import_module(BENCHMARKS[name]).main([])
+        results[name] = {"wall_s": time.perf_counter() - start, "results": numbers}
+    out = Path(__file__).parent / "out"
+    out.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out, suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(results, handle, indent=2, default=str)
+    os.replace(tmp, out / "results.json")
+    print(f"results written to {out / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

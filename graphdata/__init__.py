@@ -1,0 +1,76 @@
+"""graphdata: the shared graph-data layer of graphlib.
+
+Named ``graphdata`` rather than ``graphlib`` because the standard library has had a ``graphlib``
+module since Python 3.9, and it shadows any installed package of that name.
+"""
+
+from graphdata.dense import DenseGraph, DenseGraphBatch
+from graphdata.device import make_generator, resolve_device, seed_everything
+from graphdata.errors import GraphDataError, NotFittedError, TSVFormatError, UnknownLabelError
+from graphdata.filter_index import FilterIndex
+from graphdata.kg_stats import KGStatistics, RelationStatistics, describe, kg_statistics
+from graphdata.paths import Paths, Step, enumerate_paths, enumerate_paths_batch
+from graphdata.spatial import knn_graph, radius_graph
+from graphdata.spatial_anndata import spatial_graph, spatial_neighbors_knn, spatial_neighbors_radius
+from graphdata.subgraph import (
+    EnclosingSubgraph,
+    EnclosingSubgraphBatch,
+    k_hop_enclosing_subgraph,
+    k_hop_enclosing_subgraphs,
+)
+from graphdata.synthetic import (
+    FAMILY_RULES,
+    BodyAtom,
+    Explanation,
+    FamilyKG,
+    HornRule,
+    apply_rules,
+    family_kg,
+)
+from graphdata.triples import INVERSE_SUFFIX, KGDataset, TripleSet, Vocabulary
+
+__all__ = [
+    # knowledge graphs
+    "Vocabulary",
+    "TripleSet",
+    "KGDataset",
+    "INVERSE_SUFFIX",
+    "FilterIndex",
+    "KGStatistics",
+    "RelationStatistics",
+    "kg_statistics",
+    "describe",
+    # the synthetic family KG with planted rules
+    "family_kg",
+    "FamilyKG",
+    "HornRule",
+    "BodyAtom",
+    "Explanation",
+    "FAMILY_RULES",
+    "apply_rules",
+    # subgraphs and paths
+    "EnclosingSubgraph",
+    "EnclosingSubgraphBatch",
+    "k_hop_enclosing_subgraph",
+    "k_hop_enclosing_subgraphs",
+    "Paths",
+    "Step",
+    "enumerate_paths",
+    "enumerate_paths_batch",
+    # dense batches and spatial graphs
+    "DenseGraph",
+    "DenseGraphBatch",
+    "knn_graph",
+    "radius_graph",
+    "spatial_neighbors_knn",
+    "spatial_neighbors_radius",
+    "spatial_graph",
+    # errors, devices, seeds
+    "GraphDataError",
+    "TSVFormatError",
+    "UnknownLabelError",
+    "NotFittedError",
+    "resolve_device",
+    "seed_everything",
+    "make_generator",
+]

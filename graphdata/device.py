@@ -1,0 +1,96 @@
+"""Device and seed helpers for examples and command-line tools.
+
+Library code never picks a device: it takes the device of its inputs. Only examples and the CLI
+resolve ``--device auto`` and seed the global generators, through the functions here (after PyG's
+``torch_geometric/device.py`` and ``torch_geometric/seed.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+from graphdata.errors import GraphDataError
+
+__all__ = ["resolve_device", "seed_everything", "make_generator"]
+
+
+def resolve_device(spec: str | torch.device = "auto") -> torch.device:
+    """Turn a device specification into a :class:`torch.device`.
+
+    Args:
+        spec: ``"auto"`` (CUDA when available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:1"``,
+            ``"mps"`` or a :class:`torch.device`. Default ``"auto"``.
+
+    Returns:
+        The resolved device.
+
+    Raises:
+        GraphDataError: If ``spec`` is not a device string, or names CUDA on a machine without it.
+
+    Examples:
+        >>> resolve_device("cpu")
+        device(type='cpu')
+    """
+    if isinstance(spec, torch.device):
+        device = spec
+    elif spec == "auto":
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        try:
+            device = torch.device(spec)
+        except (RuntimeError, TypeError) as err:
+            raise GraphDataError(
+                f"device: expected 'auto', 'cpu', 'cuda' or 'cuda:N', got {spec!r}"
+            ) from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise GraphDataError(
+            f"device: {str(device)!r} was requested but CUDA is not available on this machine; "
+            "pass --device cpu (or 'auto')"
+        )
+    return device
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's global generators (examples and CLI only).
+
+    Library functions take an explicit ``seed`` or ``generator`` instead of relying on this.
+
+    Args:
+        seed: A non-negative integer seed.
+
+    Raises:
+        GraphDataError: If ``seed`` is not a non-negative integer.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise GraphDataError(f"seed: expected a non-negative int, got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)
+
+
+def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torch.Generator:
+    """Return a :class:`torch.Generator` on ``device``, seeded with ``seed``.
+
+    Args:
+        seed: The seed; ``None`` draws a fresh non-deterministic seed.
+        device: The device the generator draws on. Default ``"cpu"``.
+
+    Returns:
+        A seeded generator.
+
+    Examples:
+        >>> a = torch.rand(2, generator=make_generator(0))
+        >>> torch.equal(a, torch.rand(2, generator=make_generator(0)))
+        True
+    """
+    generator = torch.Generator(device=device)
+    if seed is None:
+        generator.seed()
+    else:
+        generator.manual_seed(int(seed))
+    return generator

@@ -1,0 +1,28 @@
+"""Shared fixtures: a ``device`` fixture over CPU and, where present, CUDA; data-folder paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+#: The project's shared real data (``../shared/datasets`` from the repository root). The library
+#: never reads it; tests that do skip with a reason where it is absent (a user's fresh clone).
+DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+
+
+@pytest.fixture(params=DEVICES)
+def device(request: pytest.FixtureRequest) -> torch.device:
+    """Every test taking ``device`` runs on CPU and, when available, on CUDA."""
+    return torch.device(request.param)
+
+
+@pytest.fixture
+def datasets_dir() -> Path:
+    """The shared datasets folder; skips the test with a clear reason when it is absent."""
+    if not DATASETS.is_dir():
+        pytest.skip(f"shared datasets folder {DATASETS} is absent (fresh clone): real-data test")
+    return DATASETS

@@ -1,0 +1,49 @@
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from graphdata.device import make_generator, resolve_device, seed_everything
+from graphdata.errors import GraphDataError, UnknownLabelError, closest_labels
+
+
+def test_resolve_device_auto_matches_cuda_availability():
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == expected
+    assert resolve_device(torch.device("cpu")) == torch.device("cpu")
+
+
+def test_resolve_device_rejects_garbage_and_missing_cuda():
+    with pytest.raises(GraphDataError, match="device: expected 'auto'"):
+        resolve_device("gpu-please")
+    if not torch.cuda.is_available():
+        with pytest.raises(GraphDataError, match="CUDA is not available.*--device cpu"):
+            resolve_device("cuda")
+
+
+def test_seed_everything_reproduces_all_three_generators():
+    seed_everything(7)
+    first = (random.random(), np.random.rand(), torch.rand(1).item())
+    seed_everything(7)
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == first
+    with pytest.raises(GraphDataError, match="non-negative int"):
+        seed_everything(-1)
+
+
+def test_make_generator_is_independent_of_global_state():
+    a = torch.rand(5, generator=make_generator(3))
+    torch.manual_seed(123)
+    torch.rand(10)
+    b = torch.rand(5, generator=make_generator(3))
+    assert torch.equal(a, b)
+    assert not torch.equal(a, torch.rand(5, generator=make_generator(4)))
+
+
+def test_unknown_label_error_lists_closest_labels():
+    known = ["grandparent", "parent", "spouse"]
+    err = UnknownLabelError("relation", "grandparnt", known, "relation")
+    assert isinstance(err, ValueError)
+    assert err.suggestions[0] == "grandparent"
+    assert str(err).startswith("relation: unknown relation label 'grandparnt'")
+    assert closest_labels("zzz", ["parent"]) == []
