@@ -1,0 +1,51 @@
+import pytest
+
+from graphdata.synthetic import family_kg
+from graphdata.triples import KGDataset
+from graphlib_ml.cli import PARTS, build_parser, main
+from graphlib_ml.demo import SECTIONS, run_demo
+
+
+def test_parser_registers_every_part_and_the_shared_commands():
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # argparse keeps them here
+    assert {"demo", "data", *PARTS} <= set(commands)
+    assert set(SECTIONS) == {"data", "kg", "graphon", "spatial"}
+
+
+def test_data_stats_prints_nations_counts(datasets_dir, capsys):
+    assert main(["data", "stats", str(datasets_dir / "kg" / "nations")]) == 0
+    out = capsys.readouterr().out
+    assert "14 entities, 55 relations" in out
+    assert "1592" in out and "199" in out and "201" in out
+
+
+def test_data_family_writes_a_folder_that_reads_back_identically(tmp_path, capsys):
+    assert main(["data", "family", str(tmp_path), "--num-people", "120", "--seed", "3"]) == 0
+    back = KGDataset.from_folder(tmp_path)
+    world = family_kg(120, seed=3).dataset
+    for split in ("train", "valid", "test"):
+        ours = sorted(getattr(back, split).to_labeled_triples())
+        assert ours == sorted(getattr(world, split).to_labeled_triples())
+    assert "wrote the synthetic family KG" in capsys.readouterr().out
+
+
+def test_bad_input_ends_with_a_message_and_exit_code_2(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a\tr\n", encoding="utf-8")
+    assert main(["data", "stats", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("graphlib: error:") and "bad.txt:1" in err
+
+
+def test_demo_writes_report_and_figures(tmp_path):
+    report = run_demo(tmp_path / "demo", parts=["data"], seed=0, device="cpu")
+    text = report.read_text(encoding="utf-8")
+    assert text.startswith("# graphlib demo report")
+    assert "## Data layer" in text and "Section run time" in text
+    assert (tmp_path / "demo" / "data_knn_graph.png").stat().st_size > 1000
+
+
+def test_demo_rejects_unknown_parts(tmp_path):
+    with pytest.raises(ValueError, match=r"parts: unknown section\(s\) \['nope'\]"):
+        run_demo(tmp_path, parts=["nope"])
