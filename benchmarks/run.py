@@ -26,6 +26,9 @@ BENCHMARKS = {
     "kg_eval": "benchmarks.bench_kg_eval",
     "kg_train": "benchmarks.bench_kg_train",
     "homomorphism": "benchmarks.bench_homomorphism",
+    "cutnorm": "benchmarks.bench_cutnorm",
+    "iwn": "benchmarks.bench_iwn",
+    "explain": "benchmarks.bench_explain",
     "celcomen": "benchmarks.bench_celcomen",
 }
 
