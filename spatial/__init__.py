@@ -1,0 +1,67 @@
+"""Celcomen on spatial transcriptomics: model, fitting, counterfactuals, simulation, plots.
+
+Megas et al., "Celcomen: spatial causal disentanglement for single-cell and tissue perturbation
+modeling", arXiv:2409.05804 (ICLR 2025), re-implemented with the fixes listed in REFERENCES.md
+C.2: the von Mises-Fisher normaliser on S^(G-1), one edge weighting in energy and mean field,
+signed couplings, clamped perturbations with a sham run, Riemannian relaxation on the sphere.
+"""
+
+from spatial import plot, tools
+from spatial.celcomen import OBJECTIVES, Celcomen, CelcomenConfig
+from spatial.counterfactual import (
+    Counterfactual,
+    relax,
+    ring_index,
+    ring_summary,
+    simulate_intervention,
+)
+from spatial.model import CelcomenEnergy
+from spatial.objectives import (
+    Neighbourhood,
+    mean_field_terms,
+    reference_terms,
+    score_matching_terms,
+)
+from spatial.simulate import (
+    SimulatedTissue,
+    hex_grid,
+    langevin_sample,
+    random_couplings,
+    random_positions,
+    simulate_tissue,
+)
+
+# The AnnData wrapper ``tools.celcomen`` is not re-exported: the name would shadow the
+# ``spatial.celcomen`` module. Call it as ``spatial.tools.celcomen(adata)``.
+from spatial.tools import intervene, store_counterfactual, store_fit
+from spatial.vmf import reference_log_partition_3d, vmf_log_partition, vmf_mean_resultant_length
+
+__all__ = [
+    "Celcomen",
+    "CelcomenConfig",
+    "CelcomenEnergy",
+    "Counterfactual",
+    "Neighbourhood",
+    "OBJECTIVES",
+    "SimulatedTissue",
+    "hex_grid",
+    "intervene",
+    "langevin_sample",
+    "mean_field_terms",
+    "plot",
+    "random_couplings",
+    "random_positions",
+    "reference_log_partition_3d",
+    "reference_terms",
+    "relax",
+    "ring_index",
+    "ring_summary",
+    "score_matching_terms",
+    "simulate_intervention",
+    "simulate_tissue",
+    "store_counterfactual",
+    "store_fit",
+    "tools",
+    "vmf_log_partition",
+    "vmf_mean_resultant_length",
+]

@@ -1,0 +1,57 @@
+"""Every AnnData key the :mod:`spatial` package reads or writes, in one place.
+
+After squidpy's ``_constants/_pkg_constants.py``: code elsewhere refers to these names, so a
+renamed slot changes here only. The graph keys follow squidpy/scanpy (REFERENCES.md C.6):
+coordinates in ``obsm['spatial']``, the graph in ``obsp['spatial_connectivities']`` and
+``obsp['spatial_distances']``, its parameters in ``uns['spatial_neighbors']``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SPATIAL_KEY",
+    "connectivities_key",
+    "distances_key",
+    "neighbors_key",
+    "INTRA_KEY",
+    "INTER_KEY",
+    "UNS_KEY",
+    "COUNTERFACTUAL_LAYER",
+    "DELTA_LAYER",
+    "RING_OBS",
+    "PERTURBED_OBS",
+]
+
+#: Default ``obsm`` key of the spatial coordinates (and prefix of the graph keys).
+SPATIAL_KEY = "spatial"
+
+
+def connectivities_key(key: str = SPATIAL_KEY) -> str:
+    """``obsp`` key of the connectivity matrix of the graph named ``key``."""
+    return f"{key}_connectivities"
+
+
+def distances_key(key: str = SPATIAL_KEY) -> str:
+    """``obsp`` key of the distance matrix of the graph named ``key``."""
+    return f"{key}_distances"
+
+
+def neighbors_key(key: str = SPATIAL_KEY) -> str:
+    """``uns`` key of the parameters of the graph named ``key``."""
+    return f"{key}_neighbors"
+
+
+#: ``varp`` key of the fitted intracellular gene-gene matrix ``[G, G]`` over ``var_names``.
+INTRA_KEY = "celcomen_intra"
+#: ``varp`` key of the fitted intercellular gene-gene matrix ``[G, G]`` over ``var_names``.
+INTER_KEY = "celcomen_inter"
+#: ``uns`` key of the fit parameters, the perturbation and the loss log.
+UNS_KEY = "celcomen"
+#: ``layers`` key of the relaxed expression after the perturbation (unit-sphere scale).
+COUNTERFACTUAL_LAYER = "celcomen_counterfactual"
+#: ``layers`` key of the counterfactual minus the sham (no-perturbation) relaxation.
+DELTA_LAYER = "celcomen_delta"
+#: ``obs`` key of each cell's graph-distance ring to the perturbed cells (0, 1, 2, 3 = 3+).
+RING_OBS = "celcomen_ring"
+#: ``obs`` key of the boolean mask of perturbed cells.
+PERTURBED_OBS = "celcomen_perturbed"

@@ -1,0 +1,107 @@
+"""Counterfactual relaxation: exact clamping, sham consistency, one hop per step, rings."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphdata.errors import GraphDataError
+from graphdata.spatial import knn_graph
+from spatial._messages import edge_weights
+from spatial.counterfactual import relax, ring_index, ring_summary, simulate_intervention
+from spatial.model import CelcomenEnergy
+from spatial.simulate import hex_grid, random_couplings
+
+N, G = 49, 5
+
+
+def _setup(device, *, inter: bool = True, seed: int = 0):
+    edges, _ = knn_graph(hex_grid(N), 6)
+    edges = edges.to(device)
+    w_intra, w_inter = random_couplings(G, seed=seed)
+    model = CelcomenEnergy(G).to(device)
+    model.set_matrices(w_intra.to(device), (w_inter if inter else torch.zeros(G, G)).to(device))
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.rand(N, G, generator=gen).to(device) + 0.1  # non-negative expression
+    return model, x, edges, edge_weights(edges, N)
+
+
+def test_clamped_coordinates_stay_exactly_clamped(device):
+    model, x, edges, w = _setup(device)
+    start = torch.nn.functional.normalize(x, dim=1)
+    clamped = torch.zeros(N, G, dtype=torch.bool, device=device)
+    clamped[:5, 0] = True
+    clamped[7, 1:3] = True
+    out = relax(model, start, edges, w, clamped=clamped, steps=40, step_size=0.1)
+    assert torch.equal(out[clamped], start[clamped])
+    torch.testing.assert_close(out.norm(dim=1), torch.ones(N, device=device))
+    assert not torch.allclose(out[~clamped], start[~clamped])
+
+
+def test_knockout_value_is_held_at_zero(device):
+    model, x, edges, w = _setup(device)
+    cells = torch.zeros(N, dtype=torch.bool, device=device)
+    cells[[10, 24]] = True
+    result = simulate_intervention(model, x, edges, w, {2: 0.0}, cells, steps=30)
+    assert torch.all(result.perturbed[cells, 2] == 0)
+    assert torch.equal(result.clamped.any(1), cells)
+
+
+def test_zero_perturbation_gives_exactly_zero_delta(device):
+    model, x, edges, w = _setup(device)
+    cells = torch.zeros(N, dtype=torch.bool, device=device)
+    cells[[3, 30]] = True
+    x[cells, 1] = 0.0
+    result = simulate_intervention(model, x, edges, w, {1: 0.0}, cells, steps=20)
+    assert torch.count_nonzero(result.delta) == 0
+    assert torch.count_nonzero(result.ring_mean) == 0
+
+
+def test_without_intercellular_coupling_effects_stay_in_the_perturbed_cells(device):
+    model, x, edges, w = _setup(device, inter=False)
+    cells = torch.zeros(N, dtype=torch.bool, device=device)
+    cells[24] = True
+    result = simulate_intervention(model, x, edges, w, {0: 0.0}, cells, steps=25)
+    assert torch.count_nonzero(result.delta[~cells]) == 0
+    assert torch.count_nonzero(result.delta[cells]) > 0
+
+
+@pytest.mark.parametrize("steps", [1, 2])
+def test_effects_travel_one_graph_hop_per_step(steps, device):
+    model, x, edges, w = _setup(device)
+    cells = torch.zeros(N, dtype=torch.bool, device=device)
+    cells[24] = True
+    result = simulate_intervention(model, x, edges, w, {0: 0.0}, cells, steps=steps)
+    changed = (result.delta != 0).any(1)
+    assert torch.equal(changed, result.ring <= steps)
+
+
+def test_relaxation_increases_energy_monotonically():
+    model, x, edges, w = _setup(torch.device("cpu"))
+    state = torch.nn.functional.normalize(x, dim=1)
+    energies = []
+    for _ in range(5):
+        energies.append(float(model(state, edges, w).sum().detach()))
+        state = relax(model, state, edges, w, steps=1, step_size=0.01)
+    assert all(b > a for a, b in zip(energies, energies[1:]))
+
+
+def test_ring_index_and_summary_written_out():
+    # path 0-1-2-3-4 plus an unreachable 5
+    path = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]])
+    ring = ring_index(path, torch.tensor([False, False, True, False, False, False]), 6)
+    assert ring.tolist() == [2, 1, 0, 1, 2, 3]
+    delta = torch.arange(12, dtype=torch.float32).reshape(6, 2)
+    mean, size = ring_summary(delta, ring)
+    assert size.tolist() == [1, 2, 2, 1]
+    torch.testing.assert_close(mean, torch.tensor([[4.0, 5.0], [4.0, 5.0], [4.0, 5.0],
+                                                   [10.0, 11.0]]))
+
+
+def test_knockout_of_the_only_expressed_gene_is_refused():
+    model, x, edges, w = _setup(torch.device("cpu"))
+    x[0] = torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0])
+    cells = torch.zeros(N, dtype=torch.bool)
+    cells[0] = True
+    with pytest.raises(GraphDataError, match="leaves 1 cells with zero expression"):
+        simulate_intervention(model, x, edges, w, {0: 0.0}, cells)
