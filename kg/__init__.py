@@ -1,0 +1,89 @@
+"""kg: knowledge-graph embedding models, training and filtered rank-based evaluation.
+
+The command line (:mod:`kg.cli`) and the demo section (:mod:`kg.demo`) are imported by
+``graphlib_ml`` directly and are not re-exported here (they pull in matplotlib).
+"""
+
+from kg.base import KGEModel
+from kg.checkpoint import (
+    check_compatible,
+    dataset_fingerprint,
+    load_checkpoint,
+    save_checkpoint,
+)
+from kg.complex import ComplEx
+from kg.conve import ConvE
+from kg.distmult import DistMult
+from kg.evaluation import RankMetrics, evaluate
+from kg.losses import (
+    bce_loss,
+    kvsall_bce_loss,
+    margin_ranking_loss,
+    nssa_loss,
+    one_vs_all_loss,
+    softplus_loss,
+)
+from kg.models import DEFAULTS, MODELS, ModelDefaults
+from kg.predict import load_model, predict_tails
+from kg.rescal import RESCAL
+from kg.rotate import RotatE
+from kg.sampling import (
+    bernoulli_head_probability,
+    bernoulli_negatives,
+    false_negative_mask,
+    uniform_negatives,
+)
+from kg.training import (
+    OPTIMIZERS,
+    Trainer,
+    TrainingConfig,
+    TrainingDivergedError,
+    build_model,
+    train,
+)
+from kg.transe import TransE
+from kg.tucker import TuckER
+
+__all__ = [
+    # models
+    "KGEModel",
+    "TransE",
+    "DistMult",
+    "ComplEx",
+    "RotatE",
+    "TuckER",
+    "RESCAL",
+    "ConvE",
+    "MODELS",
+    "DEFAULTS",
+    "ModelDefaults",
+    # evaluation
+    "evaluate",
+    "RankMetrics",
+    # training
+    "Trainer",
+    "TrainingConfig",
+    "TrainingDivergedError",
+    "OPTIMIZERS",
+    "build_model",
+    "train",
+    # losses
+    "margin_ranking_loss",
+    "softplus_loss",
+    "bce_loss",
+    "nssa_loss",
+    "kvsall_bce_loss",
+    "one_vs_all_loss",
+    # negative sampling
+    "bernoulli_head_probability",
+    "uniform_negatives",
+    "bernoulli_negatives",
+    "false_negative_mask",
+    # checkpoints and prediction
+    "save_checkpoint",
+    "load_checkpoint",
+    "check_compatible",
+    "dataset_fingerprint",
+    "load_model",
+    "predict_tails",
+]

@@ -1,0 +1,197 @@
+r"""The small contract every knowledge-graph embedding model follows.
+
+A model scores triples :math:`(h, r, t)` (higher = more plausible) three ways that agree up to
+floating-point rounding: one score per triple (:meth:`KGEModel.forward`), every candidate tail
+of a query :math:`(h, r, \cdot)` (:meth:`KGEModel.score_tails`) and every candidate head of
+:math:`(\cdot, r, t)` (:meth:`KGEModel.score_heads`). New models override only the math; the shape
+follows PyG's ``torch_geometric/nn/kge/base.py`` and PyKEEN's ``score_t``/``score_h`` idea.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from graphdata.errors import GraphDataError
+
+__all__ = ["KGEModel", "EntitySelection", "REGULARIZERS"]
+
+#: Which candidate entities to score: all (``None``), a contiguous ``slice`` (a view, no copy),
+#: or a 1-D ``LongTensor`` of entity ids.
+EntitySelection = slice | Tensor | None
+
+#: Regulariser kinds accepted by :meth:`KGEModel.regularization`.
+REGULARIZERS = ("n3", "l2")
+
+
+class KGEModel(torch.nn.Module, abc.ABC):
+    r"""Base class of the KGE models: ``forward``, ``score_tails``, ``score_heads`` and friends.
+
+    The three scorers compute one function :math:`f` (higher = more plausible):
+
+    .. math::
+        \texttt{forward}(h, r, t)_b = f(h_b, r_b, t_b), \quad
+        \texttt{score\_tails}(h, r)_{bc} = f(h_b, r_b, c), \quad
+        \texttt{score\_heads}(r, t)_{bc} = f(c, r_b, t_b),
+
+    for every candidate entity :math:`c` (all entities, or the ``entities`` selection).
+    Subclasses implement :meth:`forward`, :meth:`score_tails`, :meth:`score_heads`,
+    and :meth:`reset_parameters`, store their tables as ``entity`` and ``relation`` embeddings
+    (or override :meth:`_regularized`, the embeddings a regulariser penalises), and extend
+    :attr:`config` with their own constructor arguments, so that ``type(model)(**model.config)``
+    rebuilds an untrained copy.
+
+    Args:
+        num_entities: Number of entities :math:`|\mathcal{E}|` (ids ``0 .. num_entities - 1``).
+        num_relations: Number of relations (ids ``0 .. num_relations - 1``); with reciprocal
+            training this counts the inverse relations too.
+        dim: Embedding size (complex components for the complex-valued models).
+
+    Raises:
+        GraphDataError: If a size is not a positive integer.
+
+    Examples:
+        >>> from kg.distmult import DistMult
+        >>> model = DistMult(4, 2, dim=3)
+        >>> h, r, t = torch.tensor([0, 1]), torch.tensor([1, 1]), torch.tensor([2, 3])
+        >>> torch.allclose(model.score_tails(h, r)[torch.arange(2), t], model(h, r, t))
+        True
+    """
+
+    #: The key of this class in :data:`kg.models.MODELS` (stored in checkpoints).
+    name: str = ""
+
+    #: Byte budget for the ``[B, chunk, ...]`` intermediates of models that broadcast over
+    #: candidates (RotatE, ConvE heads). 8 MiB: on a CPU, chunks near cache size ran RotatE's
+    #: UMLS scoring about 3x faster than 64 MiB ones; on a GPU they are still large kernels.
+    chunk_bytes: int = 8 * 2**20
+
+    def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
+        super().__init__()
+        for arg, value in (
+            ("num_entities", num_entities),
+            ("num_relations", num_relations),
+            ("dim", dim),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise GraphDataError(f"{arg}: expected a positive int, got {value!r}")
+        self.num_entities = num_entities
+        self.num_relations = num_relations
+        self.dim = dim
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """Constructor arguments: ``type(model)(**model.config)`` rebuilds the architecture."""
+        return {
+            "num_entities": self.num_entities,
+            "num_relations": self.num_relations,
+            "dim": self.dim,
+        }
+
+    @abc.abstractmethod
+    def reset_parameters(self) -> None:
+        """Re-draw every learnable parameter from the model's initialisation."""
+
+    @abc.abstractmethod
+    def forward(self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor) -> Tensor:
+        """Score each triple ``(head_index[b], rel_type[b], tail_index[b])``; shape ``[B]``."""
+
+    @abc.abstractmethod
+    def score_tails(
+        self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
+    ) -> Tensor:
+        """Score every candidate tail of each query ``(h, r, ?)``; shape ``[B, C]``.
+
+        ``C`` is ``num_entities`` or the size of ``entities``, and column ``c`` scores the
+        triple ``(h, r, candidates[c])``.
+        """
+
+    @abc.abstractmethod
+    def score_heads(
+        self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None
+    ) -> Tensor:
+        """Score every candidate head of each query ``(?, r, t)``; shape ``[B, C]``."""
+
+    def _regularized(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> tuple[Tensor, ...]:
+        """The embeddings a regulariser penalises, each ``[B, ...]`` (real or complex dtype)."""
+        return self.entity(head_index), self.relation(rel_type), self.entity(tail_index)
+
+    def regularization(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, *, kind: str = "n3"
+    ) -> Tensor:
+        r"""Embedding regulariser of a batch, to be multiplied by a weight :math:`\lambda`.
+
+        Lacroix et al., "Canonical Tensor Decomposition for Knowledge Base Completion",
+        ICML 2018, arXiv 1806.07297 (N3).
+
+        .. math::
+            \Omega_{N3} = \frac{1}{3B} \sum_{b=1}^{B} \sum_{x \in \{e_{h_b}, w_{r_b}, e_{t_b}\}}
+                \sum_i |x_i|^3, \qquad
+            \Omega_{L2} = \frac{1}{B} \sum_{b=1}^{B} \sum_{x} \sum_i |x_i|^2
+
+        :math:`|x_i|` is the modulus of coordinate :math:`i` (complex modulus for ComplEx and
+        RotatE, so ComplEx-N3 is reproduced). Which embeddings enter is model-specific (RotatE's
+        unit-modulus rotations and TuckER's core do not). The reference code
+        (facebookresearch/kbc) sums without the :math:`1/3`, so its weight is :math:`3\lambda`.
+
+        Args:
+            head_index: Head ids.
+            rel_type: Relation ids.
+            tail_index: Tail ids.
+            kind: ``"n3"`` or ``"l2"``. Default ``"n3"``.
+
+        Returns:
+            A scalar tensor (differentiable).
+
+        Shapes:
+            head_index, rel_type, tail_index: ``[B]``; output ``[]``.
+
+        Raises:
+            GraphDataError: If ``kind`` is unknown.
+        """
+        if kind not in REGULARIZERS:
+            raise GraphDataError(f"kind: expected one of {REGULARIZERS}, got {kind!r}")
+        factors = self._regularized(head_index, rel_type, tail_index)
+        batch = max(head_index.numel(), 1)
+        if kind == "n3":
+            # abs() of a complex tensor is its modulus, with gradient sgn(z) = 0 at z = 0.
+            return sum(x.abs().pow(3).sum() for x in factors) / (3 * batch)
+        return sum((x.abs() if x.is_complex() else x).square().sum() for x in factors) / batch
+
+    def bytes_per_query(self) -> int:
+        """Approximate bytes of intermediates per query row of ``score_tails``/``score_heads``.
+
+        Excludes the ``[B, C]`` output. Evaluation sizes its batches with it; models with large
+        per-query work (TuckER's ``W_r``, ConvE's feature maps) override it.
+        """
+        return 8 * self.dim * 4
+
+    def post_step(self) -> None:
+        """Projection applied by the trainer after every optimiser step; a no-op by default."""
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.config.items() if k != "num_entities")
+        return f"{type(self).__name__}({self.num_entities}, {args})"
+
+    # ---- helpers for subclasses ------------------------------------------------------------
+
+    def _candidates(self, weight: Tensor, entities: EntitySelection) -> Tensor:
+        """Rows of an entity table for the selected candidates, ``[C, ...]`` (a view for slices)."""
+        return weight if entities is None else weight[entities]
+
+    def _chunks(self, entities: EntitySelection, size: int) -> Iterator[EntitySelection]:
+        """Split a candidate selection into pieces of at most ``size`` candidates."""
+        size = max(int(size), 1)
+        if entities is None or isinstance(entities, slice):
+            # torch indexing only takes positive slice steps, so ``step > 0`` here.
+            start, stop, step = (entities or slice(None)).indices(self.num_entities)
+            for lo in range(start, stop, size * step):
+                yield slice(lo, min(lo + size * step, stop), step)
+        else:
+            yield from entities.split(size)

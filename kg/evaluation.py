@@ -1,0 +1,457 @@
+r"""Filtered rank-based link-prediction evaluation, as PyKEEN defines it, vectorised in batches.
+
+For each evaluated triple :math:`(h, r, t)` both sides are ranked: the true tail among all
+candidate tails of :math:`(h, r, \cdot)` and the true head among all candidate heads of
+:math:`(\cdot, r, t)`. Other known true triples (train, valid and test: pass
+``KGDataset.filter_index()``; leaving valid out was pykeen issue #397) are removed from the
+ranking: their scores become NaN, then the true entity's score is written back. Over the finite
+remaining scores, with :math:`s^*` the true score and :math:`C` the number of options
+(the true entity included):
+
+.. math::
+    r^{opt} = \#\{s > s^*\} + 1, \qquad r^{pes} = \#\{s \ge s^*\}, \qquad
+    r^{real} = \tfrac12 \bigl(r^{opt} + r^{pes}\bigr).
+
+The realistic rank (the expected rank under random tie-breaking) is the default; ties
+inflated published numbers (Sun et al., "A Re-evaluation of Knowledge Graph Completion
+Methods", ACL 2020, arXiv 1911.03903). Metrics over ranks :math:`r_1 .. r_n`: MR
+:math:`= \frac1n\sum r_i`, MRR :math:`= \frac1n \sum 1/r_i`, Hits@k
+:math:`= \frac1n \sum \mathbb{1}(r_i \le k)`, and adjusted versions against a random ranker
+with :math:`\mathbb{E}[r_i] = (C_i + 1)/2`, :math:`\mathbb{E}[1/r_i] = H_{C_i}/C_i`,
+:math:`\mathbb{E}[\mathbb{1}(r_i \le k)] = \min(k/C_i, 1)`:
+
+.. math::
+    \mathrm{AMR} = \frac{\mathrm{MR}}{\mathbb{E}[\mathrm{MR}]}, \qquad
+    \mathrm{AMRI} = 1 - \frac{\mathrm{MR} - 1}{\mathbb{E}[\mathrm{MR}] - 1}, \qquad
+    M^{adj} = \frac{M - \mathbb{E}[M]}{1 - \mathbb{E}[M]}, \qquad
+    z_M = \frac{\pm(M - \mathbb{E}[M])}{\sqrt{\mathbb{V}[M]}}
+
+(:math:`M` is MRR or Hits@k; :math:`z` is signed so larger is better, also for MR). "Both"
+concatenates head and tail ranks. PyG's ``KGEModel.test`` (raw, tail only, 0-based mean rank,
+a Python loop) is the counter-example.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from graphdata.errors import GraphDataError
+from graphdata.filter_index import FilterIndex
+from kg._ranks import filtered_ranks, rank_summary
+from kg.base import EntitySelection, KGEModel
+
+__all__ = ["RankMetrics", "evaluate", "SIDES", "RANK_TYPES"]
+
+#: Which ranks a metric is computed over.
+SIDES = ("both", "head", "tail")
+#: How ties with the true score are broken.
+RANK_TYPES = ("realistic", "optimistic", "pessimistic")
+
+#: A plain triple scorer: ``fn(head_index, rel_type, tail_index) -> [B]`` (higher = better).
+ScoreFunction = Callable[[Tensor, Tensor, Tensor], Tensor]
+
+
+@dataclass(frozen=True, eq=False)
+class RankMetrics:
+    """Filtered ranks of an evaluation and the metrics over them.
+
+    Row 0 of each rank tensor is the head side, row 1 the tail side; column ``i`` is triple
+    ``i``. The headline properties (:attr:`mrr`, :attr:`mr`, :meth:`hits_at`, ...) use both
+    sides and :attr:`rank_type`.
+
+    Args:
+        optimistic: Optimistic ranks, ``[2, N]`` (int64).
+        pessimistic: Pessimistic ranks, ``[2, N]`` (int64).
+        options: Number of finite (non-filtered) candidates incl. the true one, ``[2, N]``.
+        relation: Relation id of each evaluated triple, ``[N]``.
+        rank_type: Default tie handling, one of :data:`RANK_TYPES`. Default ``"realistic"``.
+        ks: The ``k`` of Hits@k. Default ``(1, 3, 10)``.
+
+    Examples:
+        >>> m = RankMetrics(torch.tensor([[1], [2]]), torch.tensor([[1], [4]]),
+        ...                 torch.tensor([[5], [5]]), torch.tensor([0]))
+        >>> m.ranks("tail").tolist(), m.mrr, m.hits_at(1)
+        ([3.0], 0.6666666666666666, 0.5)
+    """
+
+    optimistic: Tensor
+    pessimistic: Tensor
+    options: Tensor
+    relation: Tensor
+    rank_type: str = "realistic"
+    ks: tuple[int, ...] = field(default=(1, 3, 10))
+
+    def __post_init__(self) -> None:
+        _check_choice("rank_type", self.rank_type, RANK_TYPES)
+
+    @property
+    def num_triples(self) -> int:
+        """Number of evaluated triples :math:`N` (each ranked on both sides)."""
+        return self.relation.numel()
+
+    def ranks(self, side: str = "both", rank_type: str | None = None) -> Tensor:
+        """Ranks of one side (``[N]``) or both (``[2N]``, head then tail), float64."""
+        _check_choice("side", side, SIDES)
+        kind = _check_choice("rank_type", rank_type or self.rank_type, RANK_TYPES)
+        if kind == "optimistic":
+            ranks = self.optimistic.double()
+        elif kind == "pessimistic":
+            ranks = self.pessimistic.double()
+        else:
+            ranks = (self.optimistic + self.pessimistic).double() / 2
+        return ranks.flatten() if side == "both" else ranks[0 if side == "head" else 1]
+
+    def _options(self, side: str) -> Tensor:
+        return self.options.flatten() if side == "both" else self.options[SIDES.index(side) - 1]
+
+    def summary(self, side: str = "both", rank_type: str | None = None) -> dict[str, float]:
+        """All metrics of one side: ``mr, amr, amri, mrr, adjusted_mrr, hits_at_k, ...``."""
+        return rank_summary(self.ranks(side, rank_type), self._options(side), self.ks)
+
+    def per_relation(
+        self, side: str = "both", rank_type: str | None = None
+    ) -> dict[int, dict[str, float]]:
+        """:meth:`summary` restricted to the triples of each relation id that occurs."""
+        ranks, options = self.ranks(side, rank_type), self._options(side)
+        relation = self.relation.repeat(2) if side == "both" else self.relation
+        return {
+            int(r): rank_summary(ranks[relation == r], options[relation == r], self.ks)
+            for r in torch.unique(relation).tolist()
+        }
+
+    @property
+    def mr(self) -> float:
+        """Mean rank, both sides."""
+        return self.summary()["mr"]
+
+    @property
+    def mrr(self) -> float:
+        """Mean reciprocal rank, both sides."""
+        return self.summary()["mrr"]
+
+    @property
+    def amri(self) -> float:
+        """Adjusted mean rank index, both sides (1 perfect, 0 random)."""
+        return self.summary()["amri"]
+
+    def hits_at(self, k: int) -> float:
+        """Hits@k, both sides (any ``k``, not only those in :attr:`ks`)."""
+        return float((self.ranks() <= k).double().mean()) if self.num_triples else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready metrics: every side and rank type, plus the per-relation breakdown."""
+        return {
+            "num_triples": self.num_triples,
+            "rank_type": self.rank_type,
+            "metrics": {
+                side: {kind: self.summary(side, kind) for kind in RANK_TYPES} for side in SIDES
+            },
+            "per_relation": {str(r): m for r, m in self.per_relation().items()},
+        }
+
+    def table(self, *, per_relation: bool = False, labels: Sequence[str] | None = None) -> str:
+        """A readable table of the main metrics per side (and per relation, optionally).
+
+        Args:
+            per_relation: Add one row per relation (both sides). Default False.
+            labels: Relation labels indexed by id, for the per-relation rows. Default None.
+
+        Returns:
+            The table as text.
+        """
+        cols = ["mr", "mrr", *(f"hits_at_{k}" for k in self.ks), "amri", "adjusted_mrr"]
+        head = ["", "n", *cols]
+        rows = [[side, *self._row(self.summary(side), cols)] for side in SIDES]
+        if per_relation:
+            for r, m in self.per_relation().items():
+                name = labels[r] if labels is not None else f"relation {r}"
+                rows.append([name, *self._row(m, cols)])
+        width = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+        lines = [f"filtered ranks ({self.rank_type}), {self.num_triples} triples"]
+        for row in (head, *rows):
+            lines.append("  ".join(str(x).rjust(w) for x, w in zip(row, width)))
+        return "\n".join(lines)
+
+    @staticmethod
+    def _row(m: dict[str, float], cols: list[str]) -> list[str]:
+        return [str(int(m["count"])), *(f"{m.get(c, math.nan):.4f}" for c in cols)]
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise GraphDataError(f"{name}: expected one of {choices}, got {value!r}")
+    return value
+
+
+def _is_kge_model(model: object) -> bool:
+    """A KGE model by its contract (duck-typed, so a re-imported ``kg.base`` still matches)."""
+    return isinstance(model, torch.nn.Module) and all(
+        hasattr(model, name) for name in ("score_tails", "score_heads", "num_entities")
+    )
+
+
+def _is_oom(err: BaseException) -> bool:
+    """CUDA's OutOfMemoryError, or a RuntimeError saying an allocation failed (CPU, MPS)."""
+    text = str(err).lower()
+    return isinstance(err, torch.cuda.OutOfMemoryError) or (
+        isinstance(err, RuntimeError)
+        and ("out of memory" in text or "can't allocate memory" in text)
+    )
+
+
+class _Scorer:
+    """Both sides of a model or of a plain triple scorer as ``[B, C]`` score functions."""
+
+    def __init__(
+        self, model: KGEModel | ScoreFunction, num_entities: int, reciprocal: bool
+    ) -> None:
+        self.model, self.num_entities, self.reciprocal = model, num_entities, reciprocal
+        self.is_model = _is_kge_model(model)
+
+    def tails(self, head: Tensor, rel: Tensor, entities: EntitySelection) -> Tensor:
+        if self.is_model:
+            return self.model.score_tails(head, rel, entities)
+        return self._broadcast(head, rel, entities, tail_side=True)
+
+    def heads(self, rel: Tensor, tail: Tensor, entities: EntitySelection) -> Tensor:
+        if self.is_model and self.reciprocal:
+            # Reciprocal training: (?, r, t) is answered as (t, r + R, ?), graphdata's convention.
+            return self.model.score_tails(tail, rel + self.model.num_relations // 2, entities)
+        if self.is_model:
+            return self.model.score_heads(rel, tail, entities)
+        return self._broadcast(tail, rel, entities, tail_side=False)
+
+    def _broadcast(
+        self, fixed: Tensor, rel: Tensor, entities: EntitySelection, *, tail_side: bool
+    ) -> Tensor:
+        if entities is None:
+            entities = slice(0, self.num_entities)
+        candidates = torch.arange(self.num_entities, device=fixed.device)[entities]  # [C]
+        b, c = fixed.numel(), candidates.numel()
+        fixed, rel = fixed.repeat_interleave(c), rel.repeat_interleave(c)  # [B * C]
+        candidates = candidates.repeat(b)
+        scores = self.model(fixed, rel, candidates) if tail_side else self.model(
+            candidates, rel, fixed
+        )
+        return scores.view(b, c)
+
+    def bytes_per_query(self) -> int:
+        # A plain function scores B * E triples; budget a few floats of work per triple.
+        if self.is_model and hasattr(self.model, "bytes_per_query"):
+            return int(self.model.bytes_per_query())
+        return 64 * self.num_entities
+
+
+def evaluate(
+    model: KGEModel | ScoreFunction,
+    triples: Tensor,
+    filter_index: FilterIndex | None,
+    *,
+    num_entities: int | None = None,
+    reciprocal: bool = False,
+    rank_type: str = "realistic",
+    ks: Sequence[int] = (1, 3, 10),
+    batch_size: int | None = None,
+    memory_budget: int = 64 * 2**20,
+) -> RankMetrics:
+    r"""Filtered, both-sides, rank-based evaluation (see the module docstring for the math).
+
+    The batch size comes from ``memory_budget`` and the number of entities; on an
+    out-of-memory error the batch is halved (then the candidate chunk, at batch size 1) and
+    retried, so a too-large budget costs time, not the run. Scoring happens on the model's
+    device: each batch of triples, and the filter index once, are moved there. A model is
+    evaluated in eval mode (its mode is restored afterwards) under ``torch.no_grad``.
+
+    Args:
+        model: A :class:`~kg.base.KGEModel`, or a plain scorer
+            ``fn(head_index, rel_type, tail_index) -> [B]`` that is called on ``B * C``
+            broadcast triples (then ``num_entities`` is required).
+        triples: Mapped triples to rank, ``LongTensor [N, 3]`` (or a ``TripleSet``).
+        filter_index: Known true triples to filter, normally ``dataset.filter_index()``
+            (train + valid + test); ``None`` gives raw (unfiltered) ranks.
+        num_entities: Number of candidate entities; ``None`` takes the model's. Default None.
+        reciprocal: The model was trained with reciprocal relations (inverse of ``r`` is
+            ``r + R``, ``R = model.num_relations // 2``): heads are ranked by
+            ``score_tails(t, r + R)``. Default False.
+        rank_type: Default tie handling of the result, one of :data:`RANK_TYPES` (all three are
+            computed). Default ``"realistic"``.
+        ks: The ``k`` of Hits@k. Default ``(1, 3, 10)``.
+        batch_size: Triples per batch; ``None`` derives it from ``memory_budget``.
+        memory_budget: Bytes for one batch's score matrices and intermediates. Default 64 MiB.
+
+    Returns:
+        The ranks and metrics.
+
+    Raises:
+        GraphDataError: On malformed triples, ids out of range, or sizes that disagree.
+
+    Shapes:
+        triples: ``[N, 3]``; the result holds ``[2, N]`` ranks.
+
+    Examples:
+        >>> from kg.distmult import DistMult
+        >>> known = torch.tensor([[0, 0, 1], [1, 0, 2], [2, 0, 0]])
+        >>> index = FilterIndex.from_triples(known, num_entities=3, num_relations=1)
+        >>> m = evaluate(DistMult(3, 1, dim=4), known, index)
+        >>> m.num_triples, 1 <= m.mr <= 3
+        (3, True)
+    """
+    triples = getattr(triples, "mapped_triples", triples)
+    is_model = _is_kge_model(model)
+    if not is_model and not callable(model):
+        raise GraphDataError(
+            f"model: expected a KGEModel or a callable scorer, got {type(model).__name__}"
+        )
+    if num_entities is None:
+        if not is_model:
+            raise GraphDataError("num_entities: required when model is a plain scoring function")
+        num_entities = model.num_entities
+    if reciprocal and not is_model:
+        raise GraphDataError(
+            "reciprocal: only applies to a KGEModel (heads scored as tails of r + R); wrap a "
+            "plain scorer so that it scores heads itself"
+        )
+    _check_triples(triples, model, num_entities, reciprocal, filter_index)
+    _check_choice("rank_type", rank_type, RANK_TYPES)
+    ks = tuple(int(k) for k in ks)
+    if any(k < 1 for k in ks):
+        raise GraphDataError(f"ks: expected positive ints, got {ks}")
+    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        raise GraphDataError(f"batch_size: expected a positive int or None, got {batch_size!r}")
+    if not isinstance(memory_budget, int) or memory_budget < 1:
+        raise GraphDataError(f"memory_budget: expected positive int bytes, got {memory_budget!r}")
+
+    scorer = _Scorer(model, num_entities, reciprocal)
+    param = next(model.parameters(), None) if is_model else None
+    device = param.device if param is not None else triples.device
+    if filter_index is not None and filter_index.device != device:
+        filter_index = filter_index.to(device)
+    if batch_size is None:
+        # Per query: two sides' score rows, their [2B, E] concatenation, comparison masks and
+        # the model's own intermediates.
+        per_query = 24 * num_entities + scorer.bytes_per_query()
+        batch_size = max(1, memory_budget // per_query)
+    batch = min(batch_size, max(triples.size(0), 1))
+    chunk = num_entities
+
+    was_training = model.training if is_model else False
+    if is_model:
+        model.eval()
+    parts: list[tuple[Tensor, Tensor, Tensor]] = []
+    try:
+        with torch.no_grad():
+            start = 0
+            while start < triples.size(0):
+                rows = triples[start : start + batch].to(device)
+                try:
+                    parts.append(_rank_batch(scorer, rows, filter_index, chunk))
+                except RuntimeError as err:
+                    if not _is_oom(err) or (batch == 1 and chunk == 1):
+                        raise
+                    if batch > 1:
+                        batch //= 2
+                    else:
+                        chunk = (chunk + 1) // 2
+                    del err
+                    if device.type == "cuda":
+                        torch.cuda.empty_cache()
+                    continue
+                start += rows.size(0)
+    finally:
+        if is_model:
+            model.train(was_training)
+    if parts:
+        optimistic, pessimistic, options = (torch.cat(x, dim=1).cpu() for x in zip(*parts))
+    else:
+        optimistic = pessimistic = options = torch.zeros(2, 0, dtype=torch.long)
+    return RankMetrics(
+        optimistic, pessimistic, options, triples[:, 1].cpu(), rank_type=rank_type, ks=ks
+    )
+
+
+def _rank_batch(
+    scorer: _Scorer, rows: Tensor, filter_index: FilterIndex | None, chunk: int
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Ranks of one batch on both sides, each output ``[2, B]`` (head row, tail row)."""
+    head, rel, tail = rows.unbind(dim=1)
+    batch, num_entities = head.numel(), scorer.num_entities
+    # Both sides in one [2B, E] matrix: one pass of the ranking ops instead of two.
+    scores = torch.cat(
+        [
+            _score_matrix(scorer.heads, rel, tail, num_entities, chunk),
+            _score_matrix(scorer.tails, head, rel, num_entities, chunk),
+        ]
+    )  # [2B, E]
+    row = col = None
+    if filter_index is not None:
+        head_row, head_col = filter_index.head_coo(rel, tail)
+        tail_row, tail_col = filter_index.tail_coo(head, rel)
+        row = torch.cat([head_row, tail_row + batch])
+        col = torch.cat([head_col, tail_col])
+    ranks = filtered_ranks(scores, torch.cat([head, tail]), row, col)
+    return tuple(x.view(2, batch) for x in ranks)  # type: ignore[return-value]
+
+
+def _score_matrix(
+    fn: Callable[[Tensor, Tensor, EntitySelection], Tensor],
+    a: Tensor,
+    b: Tensor,
+    num_entities: int,
+    chunk: int,
+) -> Tensor:
+    """``[B, E]`` scores, computed in candidate slices of ``chunk`` entities."""
+    if chunk >= num_entities:
+        return fn(a, b, None)
+    pieces = [fn(a, b, slice(lo, lo + chunk)) for lo in range(0, num_entities, chunk)]
+    return torch.cat(pieces, dim=1)
+
+
+def _check_triples(
+    triples: Tensor,
+    model: KGEModel | ScoreFunction,
+    num_entities: int,
+    reciprocal: bool,
+    filter_index: FilterIndex | None,
+) -> None:
+    if not isinstance(triples, Tensor) or triples.dim() != 2 or triples.size(1) != 3:
+        raise GraphDataError(
+            "triples: expected a LongTensor [N, 3] of (head, relation, tail) ids, got "
+            f"{getattr(triples, 'shape', type(triples).__name__)}"
+        )
+    if triples.dtype.is_floating_point or triples.dtype == torch.bool:
+        raise GraphDataError(f"triples: expected integer ids, got {triples.dtype}")
+    if _is_kge_model(model) and num_entities != model.num_entities:
+        raise GraphDataError(
+            f"num_entities: the model has {model.num_entities} entities, got {num_entities}"
+        )
+    if filter_index is not None and filter_index.num_entities != num_entities:
+        raise GraphDataError(
+            f"filter_index: built for {filter_index.num_entities} entities, but the model "
+            f"scores {num_entities}; build it from the same dataset vocabulary"
+        )
+    if not triples.numel():
+        return
+    entities = triples[:, [0, 2]]
+    if int(entities.min()) < 0 or int(entities.max()) >= num_entities:
+        raise GraphDataError(
+            f"triples: entity ids must lie in [0, {num_entities}), got min {int(entities.min())} "
+            f"and max {int(entities.max())}; entities unseen in training need "
+            "KGDataset.from_folder(..., on_unknown='drop')"
+        )
+    if _is_kge_model(model):
+        num_relations = model.num_relations // 2 if reciprocal else model.num_relations
+        if int(triples[:, 1].min()) < 0 or int(triples[:, 1].max()) >= num_relations:
+            hint = " (reciprocal: the first half of the model's relations)" if reciprocal else ""
+            raise GraphDataError(
+                f"triples: relation ids must lie in [0, {num_relations}){hint}, got max "
+                f"{int(triples[:, 1].max())}"
+            )

@@ -1,0 +1,288 @@
+r"""Training losses for knowledge-graph embeddings.
+
+Two families, after the regimes in REFERENCES.md A.2:
+
+* **sLCWA** losses take the scores of the positives ``[B]`` and of their ``k`` corrupted copies
+  ``[B, k]``, plus an optional boolean mask ``[B, k]`` that drops filtered false negatives
+  (:func:`margin_ranking_loss`, :func:`softplus_loss`, :func:`bce_loss`, :func:`nssa_loss`).
+* **1-N** losses take the scores of every entity ``[B, E]`` (:func:`kvsall_bce_loss` for KvsAll,
+  :func:`one_vs_all_loss` for 1vsAll).
+
+Scores are plausibilities (higher = more plausible), as every :mod:`kg` model returns them.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from graphdata.errors import GraphDataError
+
+__all__ = [
+    "margin_ranking_loss",
+    "softplus_loss",
+    "bce_loss",
+    "nssa_loss",
+    "kvsall_bce_loss",
+    "one_vs_all_loss",
+]
+
+
+def _check_pairs(pos: Tensor, neg: Tensor, mask: Tensor | None) -> Tensor:
+    """Validate sLCWA inputs and return the float mask ``[B, k]`` (1 = keep)."""
+    if pos.dim() != 1 or neg.dim() != 2 or neg.size(0) != pos.size(0):
+        raise GraphDataError(
+            f"scores: expected positive scores [B] and negative scores [B, k], got "
+            f"{tuple(pos.shape)} and {tuple(neg.shape)}; reshape the negatives to [B, k]"
+        )
+    if mask is None:
+        return torch.ones_like(neg)
+    if mask.shape != neg.shape:
+        raise GraphDataError(
+            f"mask: expected the shape of the negative scores {tuple(neg.shape)}, "
+            f"got {tuple(mask.shape)}"
+        )
+    return mask.to(neg.dtype)
+
+
+def margin_ranking_loss(
+    pos: Tensor, neg: Tensor, *, margin: float = 1.0, mask: Tensor | None = None
+) -> Tensor:
+    r"""Pairwise margin ranking loss, as in TransE.
+
+    Bordes et al., "Translating Embeddings for Modeling Multi-relational Data", NeurIPS 2013.
+
+    .. math::
+        L = \frac{1}{|M|} \sum_{(b, j) \in M} \max\bigl(0,\ \gamma - f^+_b + f^-_{bj}\bigr)
+
+    :math:`f^+_b` is the score of positive ``b``, :math:`f^-_{bj}` that of its ``j``-th negative,
+    :math:`\gamma` the margin and :math:`M` the kept (unmasked) pairs; the loss is 0 when
+    :math:`M` is empty.
+
+    Args:
+        pos: Scores of the positive triples.
+        neg: Scores of their corrupted copies.
+        margin: The margin :math:`\gamma`. Default 1.0.
+        mask: ``True`` where a negative is kept; ``None`` (default) keeps all.
+
+    Returns:
+        The scalar loss.
+
+    Shapes:
+        ``pos: [B]``, ``neg: [B, k]``, ``mask: [B, k]`` -> ``[]``.
+
+    Examples:
+        >>> margin_ranking_loss(torch.tensor([2.0]), torch.tensor([[0.5, 1.5]]))
+        tensor(0.2500)
+    """
+    keep = _check_pairs(pos, neg, mask)
+    hinge = F.relu(margin - pos.unsqueeze(1) + neg)  # [B, k]
+    return (hinge * keep).sum() / keep.sum().clamp_min(1.0)
+
+
+def softplus_loss(pos: Tensor, neg: Tensor, *, mask: Tensor | None = None) -> Tensor:
+    r"""Pointwise softplus (logistic) loss, as in ComplEx.
+
+    Trouillon et al., "Complex Embeddings for Simple Link Prediction", ICML 2016,
+    arXiv 1606.06357.
+
+    .. math::
+        L = \frac{1}{B + |M|} \Bigl( \sum_b \operatorname{softplus}(-f^+_b)
+            + \sum_{(b, j) \in M} \operatorname{softplus}(f^-_{bj}) \Bigr),
+        \quad \operatorname{softplus}(x) = \log(1 + e^x)
+
+    i.e. :math:`\operatorname{softplus}(-y f)` with labels :math:`y = \pm 1`, averaged over every
+    kept score as PyKEEN's ``SoftplusLoss`` does. It equals :func:`bce_loss` without smoothing.
+
+    Args:
+        pos: Scores of the positive triples.
+        neg: Scores of their corrupted copies.
+        mask: ``True`` where a negative is kept; ``None`` (default) keeps all.
+
+    Returns:
+        The scalar loss.
+
+    Shapes:
+        ``pos: [B]``, ``neg: [B, k]``, ``mask: [B, k]`` -> ``[]``.
+
+    Examples:
+        >>> softplus_loss(torch.tensor([0.0]), torch.tensor([[0.0]]))
+        tensor(0.6931)
+    """
+    keep = _check_pairs(pos, neg, mask)
+    total = F.softplus(-pos).sum() + (F.softplus(neg) * keep).sum()
+    return total / (pos.numel() + keep.sum())
+
+
+def bce_loss(
+    pos: Tensor, neg: Tensor, *, label_smoothing: float = 0.0, mask: Tensor | None = None
+) -> Tensor:
+    r"""Binary cross-entropy on logits over positives and negatives (sLCWA).
+
+    The pointwise loss of PyKEEN's ``BCEWithLogitsLoss`` (Ali et al., "Bringing Light Into the
+    Dark", TPAMI 2021, arXiv 2006.13365).
+
+    .. math::
+        L = \frac{1}{B + |M|} \Bigl( \sum_b \ell(f^+_b, 1 - \varepsilon)
+            + \sum_{(b, j) \in M} \ell(f^-_{bj}, \varepsilon) \Bigr),
+        \quad \ell(f, y) = -y \log \sigma(f) - (1 - y) \log \sigma(-f)
+
+    :math:`\varepsilon` is the label smoothing (two classes: targets :math:`1 - \varepsilon` and
+    :math:`\varepsilon`, PyKEEN's ``apply_label_smoothing``); with :math:`\varepsilon = 0` this is
+    :func:`softplus_loss`.
+
+    Args:
+        pos: Scores (logits) of the positive triples.
+        neg: Scores of their corrupted copies.
+        label_smoothing: :math:`\varepsilon \in [0, 1)`. Default 0.0.
+        mask: ``True`` where a negative is kept; ``None`` (default) keeps all.
+
+    Returns:
+        The scalar loss.
+
+    Shapes:
+        ``pos: [B]``, ``neg: [B, k]``, ``mask: [B, k]`` -> ``[]``.
+
+    Examples:
+        >>> bce_loss(torch.tensor([0.0]), torch.tensor([[0.0]]))
+        tensor(0.6931)
+    """
+    keep = _check_pairs(pos, neg, mask)
+    eps = float(label_smoothing)
+    pos_term = F.binary_cross_entropy_with_logits(
+        pos, torch.full_like(pos, 1.0 - eps), reduction="sum"
+    )
+    neg_term = F.binary_cross_entropy_with_logits(neg, torch.full_like(neg, eps), reduction="none")
+    return (pos_term + (neg_term * keep).sum()) / (pos.numel() + keep.sum())
+
+
+def nssa_loss(
+    pos: Tensor,
+    neg: Tensor,
+    *,
+    margin: float = 0.0,
+    adversarial_temperature: float = 1.0,
+    mask: Tensor | None = None,
+) -> Tensor:
+    r"""Self-adversarial negative sampling loss (NSSA), as in RotatE.
+
+    Sun et al., "RotatE: Knowledge Graph Embedding by Relational Rotation in Complex Space",
+    ICLR 2019, arXiv 1902.10197, eq. 5.
+
+    .. math::
+        L = \frac{1}{2B} \sum_b \Bigl( -\log \sigma(\gamma + f^+_b)
+            - \sum_{j:(b,j) \in M} p_{bj} \log \sigma(-\gamma - f^-_{bj}) \Bigr),
+        \quad p_{bj} = \operatorname{sg}\Bigl[
+            \frac{\exp(\alpha f^-_{bj})}{\sum_{j':(b,j') \in M} \exp(\alpha f^-_{bj'})} \Bigr]
+
+    The paper writes :math:`f = \gamma - d` with a distance :math:`d`; here :math:`f` is the
+    model's score (:math:`-d` for distance models), so pass ``margin=gamma`` for a model whose
+    score has no margin, and ``margin=0`` for one that already adds it (our RotatE).
+    :math:`\operatorname{sg}` stops the gradient (the weights are detached, as in the reference
+    ``codes/model.py``); :math:`\alpha` is the adversarial temperature. The two parts are
+    averaged over the batch and halved, as the reference code and PyKEEN's ``NSSALoss`` do; a row
+    whose negatives are all masked contributes only its positive part.
+
+    Args:
+        pos: Scores of the positive triples.
+        neg: Scores of their corrupted copies.
+        margin: The margin :math:`\gamma` added to every score. Default 0.0.
+        adversarial_temperature: :math:`\alpha`; 0 gives uniform weights. Default 1.0.
+        mask: ``True`` where a negative is kept; ``None`` (default) keeps all.
+
+    Returns:
+        The scalar loss.
+
+    Shapes:
+        ``pos: [B]``, ``neg: [B, k]``, ``mask: [B, k]`` -> ``[]``.
+
+    Examples:
+        >>> nssa_loss(torch.tensor([0.0]), torch.tensor([[0.0, 0.0]]))
+        tensor(0.6931)
+    """
+    keep = _check_pairs(pos, neg, mask)
+    logits = (adversarial_temperature * neg.detach()).masked_fill(keep == 0, float("-inf"))
+    # A fully masked row gives softmax NaN (0/0): zero it, that row then has no negative part.
+    weights = torch.softmax(logits, dim=-1).nan_to_num(0.0)  # [B, k]
+    pos_part = -F.logsigmoid(margin + pos)  # [B]
+    neg_part = -(weights * F.logsigmoid(-margin - neg)).sum(dim=-1)  # [B]
+    return (pos_part.mean() + neg_part.mean()) / 2
+
+
+def kvsall_bce_loss(scores: Tensor, targets: Tensor, *, label_smoothing: float = 0.0) -> Tensor:
+    r"""1-N binary cross-entropy over all entities (KvsAll), as in ConvE.
+
+    Dettmers et al., "Convolutional 2D Knowledge Graph Embeddings", AAAI 2018, arXiv 1707.01476.
+
+    .. math::
+        L = \frac{1}{B E} \sum_{b, e} -y'_{be} \log \sigma(f_{be})
+            - (1 - y'_{be}) \log \sigma(-f_{be}),
+        \quad y' = (1 - \varepsilon) y + \varepsilon / E
+
+    :math:`y_{be} = 1` iff entity :math:`e` answers query :math:`b` in the training set (multi-hot),
+    :math:`E` the number of entities and :math:`\varepsilon` the label smoothing (Szegedy et al.,
+    arXiv 1512.00567). ConvE's and TuckER's code add :math:`1/E` instead of :math:`\varepsilon/E`;
+    we use the standard form.
+
+    Args:
+        scores: Logits of every entity for each query.
+        targets: Multi-hot targets (0/1, any dtype).
+        label_smoothing: :math:`\varepsilon \in [0, 1)`. Default 0.0.
+
+    Returns:
+        The scalar loss.
+
+    Shapes:
+        ``scores: [B, E]``, ``targets: [B, E]`` -> ``[]``.
+
+    Examples:
+        >>> kvsall_bce_loss(torch.zeros(1, 3), torch.tensor([[1.0, 0.0, 0.0]]))
+        tensor(0.6931)
+    """
+    if scores.shape != targets.shape or scores.dim() != 2:
+        raise GraphDataError(
+            f"targets: expected the shape of scores [B, E] {tuple(scores.shape)}, "
+            f"got {tuple(targets.shape)}"
+        )
+    y = targets.to(scores.dtype)
+    if label_smoothing:
+        y = (1.0 - label_smoothing) * y + label_smoothing / scores.size(1)
+    return F.binary_cross_entropy_with_logits(scores, y)
+
+
+def one_vs_all_loss(scores: Tensor, target: Tensor, *, label_smoothing: float = 0.0) -> Tensor:
+    r"""1vsAll cross-entropy over all entities, as in ComplEx-N3.
+
+    Lacroix et al., "Canonical Tensor Decomposition for Knowledge Base Completion", ICML 2018,
+    arXiv 1806.07297.
+
+    .. math::
+        L = \frac{1}{B} \sum_b \Bigl( -(1 - \varepsilon) \log \operatorname{softmax}(f_b)_{t_b}
+            - \frac{\varepsilon}{E} \sum_e \log \operatorname{softmax}(f_b)_e \Bigr)
+
+    :math:`f_b` are the scores of all :math:`E` entities for query :math:`b`, :math:`t_b` its true
+    answer and :math:`\varepsilon` the label smoothing (:func:`torch.nn.functional.cross_entropy`
+    semantics).
+
+    Args:
+        scores: Scores of every entity for each query.
+        target: Index of the true entity per query.
+        label_smoothing: :math:`\varepsilon \in [0, 1)`. Default 0.0.
+
+    Returns:
+        The scalar loss.
+
+    Shapes:
+        ``scores: [B, E]``, ``target: [B]`` -> ``[]``.
+
+    Examples:
+        >>> one_vs_all_loss(torch.zeros(2, 4), torch.tensor([0, 3]))
+        tensor(1.3863)
+    """
+    if scores.dim() != 2 or target.shape != scores.shape[:1]:
+        raise GraphDataError(
+            f"target: expected one index per row of scores [B, E] {tuple(scores.shape)}, "
+            f"got shape {tuple(target.shape)}"
+        )
+    return F.cross_entropy(scores, target, label_smoothing=label_smoothing)

@@ -1,0 +1,240 @@
+r"""Negative sampling for sLCWA training: uniform and Bernoulli corruption, false-negative filter.
+
+Every positive triple :math:`(h, r, t)` gets ``k`` corrupted copies in which either the head or
+the tail is replaced by another entity (REFERENCES.md A.2):
+
+* *uniform* (PyKEEN's ``basic``): the head with probability 1/2, otherwise the tail;
+* *Bernoulli* (Wang et al., "Knowledge Graph Embedding by Translating on Hyperplanes", AAAI 2014,
+  TransH, DOI 10.1609/aaai.v28i1.8870): the head with probability
+  :math:`\mathrm{tph}_r / (\mathrm{tph}_r + \mathrm{hpt}_r)`, so that 1-N relations corrupt the
+  "one" side and create fewer false negatives.
+
+The replacement is drawn uniformly from the *other* entities, so a corrupted copy always differs
+from its positive in exactly one position. All draws run vectorised on the device of the
+positives from an explicit :class:`torch.Generator` (which must live on that device).
+:func:`false_negative_mask` drops copies that are known true triples (PyKEEN
+``sampling/filtering.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import torch
+from torch import Tensor
+
+from graphdata.errors import GraphDataError
+
+__all__ = [
+    "TripleMembership",
+    "bernoulli_head_probability",
+    "uniform_negatives",
+    "bernoulli_negatives",
+    "false_negative_mask",
+]
+
+
+class TripleMembership(Protocol):
+    """Anything that answers "is this a known true triple?" (e.g. ``graphdata.FilterIndex``)."""
+
+    def contains(self, mapped_triples: Tensor) -> Tensor:
+        """Return a boolean ``[B]``: whether each row of ``[B, 3]`` is a known triple."""
+        ...
+
+
+def bernoulli_head_probability(mapped_triples: Tensor, num_relations: int) -> Tensor:
+    r"""Per-relation probability of corrupting the head (Wang et al. 2014, TransH, sec. 4).
+
+    .. math::
+        p_r = \frac{\mathrm{tph}_r}{\mathrm{tph}_r + \mathrm{hpt}_r}, \quad
+        \mathrm{tph}_r = \frac{|T_r|}{|\{h : (h, r, t) \in T_r\}|}, \quad
+        \mathrm{hpt}_r = \frac{|T_r|}{|\{t : (h, r, t) \in T_r\}|}
+
+    :math:`T_r` is the set of distinct triples of relation :math:`r`; tph is the mean number of
+    tails per head, hpt the mean number of heads per tail. Relations without triples get 1/2.
+
+    Args:
+        mapped_triples: The training triples ``(head, relation, tail)`` as integer ids.
+        num_relations: The number of relations :math:`R` (ids ``0 .. R-1``).
+
+    Returns:
+        The probabilities :math:`p_r`, float32 on the device of ``mapped_triples``.
+
+    Shapes:
+        ``mapped_triples: [N, 3]`` -> ``[R]``.
+
+    Examples:
+        >>> # relation 0 is 1-N: one head with two tails, so corrupt the head (p = 2 / (2 + 1)).
+        >>> bernoulli_head_probability(torch.tensor([[0, 0, 1], [0, 0, 2]]), 1)
+        tensor([0.6667])
+    """
+    triples = _check_triples(mapped_triples, "mapped_triples")
+    if triples.numel() and int(triples[:, 1].max()) >= num_relations:
+        raise GraphDataError(
+            f"num_relations: got {num_relations}, but mapped_triples holds relation id "
+            f"{int(triples[:, 1].max())}; pass the dataset's num_relations"
+        )
+    triples = torch.unique(triples, dim=0)  # distinct (h, r, t)
+    device = triples.device
+    rel = triples[:, 1]
+    n_triples = torch.bincount(rel, minlength=num_relations).float()
+    # Distinct (r, h) and (r, t) pairs; each contributes one to its relation's count.
+    n_heads = torch.bincount(torch.unique(triples[:, [1, 0]], dim=0)[:, 0], minlength=num_relations)
+    n_tails = torch.bincount(torch.unique(triples[:, [1, 2]], dim=0)[:, 0], minlength=num_relations)
+    tph = n_triples / n_heads.clamp_min(1)
+    hpt = n_triples / n_tails.clamp_min(1)
+    prob = torch.full((num_relations,), 0.5, device=device)
+    seen = n_triples > 0
+    prob[seen] = tph[seen] / (tph[seen] + hpt[seen])
+    return prob
+
+
+def uniform_negatives(
+    positives: Tensor,
+    num_entities: int,
+    *,
+    num_negatives: int = 1,
+    generator: torch.Generator,
+) -> Tensor:
+    r"""Corrupt the head or the tail (probability 1/2 each) of every positive ``k`` times.
+
+    PyKEEN's ``BasicNegativeSampler`` (Ali et al., "Bringing Light Into the Dark", TPAMI 2021,
+    arXiv 2006.13365). For copy :math:`j` of positive :math:`(h, r, t)`:
+
+    .. math::
+        (h, r, t)_j^- = \begin{cases} (e_j, r, t) & u_j < 1/2 \\ (h, r, e_j) & \text{otherwise}
+        \end{cases}, \quad u_j \sim U[0, 1),\ e_j \sim U(\mathcal{E} \setminus \{x\})
+
+    where :math:`x` is the entity being replaced.
+
+    Args:
+        positives: Positive triples as integer ids.
+        num_entities: The number of entities :math:`|\mathcal{E}| \ge 2`.
+        num_negatives: Copies :math:`k` per positive. Default 1.
+        generator: The random generator, on the device of ``positives``.
+
+    Returns:
+        The corrupted triples.
+
+    Shapes:
+        ``positives: [B, 3]`` -> ``[B, k, 3]``.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> neg = uniform_negatives(torch.tensor([[0, 0, 1]]), 5, num_negatives=4, generator=g)
+        >>> neg.shape, bool(((neg != torch.tensor([0, 0, 1])).sum(-1) == 1).all())
+        (torch.Size([1, 4, 3]), True)
+    """
+    triples = _check_triples(positives, "positives")
+    prob = torch.full((triples.size(0),), 0.5, device=triples.device)
+    return _corrupt(triples, prob, num_entities, num_negatives, generator)
+
+
+def bernoulli_negatives(
+    positives: Tensor,
+    num_entities: int,
+    head_probability: Tensor,
+    *,
+    num_negatives: int = 1,
+    generator: torch.Generator,
+) -> Tensor:
+    r"""Corrupt the head with the relation's Bernoulli probability, else the tail, ``k`` times.
+
+    Wang et al., "Knowledge Graph Embedding by Translating on Hyperplanes", AAAI 2014 (TransH).
+    For copy :math:`j` of positive :math:`(h, r, t)`:
+
+    .. math::
+        (h, r, t)_j^- = \begin{cases} (e_j, r, t) & u_j < p_r \\ (h, r, e_j) & \text{otherwise}
+        \end{cases}, \quad u_j \sim U[0, 1),\ e_j \sim U(\mathcal{E} \setminus \{x\})
+
+    with :math:`p_r` from :func:`bernoulli_head_probability` and :math:`x` the replaced entity.
+
+    Args:
+        positives: Positive triples as integer ids.
+        num_entities: The number of entities :math:`|\mathcal{E}| \ge 2`.
+        head_probability: :math:`p_r` per relation, from :func:`bernoulli_head_probability`.
+        num_negatives: Copies :math:`k` per positive. Default 1.
+        generator: The random generator, on the device of ``positives``.
+
+    Returns:
+        The corrupted triples.
+
+    Shapes:
+        ``positives: [B, 3]``, ``head_probability: [R]`` -> ``[B, k, 3]``.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> pos = torch.tensor([[0, 0, 1]])
+        >>> neg = bernoulli_negatives(pos, 5, torch.tensor([1.0]), num_negatives=3, generator=g)
+        >>> bool((neg[..., 1:] == pos[:, None, 1:]).all())  # p = 1: only heads change
+        True
+    """
+    triples = _check_triples(positives, "positives")
+    if head_probability.dim() != 1:
+        raise GraphDataError(
+            f"head_probability: expected one probability per relation [R], got shape "
+            f"{tuple(head_probability.shape)}; use bernoulli_head_probability(train, R)"
+        )
+    prob = head_probability.to(triples.device)[triples[:, 1]]  # [B]
+    return _corrupt(triples, prob, num_entities, num_negatives, generator)
+
+
+def false_negative_mask(negatives: Tensor, known: TripleMembership) -> Tensor:
+    r"""Mark the corrupted triples that are not known true triples (filtered sampling).
+
+    .. math::
+        m_{bj} = \mathbb{1}\bigl[(h, r, t)^-_{bj} \notin \mathcal{K}\bigr]
+
+    :math:`\mathcal{K}` is the set behind ``known`` (use the training triples only: filtering
+    with validation or test triples would leak them into training).
+
+    Args:
+        negatives: Corrupted triples from :func:`uniform_negatives` or
+            :func:`bernoulli_negatives`.
+        known: An index of true triples with a ``contains(mapped [M, 3]) -> bool [M]`` method,
+            e.g. :class:`graphdata.filter_index.FilterIndex`.
+
+    Returns:
+        ``True`` where the negative is kept (not a known triple).
+
+    Shapes:
+        ``negatives: [B, k, 3]`` -> ``[B, k]``.
+    """
+    if negatives.dim() != 3 or negatives.size(-1) != 3:
+        raise GraphDataError(
+            f"negatives: expected corrupted triples [B, k, 3], got shape {tuple(negatives.shape)}"
+        )
+    flat = negatives.reshape(-1, 3)  # [B * k, 3]
+    return ~known.contains(flat).reshape(negatives.shape[:2]).to(torch.bool)
+
+
+def _check_triples(triples: Tensor, name: str) -> Tensor:
+    """Validate an integer ``[N, 3]`` triple tensor."""
+    if triples.dim() != 2 or triples.size(1) != 3 or triples.is_floating_point():
+        raise GraphDataError(
+            f"{name}: expected integer triples [N, 3] (head, relation, tail), got "
+            f"{triples.dtype} of shape {tuple(triples.shape)}"
+        )
+    return triples.long()
+
+
+def _corrupt(
+    triples: Tensor, head_prob: Tensor, num_entities: int, k: int, generator: torch.Generator
+) -> Tensor:
+    """Replace the head (probability ``head_prob[b]``) or the tail of ``k`` copies per triple."""
+    if num_entities < 2:
+        raise GraphDataError(
+            f"num_entities: expected at least 2 entities to corrupt a triple, got {num_entities}"
+        )
+    if k < 1:
+        raise GraphDataError(f"num_negatives: expected a positive integer, got {k}")
+    device = triples.device
+    b = triples.size(0)
+    corrupt_head = torch.rand(b, k, device=device, generator=generator) < head_prob[:, None]
+    negatives = triples[:, None, :].repeat(1, k, 1)  # [B, k, 3]
+    column = torch.where(corrupt_head, 0, 2)  # [B, k]: the position being replaced
+    original = negatives.gather(2, column[..., None]).squeeze(2)  # [B, k]
+    # Draw from the E - 1 other entities: shift draws at or above the original by one.
+    draw = torch.randint(0, num_entities - 1, (b, k), device=device, generator=generator)
+    draw = draw + (draw >= original).long()
+    return negatives.scatter(2, column[..., None], draw[..., None])

@@ -1,0 +1,588 @@
+r"""Train a knowledge-graph embedding model: sLCWA, KvsAll or 1vsAll (REFERENCES.md A.2).
+
+:class:`Trainer` follows scikit-learn: ``__init__`` stores the model and one
+:class:`TrainingConfig`, :meth:`Trainer.fit` trains and returns ``self``, and what it learns ends
+in ``_``. Per epoch it shuffles the training triples with its own seeded generator, minimises
+
+.. math::
+    L = L_{\text{regime}} + \lambda_{N3}\,\Omega_{N3} + \lambda_{L2}\,\Omega_{L2}
+
+(the regime's loss from :mod:`kg.losses`, the regularisers from
+:meth:`kg.base.KGEModel.regularization` over the batch's training triples), calls the model's
+``post_step()`` after every optimiser step, evaluates the filtered validation MRR every
+``eval_every`` epochs for early stopping, appends one JSON line of metrics per epoch, and writes
+an atomic checkpoint from which ``fit(..., resume=True)`` continues a killed run bit-identically
+on CPU.
+
+Regimes, for a batch of training triples (or, for KvsAll, of training queries):
+
+* ``"slcwa"``: ``num_negatives`` corrupted copies per positive (:mod:`kg.sampling`), one of the
+  pairwise/pointwise losses ``margin``, ``softplus``, ``bce``, ``nssa``.
+* ``"kvsall"``: every distinct query :math:`(h, r, ?)` (and :math:`(?, r, t)` without reciprocal
+  relations) against its multi-hot answers, :func:`kg.losses.kvsall_bce_loss`.
+* ``"1vsall"``: every triple as a softmax over all tails (and heads without reciprocal
+  relations), :func:`kg.losses.one_vs_all_loss`.
+
+With ``reciprocal=True`` the model is trained on the dataset with inverse relations
+(``KGDataset.with_inverse_relations``: the inverse of ``r`` is ``r + R``) and only tails are
+predicted; the model must then have ``2 R`` relations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from graphdata.errors import GraphDataError, NotFittedError
+from graphdata.triples import KGDataset
+from kg import _epochs
+from kg.base import KGEModel
+from kg.checkpoint import (
+    capture_rng_state,
+    check_compatible,
+    dataset_fingerprint,
+    load_checkpoint,
+    restore_rng_state,
+    save_checkpoint,
+)
+from kg.evaluation import RankMetrics, evaluate
+from kg.models import DEFAULTS, MODELS
+
+__all__ = [
+    "OPTIMIZERS",
+    "REGIMES",
+    "LOSSES",
+    "SAMPLERS",
+    "REGULARIZERS",
+    "TrainingConfig",
+    "TrainingDivergedError",
+    "Trainer",
+    "build_model",
+    "train",
+]
+
+#: Optimisers by name: ``torch.optim`` classes called as ``cls(params, lr=lr)``.
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+    "adam": torch.optim.Adam,
+    "adagrad": torch.optim.Adagrad,
+    "sgd": torch.optim.SGD,
+}
+#: Training regimes (REFERENCES.md A.2).
+REGIMES = ("slcwa", "kvsall", "1vsall")
+#: The losses each regime accepts; the first is its default.
+LOSSES: dict[str, tuple[str, ...]] = {
+    "slcwa": ("nssa", "margin", "softplus", "bce"),
+    "kvsall": ("bce",),
+    "1vsall": ("cross_entropy",),
+}
+#: Negative samplers of the sLCWA regime (:mod:`kg.sampling`).
+SAMPLERS = ("uniform", "bernoulli")
+#: Regularisers of :meth:`kg.base.KGEModel.regularization`.
+REGULARIZERS = ("n3", "l2")
+
+
+@dataclass
+class TrainingConfig:
+    """Every training hyperparameter, with the default a newcomer gets (see each comment).
+
+    Field names match :class:`kg.models.ModelDefaults`; :meth:`from_defaults` starts from a
+    model's tuned values. The plain defaults train any model reasonably on a small graph.
+    """
+
+    regime: str = "slcwa"  # "slcwa", "kvsall" or "1vsall" (REFERENCES.md A.2)
+    loss: str | None = None  # None: the regime's default, LOSSES[regime][0]
+    epochs: int = 100  # passes over the training triples (or KvsAll queries)
+    batch_size: int = 256  # positives (or queries) per optimiser step
+    lr: float = 1e-3  # learning rate
+    optimizer: str = "adam"  # key of OPTIMIZERS
+    num_negatives: int = 32  # sLCWA: corrupted copies per positive
+    sampler: str = "uniform"  # sLCWA: "uniform" (PyKEEN basic) or "bernoulli" (TransH)
+    filter_negatives: bool = False  # sLCWA: mask corruptions that are training triples
+    margin: float | None = None  # margin/nssa gamma; None: 1.0 for margin, 0.0 for nssa
+    adversarial_temperature: float = 1.0  # nssa: alpha of the self-adversarial weights
+    label_smoothing: float = 0.0  # bce, kvsall, 1vsall: epsilon
+    reciprocal: bool = False  # train on inverse relations too, predict tails only
+    regularizer: str | None = None  # None, "n3" (Lacroix et al. 2018) or "l2"
+    regularizer_weight: float = 0.0  # lambda of the regulariser
+    grad_clip: float | None = None  # max total gradient 2-norm; None: no clipping
+    eval_every: int = 10  # epochs between validations (and after the last); 0: never validate
+    patience: int | None = 5  # validations without MRR improvement before stopping; None: never
+    restore_best: bool = True  # end with the parameters of the best validation MRR
+    seed: int = 0  # seeds initialisation, shuffling, negatives and dropout
+    progress: bool = True  # show a tqdm bar with the running loss
+    log_path: str | None = None  # JSON-lines file, one line of metrics per epoch
+    checkpoint_path: str | None = None  # checkpoint written atomically after each epoch
+    checkpoint_every: int = 1  # epochs between checkpoints (the last epoch always writes)
+
+    @classmethod
+    def from_defaults(cls, name: str, **overrides: Any) -> TrainingConfig:
+        """The tuned training defaults of model ``name`` (``kg.models.DEFAULTS``), overridden.
+
+        Args:
+            name: A key of :data:`kg.models.MODELS`.
+            **overrides: Fields of :class:`TrainingConfig` to set instead.
+
+        Returns:
+            The config.
+
+        Raises:
+            GraphDataError: On an unknown model name or field.
+
+        Examples:
+            >>> TrainingConfig.from_defaults("rotate", epochs=3).loss
+            'nssa'
+        """
+        _choice("name", name, tuple(DEFAULTS))
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - fields)
+        if unknown:
+            raise GraphDataError(f"overrides: unknown TrainingConfig fields {unknown}")
+        tuned = {k: v for k, v in DEFAULTS[name].to_dict().items() if k in fields}
+        if tuned.get("loss") not in ("margin", "nssa"):
+            tuned.pop("margin", None)  # a margin only means something to these two losses
+        return cls(**{**tuned, **overrides})
+
+    def resolved_loss(self) -> str:
+        """The loss in use: :attr:`loss`, or the regime's default when ``None``."""
+        return self.loss if self.loss is not None else LOSSES[self.regime][0]
+
+    def resolved_margin(self) -> float:
+        """The loss margin in use: :attr:`margin`, or 1.0 (margin loss) / 0.0 (others)."""
+        if self.margin is not None:
+            return float(self.margin)
+        return 1.0 if self.resolved_loss() == "margin" else 0.0
+
+    def validate(self) -> None:
+        """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
+        _choice("regime", self.regime, REGIMES)
+        _choice(f"loss (regime {self.regime!r})", self.resolved_loss(), LOSSES[self.regime])
+        _choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
+        _choice("sampler", self.sampler, SAMPLERS)
+        if self.regularizer is not None:
+            _choice("regularizer", self.regularizer, REGULARIZERS)
+        for name in ("epochs", "batch_size", "num_negatives", "checkpoint_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
+        if not self.lr > 0 or not math.isfinite(self.lr):
+            raise GraphDataError(f"lr: expected a positive finite float, got {self.lr!r}")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise GraphDataError(
+                f"label_smoothing: expected a value in [0, 1), got {self.label_smoothing!r}"
+            )
+        loss = self.resolved_loss()
+        if self.margin is not None and loss not in ("margin", "nssa"):
+            raise GraphDataError(
+                f"margin: the {loss!r} loss has no margin; set margin=None or use loss='margin' "
+                "or 'nssa'"
+            )
+        if self.label_smoothing and loss in ("nssa", "margin", "softplus"):
+            raise GraphDataError(
+                f"label_smoothing: the {loss!r} loss has no labels to smooth; set "
+                "label_smoothing=0 or use loss='bce' or a 1-N regime"
+            )
+        if self.regularizer_weight < 0 or (self.regularizer_weight and self.regularizer is None):
+            raise GraphDataError(
+                f"regularizer_weight: expected 0, or > 0 with regularizer 'n3' or 'l2', got "
+                f"{self.regularizer_weight!r} with regularizer={self.regularizer!r}"
+            )
+        if self.grad_clip is not None and not self.grad_clip > 0:
+            raise GraphDataError(
+                f"grad_clip: expected a positive float or None, got {self.grad_clip!r}"
+            )
+        if self.eval_every < 0:
+            raise GraphDataError(f"eval_every: expected >= 0 (0 = never), got {self.eval_every!r}")
+        if self.patience is not None and self.patience < 1:
+            raise GraphDataError(
+                f"patience: expected a positive int or None, got {self.patience!r}"
+            )
+
+
+class TrainingDivergedError(FloatingPointError):
+    """The training loss became NaN or infinite; the message names the fix."""
+
+
+class Trainer:
+    """Fit a :class:`~kg.base.KGEModel` to a :class:`~graphdata.triples.KGDataset`.
+
+    ``fit`` re-initialises the model's parameters from ``config.seed`` (scikit-learn semantics:
+    every fit starts from scratch) unless it resumes a checkpoint. All randomness (initialisation,
+    shuffling, negatives, dropout) comes from ``config.seed``; torch's global random state is
+    forked for the run, so the caller's is left untouched.
+
+    Args:
+        model: The model to train, on the device to train on. With ``config.reciprocal`` it
+            must have twice the dataset's relations.
+        config: The hyperparameters. Default ``TrainingConfig()``.
+
+    Attributes:
+        model_: The trained model (the same object as ``model``).
+        history_: One dict per epoch: ``epoch``, ``loss``, ``seconds`` and, on validation
+            epochs, ``valid_mrr``, ``valid_hits_at_10``.
+        best_epoch_: The epoch of the best validation MRR (the last epoch without validation).
+        best_valid_mrr_: That MRR (NaN without validation).
+        epochs_trained_: Epochs run in total, resumed ones included.
+        stopped_early_: Whether early stopping ended the run.
+
+    Examples:
+        >>> from graphdata.triples import KGDataset
+        >>> from kg.distmult import DistMult
+        >>> rows = [("a", "r", "b"), ("b", "r", "c"), ("c", "r", "a")]
+        >>> ds = KGDataset.from_labeled(rows, rows[:1], rows[1:2])
+        >>> cfg = TrainingConfig(epochs=2, batch_size=2, num_negatives=2, progress=False)
+        >>> trainer = Trainer(DistMult(3, 1, dim=4), cfg).fit(ds)
+        >>> [h["epoch"] for h in trainer.history_]
+        [1, 2]
+    """
+
+    def __init__(self, model: KGEModel, config: TrainingConfig | None = None) -> None:
+        self.model = model
+        self.config = config if config is not None else TrainingConfig()
+
+    def fit(self, dataset: KGDataset, *, resume: bool = False) -> Trainer:
+        """Train on ``dataset.train``, validating on ``dataset.valid``.
+
+        Args:
+            dataset: The dataset (valid is used for early stopping; test is never read).
+            resume: Continue from ``config.checkpoint_path`` when that file exists (checked to
+                belong to the same model, vocabulary and triples); otherwise start afresh.
+                Default False.
+
+        Returns:
+            ``self``.
+
+        Raises:
+            GraphDataError: On an invalid config, a model whose sizes do not fit the dataset,
+                or an incompatible checkpoint.
+            TrainingDivergedError: When the loss becomes NaN or infinite; the model is reset to
+                the last good checkpoint when there is one.
+        """
+        cfg, model = self.config, self.model
+        cfg.validate()
+        if not isinstance(dataset, KGDataset):
+            raise GraphDataError(f"dataset: expected a KGDataset, got {type(dataset).__name__}")
+        if resume and cfg.checkpoint_path is None:
+            raise GraphDataError(
+                "resume: True needs config.checkpoint_path (the checkpoint to continue)"
+            )
+        _check_sizes(model, dataset, cfg.reciprocal)
+        device = next(model.parameters()).device
+        optimizer = OPTIMIZERS[cfg.optimizer](model.parameters(), lr=cfg.lr)
+        run = _epochs.Run.build(model, dataset, cfg, device, optimizer)
+        devices = [device.index or 0] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=devices):
+            torch.manual_seed(cfg.seed)  # dropout and initialisation draw from the global state
+            state = self._start(run, dataset, resume)
+            self._loop(run, dataset, state)
+        return self
+
+    def _start(self, run: _epochs.Run, dataset: KGDataset, resume: bool) -> dict[str, Any]:
+        """Fresh state, or the state of the checkpoint being resumed."""
+        cfg, model = self.config, self.model
+        fingerprint = _fingerprint(dataset)
+        path = cfg.checkpoint_path
+        if resume and path is not None and Path(path).is_file():
+            ckpt = load_checkpoint(path, map_location=run.device)
+            check_compatible(
+                ckpt,
+                model_name=model.name,
+                entity_labels=dataset.entities.labels,
+                relation_labels=dataset.relations.labels,
+                fingerprint=fingerprint,
+            )
+            if ckpt["model"]["config"] != model.config:
+                raise GraphDataError(
+                    f"checkpoint: its model config {ckpt['model']['config']} differs from the "
+                    f"model's {model.config}; build the model with the checkpoint's config"
+                )
+            model.load_state_dict(ckpt["model"]["state"])
+            run.optimizer.load_state_dict(ckpt["optimizer"])
+            for group in run.optimizer.param_groups:
+                group["lr"] = cfg.lr  # the state dict restores the old rate; the config rules
+            restore_rng_state(ckpt["rng"], run.generator)
+            state = dict(ckpt["training"])
+            _warn_changed(state.pop("config"), dataclasses.asdict(cfg))
+            state["resumed_from"] = int(state["epoch"])
+            _rewrite_log(cfg.log_path, state["history"])
+        else:
+            model.reset_parameters()
+            state = {
+                "epoch": 0,
+                "history": [],
+                "best_mrr": -math.inf,
+                "best_epoch": 0,
+                "bad_evals": 0,
+                "best_state": None,
+                "stopped_early": False,
+            }
+            _rewrite_log(cfg.log_path, [])
+        state["fingerprint"] = fingerprint
+        return state
+
+    def _loop(self, run: _epochs.Run, dataset: KGDataset, state: dict[str, Any]) -> None:
+        cfg, model = self.config, self.model
+        todo = 0 if state["stopped_early"] else max(cfg.epochs - state["epoch"], 0)
+        bar = tqdm(
+            total=todo * run.batches_per_epoch,
+            disable=not cfg.progress,
+            file=sys.stderr,
+            desc=f"{model.name} {cfg.regime}",
+            dynamic_ncols=True,
+        )
+        # Filter with every split, as for test (LibKGE's choice), so that validation and test
+        # MRR are comparable; only candidates are removed, no test label is scored.
+        valid_index = dataset.filter_index().to(run.device)
+        try:
+            for epoch in range(state["epoch"] + 1, state["epoch"] + todo + 1):
+                started = time.perf_counter()
+                model.train()
+                loss = run.epoch(bar, epoch)
+                if not math.isfinite(loss):
+                    self._diverged(state, epoch, loss)
+                record: dict[str, Any] = {
+                    "epoch": epoch,
+                    "loss": loss,
+                    "seconds": time.perf_counter() - started,
+                }
+                stop = False
+                # Validate every eval_every epochs and after the last one, so that restoring
+                # the best epoch never discards a final stretch that was never validated.
+                if cfg.eval_every and (epoch % cfg.eval_every == 0 or epoch == cfg.epochs):
+                    metrics = evaluate(
+                        model, dataset.valid.mapped_triples, valid_index, reciprocal=cfg.reciprocal
+                    )
+                    record["valid_mrr"] = metrics.mrr
+                    record["valid_hits_at_10"] = metrics.hits_at(10)
+                    bar.set_postfix(loss=f"{loss:.4f}", valid_mrr=f"{metrics.mrr:.4f}")
+                    stop = self._early_stopping(state, epoch, metrics.mrr)
+                state["epoch"] = epoch
+                state["history"].append(record)
+                state["stopped_early"] = stop
+                last = stop or epoch == cfg.epochs
+                if cfg.checkpoint_path and (last or epoch % cfg.checkpoint_every == 0):
+                    self._save(run, state)
+                _append_log(cfg.log_path, record)
+                if stop:
+                    break
+        finally:
+            bar.close()
+        if cfg.restore_best and state["best_state"] is not None:
+            model.load_state_dict(state["best_state"])
+        model.eval()
+        self.model_ = model
+        self.history_ = state["history"]
+        self.epochs_trained_ = state["epoch"]
+        self.stopped_early_ = bool(state["stopped_early"])
+        validated = state["best_mrr"] > -math.inf
+        self.best_epoch_ = state["best_epoch"] if validated else state["epoch"]
+        self.best_valid_mrr_ = state["best_mrr"] if validated else math.nan
+
+    def _early_stopping(self, state: dict[str, Any], epoch: int, mrr: float) -> bool:
+        """Record a validation MRR; return whether patience has run out."""
+        if mrr > state["best_mrr"]:
+            state["best_mrr"], state["best_epoch"], state["bad_evals"] = mrr, epoch, 0
+            if self.config.restore_best:
+                state["best_state"] = {
+                    k: v.detach().clone() for k, v in self.model.state_dict().items()
+                }
+            return False
+        state["bad_evals"] += 1
+        return self.config.patience is not None and state["bad_evals"] >= self.config.patience
+
+    def _save(self, run: _epochs.Run, state: dict[str, Any]) -> None:
+        model = self.model
+        training = {k: v for k, v in state.items() if k not in ("fingerprint", "resumed_from")}
+        training["config"] = dataclasses.asdict(self.config)
+        save_checkpoint(
+            self.config.checkpoint_path,
+            {
+                "model": {"name": model.name, "config": model.config, "state": model.state_dict()},
+                "training": training,
+                "optimizer": run.optimizer.state_dict(),
+                "rng": capture_rng_state(run.generator),
+                "vocabulary": {
+                    "entities": list(run.entity_labels),
+                    "relations": list(run.relation_labels),
+                },
+                "dataset_fingerprint": state["fingerprint"],
+                "dataset_name": run.dataset_name,
+            },
+        )
+
+    def _diverged(self, state: dict[str, Any], epoch: int, loss: float) -> None:
+        cfg = self.config
+        good = state["epoch"]
+        path = cfg.checkpoint_path
+        kept = ""
+        if path is not None and Path(path).is_file() and good > 0:
+            ckpt = load_checkpoint(path, map_location=next(self.model.parameters()).device)
+            self.model.load_state_dict(ckpt["model"]["state"])
+            kept = (
+                f"; the model holds the last good checkpoint {path!r} "
+                f"(epoch {ckpt['training']['epoch']})"
+            )
+        raise TrainingDivergedError(
+            f"loss became {loss} in epoch {epoch} with learning rate lr={cfg.lr:g}; the last good "
+            f"epoch is {good}{kept}. Lower the learning rate (e.g. lr={cfg.lr / 10:g}) or set "
+            "grad_clip, then retrain"
+        )
+
+    def evaluate(self, dataset: KGDataset, *, split: str = "test", **kwargs: Any) -> RankMetrics:
+        """Filtered both-sides evaluation of the trained model on one split of ``dataset``.
+
+        Filters with train, valid and test (PyKEEN's default) and passes ``reciprocal`` on.
+
+        Args:
+            dataset: The dataset the model was trained on.
+            split: ``"test"`` (default), ``"valid"`` or ``"train"``.
+            **kwargs: Passed to :func:`kg.evaluation.evaluate` (``rank_type``, ``ks``, ...).
+
+        Returns:
+            The ranks and metrics.
+
+        Raises:
+            NotFittedError: Before :meth:`fit`.
+        """
+        if not hasattr(self, "model_"):
+            raise NotFittedError("Trainer: not fitted, call fit(dataset) first")
+        _choice("split", split, ("train", "valid", "test"))
+        triples = dataset.splits[split].mapped_triples
+        index = dataset.filter_index()
+        return evaluate(self.model_, triples, index, reciprocal=self.config.reciprocal, **kwargs)
+
+
+def build_model(
+    name: str, dataset: KGDataset, config: TrainingConfig, *, dim: int | None = None
+) -> KGEModel:
+    """Build model ``name`` for ``dataset`` with its tuned constructor defaults.
+
+    ``MODELS[name](num_entities, num_relations, dim, **DEFAULTS[name].model_kwargs)``, with
+    twice the relations when ``config.reciprocal``. Initialisation draws from a forked global
+    generator seeded with ``config.seed``, so the caller's random state is left untouched (and
+    :meth:`Trainer.fit` re-initialises from the same seed anyway).
+
+    Args:
+        name: A key of :data:`kg.models.MODELS`.
+        dataset: The dataset (for the entity and relation counts).
+        config: The training config (for ``reciprocal`` and ``seed``).
+        dim: Embedding size; ``None`` (default) takes ``DEFAULTS[name].dim``.
+
+    Returns:
+        The model, on the CPU.
+
+    Examples:
+        >>> from graphdata.triples import KGDataset
+        >>> rows = [("a", "r", "b"), ("b", "r", "c")]
+        >>> ds = KGDataset.from_labeled(rows, rows, rows)
+        >>> build_model("distmult", ds, TrainingConfig(reciprocal=True), dim=8)
+        DistMult(3, num_relations=2, dim=8)
+    """
+    _choice("name", name, tuple(MODELS))
+    defaults = DEFAULTS[name]
+    relations = dataset.num_relations * (2 if config.reciprocal else 1)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        return MODELS[name](
+            dataset.num_entities,
+            relations,
+            defaults.dim if dim is None else dim,
+            **defaults.model_kwargs,
+        )
+
+
+def train(
+    model: KGEModel,
+    dataset: KGDataset,
+    config: TrainingConfig | None = None,
+    *,
+    resume: bool = False,
+) -> Trainer:
+    """Train ``model`` on ``dataset``: ``Trainer(model, config).fit(dataset, resume=resume)``.
+
+    Args:
+        model: The model, on the device to train on.
+        dataset: The dataset.
+        config: The hyperparameters. Default ``TrainingConfig()``.
+        resume: Continue from ``config.checkpoint_path`` if it exists. Default False.
+
+    Returns:
+        The fitted :class:`Trainer` (``trainer.model_``, ``trainer.history_``, ...).
+    """
+    return Trainer(model, config).fit(dataset, resume=resume)
+
+
+def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise GraphDataError(f"{name}: expected one of {choices}, got {value!r}")
+
+
+def _check_sizes(model: KGEModel, dataset: KGDataset, reciprocal: bool) -> None:
+    if not isinstance(model, KGEModel):
+        raise GraphDataError(f"model: expected a KGEModel, got {type(model).__name__}")
+    relations = dataset.num_relations * (2 if reciprocal else 1)
+    if model.num_entities != dataset.num_entities or model.num_relations != relations:
+        why = " (reciprocal: twice the dataset's relations)" if reciprocal else ""
+        raise GraphDataError(
+            f"model: expected {dataset.num_entities} entities and {relations} relations{why} for "
+            f"dataset {dataset.name!r}, got {model.num_entities} and {model.num_relations}; "
+            f"build it as {type(model).__name__}({dataset.num_entities}, {relations}, ...)"
+        )
+
+
+#: Config fields that may change on resume without affecting the optimisation itself.
+_RESUMABLE = ("epochs", "progress", "log_path", "checkpoint_path", "checkpoint_every")
+
+
+def _warn_changed(saved: dict[str, Any], current: dict[str, Any]) -> None:
+    """Warn when a resumed run's config differs from the checkpoint's beyond ``_RESUMABLE``."""
+    changed = [
+        f"{k} ({saved.get(k)!r} -> {v!r})"
+        for k, v in current.items()
+        if k not in _RESUMABLE and saved.get(k) != v
+    ]
+    if changed:
+        warnings.warn(
+            "resuming with a config that differs from the checkpoint's in "
+            + ", ".join(changed)
+            + "; the run will not match an uninterrupted one",
+            stacklevel=4,
+        )
+
+
+def _fingerprint(dataset: KGDataset) -> str:
+    return dataset_fingerprint(
+        dataset.entities.labels,
+        dataset.relations.labels,
+        [ts.mapped_triples for ts in dataset.splits.values()],
+    )
+
+
+def _rewrite_log(path: str | None, history: list[dict[str, Any]]) -> None:
+    """Make the JSON-lines log hold exactly ``history`` (atomic); a resumed run then appends."""
+    if path is None:
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as handle:
+        handle.writelines(json.dumps(record) + "\n" for record in history)
+    os.replace(tmp, target)
+
+
+def _append_log(path: str | None, record: dict[str, Any]) -> None:
+    if path is not None:
+        with open(path, "a") as handle:
+            handle.write(json.dumps(record) + "\n")
+

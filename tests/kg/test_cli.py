@@ -1,0 +1,126 @@
+import argparse
+import json
+
+import pytest
+import torch
+
+from graphdata.errors import GraphDataError, UnknownLabelError
+from graphdata.triples import KGDataset
+from kg.cli import add_subparser, load_dataset
+from kg.predict import load_model, predict_tails
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _run(argv):
+    parser = argparse.ArgumentParser()
+    add_subparser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    n = 9
+    rows = [(f"city{i}", "road_to", f"city{(i + 1) % n}") for i in range(n)]
+    rows += [(f"city{i}", "near", f"city{(i + 2) % n}") for i in range(n)]
+    ds = KGDataset.from_labeled(rows, rows[::5], rows[1::5])
+    ds.to_folder(tmp_path / "data")
+    return tmp_path / "data"
+
+
+def _train_argv(folder, out, *extra):
+    return [
+        "kg", "train", "--dataset", str(folder), "--model", "distmult", "--dim", "8",
+        "--epochs", "3", "--batch-size", "8", "--eval-every", "1", "--device", "cpu",
+        "--out", str(out), "--no-progress", *extra,
+    ]
+
+
+def test_train_evaluate_predict_round_trip(folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _run(_train_argv(folder, out, "--lr", "0.05")) == 0
+    printed = capsys.readouterr().out
+    # the resolved config is printed: flags override the tuned defaults, the rest come from them
+    assert "lr = 0.05" in printed and "regime = '1vsall'" in printed and "epochs = 3" in printed
+    written = {p.name for p in out.iterdir()}
+    assert written == {"checkpoint.pt", "metrics.jsonl", "test_metrics.json"}
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(x)["epoch"] for x in lines] == [1, 2, 3]
+    saved = json.loads((out / "test_metrics.json").read_text())
+
+    assert _run(["kg", "evaluate", str(out / "checkpoint.pt"), "--device", "cpu",
+                 "--json", str(tmp_path / "eval.json")]) == 0
+    again = json.loads((tmp_path / "eval.json").read_text())
+    assert again["metrics"]["both"]["realistic"]["mrr"] == pytest.approx(
+        saved["metrics"]["both"]["realistic"]["mrr"]
+    )
+    capsys.readouterr()
+
+    assert _run(["kg", "predict", str(out / "checkpoint.pt"), "--head", "city0",
+                 "--relation", "road_to", "--top", "3", "--device", "cpu"]) == 0
+    shown = [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]]
+    model, ckpt = load_model(out / "checkpoint.pt")
+    expected = predict_tails(
+        model, "city0", "road_to", entity_labels=ckpt["vocabulary"]["entities"],
+        relation_labels=ckpt["vocabulary"]["relations"], top_k=3,
+    )
+    assert shown == [label for label, _ in expected]
+
+
+def test_resume_flag_continues_the_run(folder, tmp_path):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out, "--epochs", "2"))
+    _run(_train_argv(folder, out, "--epochs", "4", "--resume"))
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(x)["epoch"] for x in lines] == [1, 2, 3, 4]
+    straight = tmp_path / "straight"
+    _run(_train_argv(folder, straight, "--epochs", "4"))
+    a, _ = load_model(out / "checkpoint.pt")
+    b, _ = load_model(straight / "checkpoint.pt")
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_evaluate_refuses_another_dataset(folder, tmp_path):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out, "--epochs", "1"))
+    rows = [("a", "r", "b"), ("b", "r", "c")]
+    KGDataset.from_labeled(rows, rows, rows).to_folder(tmp_path / "other")
+    with pytest.raises(GraphDataError, match="entity vocabulary"):
+        _run(["kg", "evaluate", str(out / "checkpoint.pt"), "--dataset",
+              str(tmp_path / "other"), "--device", "cpu"])
+
+
+def test_predict_unknown_label_lists_closest(folder, tmp_path):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out, "--epochs", "1"))
+    with pytest.raises(UnknownLabelError, match=r"head: unknown entity label 'cty1'.*'city1'"):
+        _run(["kg", "predict", str(out / "checkpoint.pt"), "--head", "cty1",
+              "--relation", "road_to", "--device", "cpu"])
+    with pytest.raises(UnknownLabelError, match=r"relation: .*'road_too'.*'road_to'"):
+        _run(["kg", "predict", str(out / "checkpoint.pt"), "--head", "city1",
+              "--relation", "road_too", "--device", "cpu"])
+
+
+def test_diverged_training_exits_1_with_message(folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = _train_argv(folder, out, "--optimizer", "sgd", "--lr", "1e30", "--regime", "slcwa",
+                       "--loss", "softplus", "--no-reciprocal")
+    assert _run(argv) == 1
+    err = capsys.readouterr().err
+    assert "training stopped: loss became" in err and "lr=1e+30" in err
+
+
+def test_synthetic_dataset_spec_round_trips():
+    ds = load_dataset("synthetic", num_people=60, seed=2)
+    again = load_dataset(ds.name)
+    assert again.name == ds.name == "synthetic:num_people=60,seed=2"
+    assert torch.equal(again.train.mapped_triples, ds.train.mapped_triples)
+    with pytest.raises(FileNotFoundError, match="train.txt"):
+        load_dataset("/nonexistent/folder")

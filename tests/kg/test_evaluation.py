@@ -1,0 +1,282 @@
+"""Filtered rank-based evaluation against brute force, hand computation and expectations."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from graphdata.errors import GraphDataError
+from graphdata.filter_index import FilterIndex
+from graphdata.triples import KGDataset
+from kg.distmult import DistMult
+from kg.evaluation import RankMetrics, evaluate
+from kg.rotate import RotatE
+
+E, R = 6, 2
+
+
+def table_scorer(table: torch.Tensor):
+    """A plain scorer reading a fixed [E, R, E] score table."""
+
+    def score(h, r, t):
+        return table.to(h.device)[h, r, t]
+
+    return score
+
+
+def tiny_kg(seed: int = 0):
+    gen = torch.Generator().manual_seed(seed)
+    # Integer scores in {0, 1, 2}: many exact ties.
+    table = torch.randint(0, 3, (E, R, E), generator=gen).float()
+    known = torch.randint(0, E, (14, 3), generator=gen)
+    known[:, 1] %= R
+    known = torch.unique(known, dim=0)
+    test = known[::2]
+    return table, known, test
+
+
+@torch.no_grad()
+def brute_force(score_fn, test, known, num_entities):
+    """Per triple and side: filtered candidate set, optimistic/pessimistic ranks, options."""
+    known_set = {tuple(x) for x in known.tolist()}
+    out = {"head": [], "tail": []}
+    for h, r, t in test.tolist():
+        for side in ("head", "tail"):
+            true = h if side == "head" else t
+            cands = []
+            for e in range(num_entities):
+                triple = (e, r, t) if side == "head" else (h, r, e)
+                if e != true and triple in known_set:
+                    continue
+                cands.append(float(score_fn(*(torch.tensor([x]) for x in triple))))
+            s_true = float(score_fn(*(torch.tensor([x]) for x in (h, r, t))))
+            opt = 1 + sum(s > s_true for s in cands)
+            pes = sum(s >= s_true for s in cands)
+            out[side].append((opt, pes, sum(math.isfinite(s) for s in cands)))
+    return {side: torch.tensor(v) for side, v in out.items()}
+
+
+def check_against(metrics: RankMetrics, expected) -> None:
+    for i, side in enumerate(("head", "tail")):
+        assert metrics.optimistic[i].tolist() == expected[side][:, 0].tolist()
+        assert metrics.pessimistic[i].tolist() == expected[side][:, 1].tolist()
+        assert metrics.options[i].tolist() == expected[side][:, 2].tolist()
+        realistic = expected[side][:, :2].double().mean(1)
+        assert metrics.ranks(side).tolist() == realistic.tolist()
+
+
+def test_plain_scorer_ranks_match_brute_force_with_ties(device):
+    table, known, test = tiny_kg()
+    index = FilterIndex.from_triples(known.to(device), num_entities=E, num_relations=R)
+    metrics = evaluate(table_scorer(table), test.to(device), index, num_entities=E)
+    expected = brute_force(table_scorer(table), test, known, E)
+    check_against(metrics, expected)
+    # Ties are present and handled: some optimistic and pessimistic ranks differ.
+    assert (metrics.optimistic != metrics.pessimistic).any()
+    assert (metrics.options < E).any()  # filtering removed candidates
+
+
+def test_non_finite_scores_are_not_options():
+    table, known, test = tiny_kg(4)
+    gen = torch.Generator().manual_seed(5)
+    mask = torch.rand(table.shape, generator=gen)
+    table[mask < 0.15] = float("-inf")
+    table[mask > 0.9] = float("nan")
+    true = test.t()
+    table[true[0], true[1], true[2]] = 1.0  # keep the evaluated triples' own scores finite
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    metrics = evaluate(table_scorer(table), test, index, num_entities=E)
+    check_against(metrics, brute_force(table_scorer(table), test, known, E))
+    assert (metrics.options < E).any()
+
+
+def test_model_ranks_match_brute_force(device):
+    _, known, test = tiny_kg(1)
+    model = DistMult(E, R, dim=3).to(device)
+    with torch.no_grad():  # integer embeddings: exact float scores, with ties
+        gen = torch.Generator().manual_seed(3)
+        model.entity.weight.copy_(torch.randint(-1, 2, (E, 3), generator=gen).float())
+        model.relation.weight.copy_(torch.randint(-1, 2, (R, 3), generator=gen).float())
+    index = FilterIndex.from_triples(known.to(device), num_entities=E, num_relations=R)
+    metrics = evaluate(model, test.to(device), index, batch_size=2)
+    cpu_model = model.cpu()
+    check_against(metrics, brute_force(cpu_model, test, known, E))
+    # Raw (unfiltered) ranks: every entity is an option.
+    raw = evaluate(cpu_model, test, None)
+    assert (raw.options == E).all()
+    assert (raw.optimistic >= metrics.optimistic.cpu()).all()
+
+
+def test_hand_computed_metrics():
+    # Both sides of two triples: realistic ranks 1, 2.5 (head) and 4, 1 (tail); C = 5, 4, 5, 4.
+    m = RankMetrics(
+        optimistic=torch.tensor([[1, 2], [4, 1]]),
+        pessimistic=torch.tensor([[1, 3], [4, 1]]),
+        options=torch.tensor([[5, 4], [5, 4]]),
+        relation=torch.tensor([0, 1]),
+    )
+    ranks = [1.0, 2.5, 4.0, 1.0]
+    s = m.summary()
+    assert s["mr"] == pytest.approx(sum(ranks) / 4)
+    assert s["mrr"] == pytest.approx(sum(1 / x for x in ranks) / 4)
+    assert s["hits_at_1"] == 0.5 and s["hits_at_3"] == 0.75 and s["hits_at_10"] == 1.0
+    e_mr = (3 + 2.5 + 3 + 2.5) / 4
+    assert s["amr"] == pytest.approx(s["mr"] / e_mr)
+    assert s["amri"] == pytest.approx(1 - (s["mr"] - 1) / (e_mr - 1))
+    h5, h4 = 1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5, 1 + 1 / 2 + 1 / 3 + 1 / 4
+    e_mrr = (h5 / 5 + h4 / 4) / 2
+    assert s["adjusted_mrr"] == pytest.approx((s["mrr"] - e_mrr) / (1 - e_mrr))
+    e_h1 = (1 / 5 + 1 / 4) / 2
+    assert s["adjusted_hits_at_1"] == pytest.approx((0.5 - e_h1) / (1 - e_h1))
+    var_mr = ((25 - 1) / 12 + (16 - 1) / 12) * 2 / 16
+    assert s["z_mr"] == pytest.approx((e_mr - s["mr"]) / math.sqrt(var_mr))
+    # Sides and tie handling.
+    assert m.summary("head")["mr"] == pytest.approx(1.75)
+    assert m.summary("tail", "pessimistic")["mr"] == pytest.approx(2.5)
+    assert m.summary("both", "optimistic")["mr"] == pytest.approx(2.0)
+    assert m.hits_at(2) == 0.5 and m.mrr == pytest.approx(s["mrr"])
+    # Per relation: relation 0 holds ranks 1 (head) and 4 (tail).
+    per = m.per_relation()
+    assert per[0]["mr"] == pytest.approx(2.5) and per[1]["mr"] == pytest.approx(1.75)
+    assert per[0]["count"] == 2.0
+
+
+def test_random_scores_have_zero_adjusted_metrics_in_expectation():
+    gen = torch.Generator().manual_seed(0)
+    n_ent, n_rel = 40, 3
+    table = torch.rand(n_ent, n_rel, n_ent, generator=gen)
+    test = torch.stack(
+        [torch.randint(n_ent, (600,), generator=gen), torch.randint(n_rel, (600,), generator=gen),
+         torch.randint(n_ent, (600,), generator=gen)], dim=1)
+    index = FilterIndex.from_triples(test, num_entities=n_ent, num_relations=n_rel)
+    s = evaluate(table_scorer(table), test, index, num_entities=n_ent).summary()
+    # sd(AMRI) ~ 0.02 here; sd of z-scores is 1.
+    assert abs(s["amri"]) < 0.08
+    assert abs(s["adjusted_mrr"]) < 0.08 and abs(s["adjusted_hits_at_10"]) < 0.08
+    assert abs(s["z_mr"]) < 4 and abs(s["z_mrr"]) < 4 and abs(s["z_hits_at_10"]) < 4
+    assert 0.9 < s["amr"] < 1.1
+
+
+def test_perfect_scores_give_one():
+    _, known, test = tiny_kg(2)
+    true = {tuple(x) for x in known.tolist()}
+
+    def oracle(h, r, t):
+        return torch.tensor([float((a, b, c) in true) for a, b, c in zip(h.tolist(), r.tolist(),
+                                                                           t.tolist())])
+
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    s = evaluate(oracle, test, index, num_entities=E).summary()
+    assert s["mr"] == 1.0 and s["mrr"] == 1.0 and s["amri"] == 1.0
+    assert s["adjusted_mrr"] == pytest.approx(1.0) and s["adjusted_hits_at_1"] == pytest.approx(1.0)
+
+
+def test_filtering_uses_validation_triples():
+    # pykeen #397: the valid triple (a, r, c) outscores the test triple (a, r, b).
+    ds = KGDataset.from_labeled(
+        [("a", "r", "a"), ("b", "r", "c"), ("c", "r", "a")], [("a", "r", "c")], [("a", "r", "b")]
+    )
+    ids = {x: ds.entities.id(x) for x in "abc"}
+    table = torch.zeros(3, 1, 3)
+    table[ids["a"], 0, ids["c"]] = 2.0  # the valid triple
+    table[ids["a"], 0, ids["b"]] = 1.0  # the test triple
+    scorer = table_scorer(table)
+    full = evaluate(scorer, ds.test, ds.filter_index(), num_entities=3)
+    assert full.ranks("tail").tolist() == [1.0]
+    no_valid = FilterIndex.from_triples(
+        ds.train.mapped_triples, ds.test.mapped_triples, num_entities=3, num_relations=1
+    )
+    assert evaluate(scorer, ds.test, no_valid, num_entities=3).ranks("tail").tolist() == [2.0]
+
+
+@pytest.mark.parametrize("error", ["cuda", "runtime"])
+def test_out_of_memory_halves_the_batch_and_the_chunk(error):
+    table, known, test = tiny_kg()
+    base = table_scorer(table)
+    calls = []
+
+    def fragile(h, r, t):
+        calls.append(h.numel())
+        if h.numel() > 4:  # fits only 4 scored triples: batch 1 and candidate chunks of 4 or less
+            if error == "cuda":
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
+            raise RuntimeError("[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't "
+                               "allocate memory: you tried to allocate 8 GB")
+        return base(h, r, t)
+
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    metrics = evaluate(fragile, test, index, num_entities=E, batch_size=64)
+    reference = evaluate(base, test, index, num_entities=E, batch_size=1)
+    assert torch.equal(metrics.optimistic, reference.optimistic)
+    assert torch.equal(metrics.pessimistic, reference.pessimistic)
+    assert max(calls) > 4 and calls[-1] <= 4
+
+
+def test_other_errors_propagate():
+    def broken(h, r, t):
+        raise RuntimeError("shape mismatch")
+
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        evaluate(broken, torch.tensor([[0, 0, 1]]), None, num_entities=E)
+
+
+def test_reciprocal_heads_use_inverse_relation_tails():
+    model = RotatE(E, 2 * R, dim=4)
+    _, known, test = tiny_kg(3)
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    metrics = evaluate(model, test, index, reciprocal=True)
+
+    def inverse_scorer(h, r, t):  # score (h, r, t) as (t, r + R, h)
+        return model(t, r + R, h)
+
+    expected = brute_force(inverse_scorer, test, known, E)
+    assert metrics.optimistic[0].tolist() == expected["head"][:, 0].tolist()
+    tail_only = brute_force(model, test, known, E)
+    assert metrics.optimistic[1].tolist() == tail_only["tail"][:, 0].tolist()
+
+
+def test_model_mode_is_restored_and_outputs_serialise():
+    model = DistMult(E, R, dim=3).train()
+    _, known, test = tiny_kg()
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    metrics = evaluate(model, test, index)
+    assert model.training
+    data = json.loads(json.dumps(metrics.to_dict()))
+    assert set(data["metrics"]) == {"both", "head", "tail"}
+    assert data["metrics"]["both"]["realistic"]["mrr"] == pytest.approx(metrics.mrr)
+    text = metrics.table(per_relation=True, labels=["likes", "knows"])
+    assert "mrr" in text and "likes" in text and "hits_at_10" in text
+    both, head, tail = (metrics.summary(s)["mrr"] for s in ("both", "head", "tail"))
+    assert both == pytest.approx((head + tail) / 2)
+
+
+def test_bad_inputs_are_refused():
+    model = DistMult(E, R, dim=3)
+    with pytest.raises(GraphDataError, match=r"triples: expected a LongTensor \[N, 3\]"):
+        evaluate(model, torch.zeros(4, 2, dtype=torch.long), None)
+    with pytest.raises(GraphDataError, match="entity ids must lie in"):
+        evaluate(model, torch.tensor([[0, 0, E]]), None)
+    with pytest.raises(GraphDataError, match="relation ids must lie in"):
+        evaluate(model, torch.tensor([[0, 1, 1]]), None, reciprocal=True)
+    with pytest.raises(GraphDataError, match="reciprocal: only applies to a KGEModel"):
+        evaluate(lambda h, r, t: h.float(), torch.tensor([[0, 0, 1]]), None, num_entities=E,
+                 reciprocal=True)
+    with pytest.raises(GraphDataError, match="num_entities: required"):
+        evaluate(lambda h, r, t: h.float(), torch.tensor([[0, 0, 1]]), None)
+    with pytest.raises(GraphDataError, match="filter_index: built for 3 entities"):
+        evaluate(model, torch.tensor([[0, 0, 1]]),
+                 FilterIndex.from_triples(torch.tensor([[0, 0, 1]]), num_entities=3,
+                                          num_relations=R))
+    with pytest.raises(GraphDataError, match="rank_type: expected one of"):
+        evaluate(model, torch.tensor([[0, 0, 1]]), None, rank_type="average")
+
+
+def test_untrained_model_on_umls_is_near_random(datasets_dir):
+    ds = KGDataset.from_folder(datasets_dir / "kg" / "umls")
+    model = DistMult(ds.num_entities, ds.num_relations, dim=32)
+    metrics = evaluate(model, ds.test, ds.filter_index())
+    assert metrics.num_triples == 661
+    assert abs(metrics.amri) < 0.15  # filtered and untrained: close to a random ranker
