@@ -33,8 +33,14 @@ __all__ = [
 ]
 
 
-def expression_from_adata(adata: AnnData, layer: str | None) -> Tensor:
-    """Dense float32 expression ``[n_obs, n_vars]`` from ``adata.X`` or ``adata.layers[layer]``."""
+def expression_from_adata(
+    adata: AnnData, layer: str | None, *, allow_negative: bool = False
+) -> Tensor:
+    """Dense float32 expression ``[n_obs, n_vars]`` from ``adata.X`` or ``adata.layers[layer]``.
+
+    Negative values are refused unless ``allow_negative`` (signed sphere coordinates, as
+    :meth:`spatial.simulate.SimulatedTissue.to_anndata` writes them).
+    """
     if layer is None:
         matrix, where = adata.X, "adata.X"
     else:
@@ -48,7 +54,8 @@ def expression_from_adata(adata: AnnData, layer: str | None) -> Tensor:
         raise GraphDataError(f"{where}: expected an expression matrix, got None")
     dense = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
     x = torch.as_tensor(np.asarray(dense, dtype=np.float32))
-    check_expression(x, where, names=list(map(str, adata.obs_names)), non_negative=True)
+    names = list(map(str, adata.obs_names))
+    check_expression(x, where, names=names, non_negative=not allow_negative)
     return x
 
 
@@ -75,7 +82,8 @@ def check_expression(
         raise GraphDataError(
             f"{where}: expected non-negative expression (counts or normalised counts), got "
             f"{int((x < 0).sum())} negative values (first rows {_name_rows(rows, names)}); pass "
-            "an unscaled layer, e.g. log1p-normalised counts, not z-scores"
+            "an unscaled layer, e.g. log1p-normalised counts, not z-scores (or allow_negative=True "
+            "for signed coordinates already on the sphere, e.g. a simulated tissue)"
         )
     zero = x.abs().sum(1) == 0
     if bool(zero.any()):

@@ -202,6 +202,7 @@ class Celcomen:
         spatial_key: str = "spatial",
         layer: str | None = None,
         device: torch.device | str | None = None,
+        allow_negative: bool = False,
     ) -> Celcomen:
         """Fit both matrices to expression on a spatial graph.
 
@@ -216,6 +217,9 @@ class Celcomen:
             spatial_key: AnnData key of the coordinates and prefix of the graph keys.
             layer: AnnData layer holding expression; None (default) uses ``adata.X``.
             device: Device to fit on; None (default) keeps the data's device (CPU for AnnData).
+            allow_negative: AnnData only: accept negative values, for signed coordinates already
+                on the sphere such as :meth:`SimulatedTissue.to_anndata` writes. Default False
+                (negative expression is an error).
 
         Returns:
             self, with ``W_intra_``, ``W_inter_``, ``losses_``, ``var_names_``, ``model_``.
@@ -226,7 +230,7 @@ class Celcomen:
                 a diverging fit (the message suggests a smaller ``lr``).
         """
         x, edge_index, edge_weight, var_names = self._prepare(
-            data, edge_index, edge_weight, spatial_key, layer, device
+            data, edge_index, edge_weight, spatial_key, layer, device, allow_negative
         )
         cfg = self.config
         n, g = x.shape
@@ -282,6 +286,7 @@ class Celcomen:
     def _prepare(
         self, data: Any, edge_index: Tensor | None, edge_weight: Tensor | None,
         spatial_key: str, layer: str | None, device: torch.device | str | None = None,
+        allow_negative: bool = False,
     ) -> tuple[Tensor, Tensor, Tensor | None, list[str] | None]:
         """Unit-sphere expression, graph and gene names from AnnData or tensors."""
         if isinstance(data, AnnData):
@@ -290,7 +295,7 @@ class Celcomen:
                     "edge_index: not allowed with AnnData input (the graph is read from "
                     f"obsp[{spatial_key + '_connectivities'!r}]); pass tensors instead"
                 )
-            x = _inputs.expression_from_adata(data, layer)
+            x = _inputs.expression_from_adata(data, layer, allow_negative=allow_negative)
             edge_index, edge_weight = _inputs.graph_from_adata(
                 data, spatial_key, self.config.n_neighbors)
             var_names = list(map(str, data.var_names))
@@ -341,6 +346,7 @@ class Celcomen:
         spatial_key: str = "spatial",
         layer: str | None = None,
         device: torch.device | str | None = None,
+        allow_negative: bool = False,
     ) -> Any:
         """Counterfactual with the fitted matrices (see :mod:`spatial.counterfactual`).
 
@@ -355,6 +361,7 @@ class Celcomen:
             spatial_key: AnnData key of coordinates / graph.
             layer: AnnData expression layer; None uses ``adata.X``.
             device: Device to relax on; None (default) uses the model's device.
+            allow_negative: AnnData only: accept signed sphere coordinates (as in :meth:`fit`).
 
         Returns:
             A :class:`spatial.counterfactual.Counterfactual`.
@@ -362,10 +369,14 @@ class Celcomen:
         from spatial.counterfactual import simulate_intervention  # avoid an import cycle
 
         self._check_fitted()
-        raw = _inputs.expression_from_adata(data, layer) if isinstance(data, AnnData) else data
+        raw = (
+            _inputs.expression_from_adata(data, layer, allow_negative=allow_negative)
+            if isinstance(data, AnnData)
+            else data
+        )
         device = device or self.model_.intra_raw.device
         _, edge_index, edge_weight, var_names = self._prepare(
-            data, edge_index, edge_weight, spatial_key, layer, device)
+            data, edge_index, edge_weight, spatial_key, layer, device, allow_negative)
         obs_names: Sequence[str] | None = (
             list(map(str, data.obs_names)) if isinstance(data, AnnData) else None)
         columns = _inputs.resolve_genes(genes, var_names, raw.shape[1])

@@ -193,6 +193,9 @@ class SimulatedTissue:
     def to_anndata(self):  # noqa: ANN201 - anndata is imported lazily
         """AnnData with ``X`` = the signed sphere coordinates and the truth in ``varp``.
 
+        Fit it with ``Celcomen().fit(adata, allow_negative=True)``: the coordinates are signed,
+        which real expression never is, so AnnData input refuses negatives by default.
+
         Returns:
             AnnData with ``obsm['spatial']``, the graph in ``obsp['spatial_connectivities']``
             / ``obsp['spatial_distances']`` / ``uns['spatial_neighbors']`` (as

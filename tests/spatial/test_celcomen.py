@@ -156,3 +156,17 @@ def test_diverging_fit_says_what_to_do(tissue):
     with pytest.raises(GraphDataError, match="fit diverged .* lower lr"):
         Celcomen(optimizer="sgd", lr=1e12, epochs=30, progress=False).fit(tissue.x,
                                                                          tissue.edge_index)
+
+
+def test_simulated_anndata_fits_with_allow_negative_and_is_refused_without():
+    from spatial import Celcomen, simulate_tissue
+
+    tissue = simulate_tissue(60, 4, steps=200, seed=1)
+    adata = tissue.to_anndata()
+    with pytest.raises(ValueError, match="negative values.*allow_negative=True"):
+        Celcomen(epochs=2, progress=False).fit(adata)
+    model = Celcomen(epochs=30, seed=0, progress=False).fit(adata, allow_negative=True)
+    direct = Celcomen(epochs=30, seed=0, progress=False).fit(tissue.x, tissue.edge_index)
+    # The AnnData path reads the same points and the same kNN graph as the tensor path.
+    assert torch.allclose(model.W_intra_, direct.W_intra_, atol=1e-5)
+    assert torch.allclose(model.W_inter_, direct.W_inter_, atol=1e-5)
