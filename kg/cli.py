@@ -31,6 +31,7 @@ from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from kg.checkpoint import check_compatible, dataset_fingerprint
 from kg.evaluation import RANK_TYPES, evaluate
+from kg.explain.cli import add_explain_subparser
 from kg.models import MODELS
 from kg.predict import load_model, predict_tails
 from kg.training import (
@@ -231,7 +232,7 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         >>> args.model, args.epochs, args.lr
         ('rotate', 3, None)
     """
-    kg = subparsers.add_parser("kg", help="knowledge-graph embeddings: train, evaluate, predict")
+    kg = subparsers.add_parser("kg", help="knowledge-graph embeddings: train, evaluate, explain")
     sub = kg.add_subparsers(dest="kg_command", required=True)
 
     train = sub.add_parser(
@@ -290,4 +291,6 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     pr.add_argument("--top", type=int, default=10, help="how many tails (default 10)")
     pr.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     pr.set_defaults(func=_predict)
+
+    add_explain_subparser(sub)
 

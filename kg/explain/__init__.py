@@ -1,0 +1,75 @@
+"""KGExplainer: synergistic path-based explanations of knowledge-graph completion.
+
+Ma et al., "Towards Synergistic Path-based Explanations for Knowledge Graph Completion:
+Exploration and Evaluation", ICLR 2025 (arXiv 2404.03893), with a distilled relational-GNN
+evaluator, batched local re-training, fidelity metrics and ground-truth evaluation on the
+synthetic family KG.
+"""
+
+from kg.explain.baselines import (
+    edge_mask_explainer,
+    random_paths,
+    shortest_paths,
+    single_best_path,
+)
+from kg.explain.evaluator import (
+    DistillationTargets,
+    DistilledEvaluator,
+    EvaluatorConfig,
+    distillation_targets,
+    graph_fingerprint,
+)
+from kg.explain.explainer import BASELINES, MODES, ExplainerConfig, KGExplainer
+from kg.explain.explanation import ExplainedPath, PathExplanation
+from kg.explain.fidelity import (
+    characterization_score,
+    model_fidelity,
+    phenomenon_fidelity,
+    probability_fidelity,
+    sparsity,
+)
+from kg.explain.ground_truth import (
+    GroundTruthScores,
+    canonical_triple,
+    equivalence_classes,
+    ground_truth_scores,
+)
+from kg.explain.local import LocalStructure, local_structure
+from kg.explain.retrain import INITS, RetrainConfig, RetrainScorer
+from kg.explain.search import OBJECTIVES, STOP_REASONS, SearchResult, greedy_search
+
+__all__ = [
+    "KGExplainer",
+    "ExplainerConfig",
+    "MODES",
+    "BASELINES",
+    "PathExplanation",
+    "ExplainedPath",
+    "LocalStructure",
+    "local_structure",
+    "greedy_search",
+    "SearchResult",
+    "OBJECTIVES",
+    "STOP_REASONS",
+    "DistilledEvaluator",
+    "EvaluatorConfig",
+    "DistillationTargets",
+    "distillation_targets",
+    "graph_fingerprint",
+    "RetrainScorer",
+    "RetrainConfig",
+    "INITS",
+    "probability_fidelity",
+    "model_fidelity",
+    "phenomenon_fidelity",
+    "characterization_score",
+    "sparsity",
+    "GroundTruthScores",
+    "ground_truth_scores",
+    "canonical_triple",
+    "equivalence_classes",
+    "random_paths",
+    "shortest_paths",
+    "single_best_path",
+    "edge_mask_explainer",
+]

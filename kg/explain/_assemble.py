@@ -1,0 +1,141 @@
+"""Turn a search result (or a baseline's selection) into a labelled PathExplanation (private)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+
+from kg.explain.explanation import ExplainedPath, PathExplanation
+from kg.explain.fidelity import characterization_score, sparsity
+from kg.explain.local import LocalStructure
+from kg.explain.search import SearchResult
+
+if TYPE_CHECKING:
+    from kg.explain.explainer import KGExplainer
+
+__all__: list[str] = []
+
+
+def _scores(
+    explainer: KGExplainer, local: LocalStructure, chosen: tuple[int, ...], mask: Tensor
+) -> SearchResult:
+    """Score a fixed selection the way the greedy search scores its final explanation."""
+    scorer = explainer.scorer(local)
+    device = local.edge_type.device
+    full = torch.ones(1, local.num_edges, dtype=torch.bool, device=device)
+    alone = torch.stack([local.edge_mask([p]) for p in chosen]) if chosen else full[:0]
+    masks = torch.cat([full, ~full, mask.unsqueeze(0), ~mask.unsqueeze(0), alone])
+    scores = scorer(masks).tolist()
+    return SearchResult(
+        chosen=chosen,
+        gains=tuple(float("nan") for _ in chosen),
+        individual=tuple(scores[4:]),
+        full_score=scores[0],
+        empty_score=scores[1],
+        explanation_score=scores[2],
+        complement_score=scores[3],
+        stop_reason="baseline",
+        num_scored=masks.size(0),
+    )
+
+
+def _message(explainer: KGExplainer, local: LocalStructure, result: SearchResult) -> str:
+    cfg = explainer.config
+    notes = []
+    if not local.paths:
+        if local.num_edges == 0 and local.num_nodes == 2:
+            notes.append(
+                f"head and tail are not connected within {local.hops} hops (their enclosing "
+                "subgraph is empty once the target is removed): empty explanation"
+            )
+        else:
+            notes.append(
+                f"no path of length <= {local.max_length} joins head and tail inside their "
+                f"{local.hops}-hop enclosing subgraph: empty explanation"
+            )
+    elif result.stop_reason == "no_signal":
+        notes.append(
+            f"the local graph does not raise the target's score (f(G) = {result.full_score:.4g}, "
+            f"f(empty) = {result.empty_score:.4g}): nothing to explain"
+        )
+    elif result.stop_reason == "min_gain" and not result.chosen:
+        notes.append(f"no path adds at least min_gain = {cfg.min_gain} of the local graph's gain")
+    if local.truncated:
+        notes.append(f"candidate paths capped at max_candidates = {cfg.max_candidates}")
+    return "; ".join(notes)
+
+
+def assemble(
+    explainer: KGExplainer,
+    local: LocalStructure,
+    result: SearchResult | None,
+    chosen: tuple[int, ...],
+    mask: Tensor,
+    *,
+    mode: str,
+    start: float,
+) -> PathExplanation:
+    """Build the labelled explanation; ``result=None`` scores the selection first."""
+    if result is None:
+        result = _scores(explainer, local, chosen, mask)
+    entities = explainer.graph_.entities.labels
+    relations = explainer.graph_.relations.labels
+    node_labels = [entities[i] for i in local.nodes.tolist()]
+    triples = [(entities[h], relations[r], entities[t]) for h, r, t in local.triples.tolist()]
+    heads = local.edge_index[0].tolist()
+    paths, order = [], []
+    for p, score, gain in zip(chosen, result.individual, result.gains):
+        edges, nodes = local.paths[p], local.path_nodes[p]
+        order += edges
+        paths.append(
+            ExplainedPath(
+                triples=tuple(triples[e] for e in edges),
+                forward=tuple(heads[e] == nodes[i] for i, e in enumerate(edges)),
+                entities=tuple(node_labels[v] for v in nodes),
+                individual_score=score,
+                gain=gain,
+            )
+        )
+    order += mask.nonzero().flatten().tolist()  # baselines without paths: mask order
+    chosen_triples = tuple(dict.fromkeys(triples[e] for e in order))
+    h, r, t = local.target
+    model = explainer.model
+    device = local.edge_type.device
+    with torch.no_grad():
+        was_training = model.training
+        model.eval()
+        ids = torch.tensor([[h], [r], [t]], device=device)
+        teacher = float(model(ids[0], ids[1], ids[2])[0])
+        model.train(was_training)
+    probs = explainer.probability(
+        torch.tensor([result.full_score, result.explanation_score, result.complement_score])
+    ).tolist()
+    fid_plus, fid_minus = probs[0] - probs[2], probs[0] - probs[1]
+    return PathExplanation(
+        target=(entities[h], relations[r], entities[t]),
+        paths=tuple(paths),
+        triples=chosen_triples,
+        teacher_score=teacher,
+        full_score=result.full_score,
+        empty_score=result.empty_score,
+        joint_score=result.explanation_score,
+        complement_score=result.complement_score,
+        full_probability=probs[0],
+        joint_probability=probs[1],
+        complement_probability=probs[2],
+        fid_plus=fid_plus,
+        fid_minus=fid_minus,
+        characterization=characterization_score(fid_plus, fid_minus),
+        sparsity=sparsity(len(chosen_triples), local.num_edges),
+        local_entities=tuple(node_labels),
+        local_triples=tuple(triples),
+        num_candidates=len(local.paths),
+        truncated=local.truncated,
+        stop_reason=result.stop_reason,
+        mode=mode,
+        seconds=time.perf_counter() - start,
+        message=_message(explainer, local, result),
+    )

@@ -1,0 +1,187 @@
+"""Distillation helpers of the evaluator: negatives, subgraph banks, thinning (private)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING
+
+import torch
+from torch import Tensor
+
+from graphdata.errors import GraphDataError
+from graphdata.subgraph import k_hop_enclosing_subgraphs
+from graphdata.triples import TripleSet
+from kg.base import KGEModel
+from kg.explain._batch import GraphBatch, SubgraphBank
+
+if TYPE_CHECKING:
+    from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
+
+__all__: list[str] = []
+
+
+def _graph(graph: TripleSet) -> tuple[Tensor, Tensor]:
+    triples = graph.mapped_triples
+    return triples[:, [0, 2]].t().contiguous(), triples[:, 1].contiguous()
+
+
+def _negatives(
+    teacher: KGEModel, positives: Tensor, cfg: EvaluatorConfig, generator: torch.Generator
+) -> Tensor:
+    """Corrupt each positive ``num_negatives`` times: head or tail, uniform or teacher-hard."""
+    device = positives.device
+    num, q, num_entities = positives.size(0), cfg.num_negatives, teacher.num_entities
+
+    def draw(*shape: int, high: int | None = None) -> Tensor:
+        if high is None:
+            return torch.rand(shape, generator=generator).to(device)
+        return torch.randint(high, shape, generator=generator).to(device)
+
+    corrupt_head = draw(num, q) < 0.5
+    hard = draw(num, q) < cfg.hard_negative_fraction
+    replacement = draw(num, q, high=num_entities)
+    h, r, t = positives.unbind(1)
+    pool = min(cfg.hard_negative_pool, max(num_entities - 2, 1))
+    pick = draw(num, q, high=pool)
+    tops = []
+    with torch.no_grad():
+        for side in ("head", "tail"):
+            rows = []
+            for lo in range(0, num, 512):
+                sl = slice(lo, lo + 512)
+                scores = (
+                    teacher.score_heads(r[sl], t[sl])
+                    if side == "head"
+                    else teacher.score_tails(h[sl], r[sl])
+                ).clone()  # [b, E]
+                rows_idx = torch.arange(scores.size(0), device=device)
+                # Neither the true entity nor the other end (a self-pair has no subgraph).
+                scores[rows_idx, h[sl]] = -math.inf
+                scores[rows_idx, t[sl]] = -math.inf
+                rows.append(scores.topk(pool, dim=1).indices)
+            tops.append(torch.cat(rows).gather(1, pick))  # [P, Q]
+    hard_pick = torch.where(corrupt_head, tops[0], tops[1])
+    replacement = torch.where(hard, hard_pick, replacement)
+    other_end = torch.where(corrupt_head, t.unsqueeze(1), h.unsqueeze(1))
+    replacement = torch.where(
+        replacement == other_end, (replacement + 1) % num_entities, replacement
+    )
+    negatives = positives.unsqueeze(1).repeat(1, q, 1)  # [P, Q, 3]
+    negatives[..., 0] = torch.where(corrupt_head, replacement, negatives[..., 0])
+    negatives[..., 2] = torch.where(corrupt_head, negatives[..., 2], replacement)
+    return negatives
+
+
+def _bank(triples: Tensor, graph: TripleSet, num_entities: int, hops: int) -> SubgraphBank:
+    """Enclosing subgraphs of ``triples`` ``[G, 3]``, each without its own triple."""
+    edge_index, edge_type = _graph(graph)
+    edge_index, edge_type = edge_index.to(triples.device), edge_type.to(triples.device)
+    sub = k_hop_enclosing_subgraphs(
+        triples[:, [0, 2]],
+        edge_index,
+        edge_type,
+        num_entities,
+        k=hops,
+        target_relations=triples[:, 1],
+    )
+    return SubgraphBank(sub.node_ptr, sub.edge_ptr, sub.edge_index, sub.edge_type, triples[:, 1])
+
+
+def _thin(batch: GraphBatch, fraction: float, generator: torch.Generator) -> GraphBatch:
+    r"""Thin a share of the graphs, as the explainer's masks do, keeping the teacher's targets.
+
+    The explainer scores subgraphs reduced to a few paths or missing a few; an evaluator trained
+    on full subgraphs only would meet those out of distribution, and would lean on whichever
+    relations carry the most evidence. A thinned graph ``g`` draws a keep rate
+    :math:`u_g \sim U(0, 1)` and, with probability one half each, keeps every edge with
+    probability :math:`u_g` (edge dropout) or every relation with probability :math:`u_g`
+    (relation dropout: whole kinds of evidence vanish, so others must be learned too).
+    """
+    device = batch.edge_index.device
+    graphs = batch.num_graphs
+    thinned = torch.rand(graphs, generator=generator).to(device) < fraction
+    rate = torch.where(thinned, torch.rand(graphs, generator=generator).to(device), 1.0)
+    by_relation = torch.rand(graphs, generator=generator).to(device) < 0.5
+    owner = batch.batch[batch.edge_index[0]]  # [E] graph of each edge
+    num_relations = int(batch.edge_type.max()) + 1 if batch.edge_type.numel() else 1
+    draw_relation = torch.rand(graphs, num_relations, generator=generator).to(device)
+    draw_edge = torch.rand(owner.numel(), generator=generator).to(device)
+    draw = torch.where(by_relation[owner], draw_relation[owner, batch.edge_type], draw_edge)
+    keep = draw < rate[owner]
+    return dataclasses.replace(
+        batch, edge_index=batch.edge_index[:, keep], edge_type=batch.edge_type[keep]
+    )
+
+
+def _spearman(a: Tensor, b: Tensor) -> float:
+    """Spearman's rank correlation (average ranks for ties)."""
+    from scipy.stats import spearmanr
+
+    if a.numel() < 2:
+        return math.nan
+    return float(spearmanr(a.detach().cpu().double().numpy(), b.detach().cpu().double().numpy())[0])
+
+
+def _check_teacher(teacher: KGEModel, graph: TripleSet) -> None:
+    if not isinstance(teacher, KGEModel):
+        raise GraphDataError(f"teacher: expected a KGEModel, got {type(teacher).__name__}")
+    if not isinstance(graph, TripleSet):
+        raise GraphDataError(
+            f"graph: expected a TripleSet (e.g. dataset.train), got {type(graph).__name__}"
+        )
+    if teacher.num_entities != graph.num_entities or teacher.num_relations not in (
+        graph.num_relations,
+        2 * graph.num_relations,
+    ):
+        raise GraphDataError(
+            f"teacher: {teacher!r} does not fit the graph ({graph.num_entities} entities, "
+            f"{graph.num_relations} relations; a reciprocal model has twice the relations); "
+            "pass the model trained on this graph"
+        )
+
+
+def agreement_figures(
+    evaluator: DistilledEvaluator,
+    teacher: KGEModel,
+    triples: Tensor,
+    *,
+    num_queries: int,
+    max_candidates: int,
+    seed: int,
+) -> dict[str, float]:
+    """The body of :meth:`DistilledEvaluator.agreement` (see there)."""
+    generator = torch.Generator().manual_seed(seed)
+    device = triples.device
+    n = evaluator.num_entities_
+    corrupt = triples.clone()
+    tails = torch.randint(n, (triples.size(0),), generator=generator).to(device)
+    tails = torch.where(tails == triples[:, 0], (tails + 1) % n, tails)
+    corrupt[:, 2] = tails
+    both = torch.cat([triples, corrupt])
+    with torch.no_grad():
+        teacher_scores = teacher(both[:, 0], both[:, 1], both[:, 2])
+    spearman = _spearman(evaluator.score_triples(both), teacher_scores)
+    order = torch.randperm(triples.size(0), generator=generator)[:num_queries]
+    hits, overlap = [], []
+    for h, r, _ in triples[order.to(device)].tolist():
+        others = torch.tensor([e for e in range(n) if e != h], device=device)
+        if others.numel() > max_candidates:
+            pick = torch.randperm(others.numel(), generator=generator)[:max_candidates]
+            others = others[pick.to(device)]
+        query = torch.stack([torch.full_like(others, h), torch.full_like(others, r), others], 1)
+        with torch.no_grad():
+            t_scores = teacher(query[:, 0], query[:, 1], query[:, 2])
+        e_scores = evaluator.score_triples(query)
+        k = min(10, others.numel())
+        t_top = set(others[t_scores.topk(k).indices].tolist())
+        e_top = set(others[e_scores.topk(k).indices].tolist())
+        hits.append(float(int(others[t_scores.argmax()]) in e_top))
+        overlap.append(len(t_top & e_top) / k)
+    return {
+        "spearman": spearman,
+        "hits_at_10": sum(hits) / len(hits) if hits else math.nan,
+        "top10_overlap": sum(overlap) / len(overlap) if overlap else math.nan,
+        "num_triples": int(triples.size(0)),
+        "num_queries": len(hits),
+    }

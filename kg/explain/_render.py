@@ -1,0 +1,109 @@
+"""networkx conversion and matplotlib drawing of a PathExplanation (private)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from kg.explain.explanation import PathExplanation
+
+__all__: list[str] = []
+
+
+def to_networkx(explanation: PathExplanation) -> nx.MultiDiGraph:
+    """Local triples as edges (``relation``, ``in_explanation``), plus the target edge."""
+    import networkx as nx
+
+    graph = nx.MultiDiGraph(target=explanation.target, mode=explanation.mode)
+    h, _, t = explanation.target
+    for entity in explanation.local_entities:
+        graph.add_node(entity, role="head" if entity == h else "tail" if entity == t else "")
+    chosen = set(explanation.triples)
+    for triple in explanation.local_triples:
+        graph.add_edge(
+            triple[0], triple[2], relation=triple[1], in_explanation=triple in chosen, target=False
+        )
+    graph.add_edge(h, t, relation=explanation.target[1], in_explanation=False, target=True)
+    return graph
+
+
+def _path_layout(explanation: PathExplanation) -> dict[str, tuple[float, float]]:
+    """Head left, tail right, each path's inner nodes on its own row (0.8, -0.8, 1.6, ...)."""
+    h, _, t = explanation.target
+    pos = {h: (-1.0, 0.0), t: (1.0, 0.0)}
+    for i, path in enumerate(explanation.paths):
+        row = 0.8 * (i // 2 + 1) * (1 if i % 2 == 0 else -1)
+        steps = len(path.entities) - 1
+        for j, entity in enumerate(path.entities[1:-1], start=1):
+            pos.setdefault(entity, (-1.0 + 2.0 * j / steps, row))
+    return pos
+
+
+def plot(explanation: PathExplanation, path: Path, *, context: bool) -> Path:
+    """Draw the explanation (bold, labelled), the target (dashed) and context (faint) to a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import networkx as nx
+
+    h, rel, t = explanation.target
+    chosen = set(explanation.triples)
+    shown = {h, t} | {x for tr in chosen for x in (tr[0], tr[2])}
+    context_triples = [tr for tr in explanation.local_triples if tr not in chosen]
+    if context:
+        # Only context between nodes already drawn, so the picture stays readable.
+        context_triples = [tr for tr in context_triples if tr[0] in shown and tr[2] in shown]
+    else:
+        context_triples = []
+    layout_graph = nx.Graph()
+    layout_graph.add_nodes_from(sorted(shown))
+    layout_graph.add_edges_from((a, b) for a, _, b in chosen)
+    layout_graph.add_edge(h, t)
+    pos = _path_layout(explanation)
+    rest = [n for n in layout_graph if n not in pos]
+    if rest:  # nodes of an edge-mask explanation, which has no paths to lay out
+        pos = nx.spring_layout(layout_graph, pos=pos, fixed=list(pos), seed=0)
+
+    fig, ax = plt.subplots(figsize=(7, 5))
+    colors = ["tab:red" if n == h else "tab:blue" if n == t else "lightgrey" for n in layout_graph]
+    nx.draw_networkx_nodes(layout_graph, pos, ax=ax, node_color=colors, node_size=500)
+    nx.draw_networkx_labels(layout_graph, pos, ax=ax, font_size=7)
+
+    def draw(triples: list, **style: object) -> None:
+        labels: dict[tuple[str, str], list[str]] = {}
+        for a, r, b in triples:
+            labels.setdefault((a, b), []).append(r)
+        digraph = nx.DiGraph(list(labels))
+        nx.draw_networkx_edges(digraph, pos, ax=ax, arrows=True, node_size=500, **style)
+        nx.draw_networkx_edge_labels(
+            digraph,
+            pos,
+            ax=ax,
+            font_size=7,
+            edge_labels={k: " / ".join(v) for k, v in labels.items()},
+        )
+
+    if context_triples:
+        draw(context_triples, edge_color="lightgrey", width=0.8)
+    if chosen:
+        draw(sorted(chosen), edge_color="black", width=2.0)
+    draw([(h, rel, t)], edge_color="tab:red", style="dashed", width=1.5)
+    title = f"({h}, {rel}, {t}): {len(explanation.paths)} path(s), mode {explanation.mode}"
+    ax.set_title(title, fontsize=9)
+    ax.axis("off")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        Path(tmp).unlink(missing_ok=True)
+    return path

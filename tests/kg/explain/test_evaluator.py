@@ -1,0 +1,180 @@
+import math
+
+import networkx as nx
+import pytest
+import torch
+from torch_geometric.nn import RGCNConv
+
+from graphdata.errors import GraphDataError, NotFittedError
+from graphdata.synthetic import family_kg
+from kg.distmult import DistMult
+from kg.explain._batch import GraphBatch, distances
+from kg.explain._distill import _negatives
+from kg.explain._rgcn import RelationalConv
+from kg.explain._teacher import triple_representation
+from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig, distillation_targets
+from kg.rotate import RotatE
+from kg.transe import TransE
+
+
+def test_relational_conv_equals_pyg_rgcnconv_mean():
+    torch.manual_seed(0)
+    x = torch.randn(7, 5)
+    edge_index = torch.randint(0, 7, (2, 20))
+    edge_type = torch.randint(0, 3, (20,))
+    ours = RelationalConv(5, 4, num_relations=3, num_bases=2)
+    pyg = RGCNConv(5, 4, num_relations=3, num_bases=2, aggr="mean")
+    with torch.no_grad():
+        pyg.weight.copy_(ours.basis)
+        pyg.comp.copy_(ours.comp)
+        pyg.root.copy_(ours.root)
+        pyg.bias.copy_(torch.randn(4))
+        ours.bias.copy_(pyg.bias)
+    torch.testing.assert_close(ours(x, edge_index, edge_type), pyg(x, edge_index, edge_type))
+
+
+def test_zero_weight_is_a_missing_edge():
+    torch.manual_seed(1)
+    x = torch.randn(6, 3)
+    edge_index = torch.randint(0, 6, (2, 12))
+    edge_type = torch.randint(0, 2, (12,))
+    conv = RelationalConv(3, 3, num_relations=2, num_bases=2)
+    keep = torch.rand(12) < 0.5
+    weighted = conv(x, edge_index, edge_type, keep.float())
+    dropped = conv(x, edge_index[:, keep], edge_type[keep])
+    torch.testing.assert_close(weighted, dropped)
+
+
+def test_batched_distances_match_networkx():
+    graph_a = [(0, 2), (2, 3), (3, 1)]  # a path head - 2 - 3 - tail
+    graph_b = [(1, 0), (2, 3)]  # head and tail adjacent; 2, 3 unreachable
+    edges = [(u, v) for u, v in graph_a] + [(u + 4, v + 4) for u, v in graph_b]
+    batch = GraphBatch(
+        edge_index=torch.tensor(edges).t(),
+        edge_type=torch.zeros(len(edges), dtype=torch.long),
+        edge_weight=None,
+        batch=torch.tensor([0, 0, 0, 0, 1, 1, 1, 1]),
+        head=torch.tensor([0, 4]),
+        tail=torch.tensor([1, 5]),
+        relation=torch.tensor([0, 0]),
+    )
+    got = distances(batch, batch.head, max_distance=2).tolist()
+    expected = []
+    for pairs in (graph_a, graph_b):
+        g = nx.Graph(pairs)
+        g.add_nodes_from(range(4))
+        lengths = nx.single_source_shortest_path_length(g, 0)
+        expected += [min(lengths.get(v, 3), 3) for v in range(4)]
+    assert got == expected
+    assert distances(batch, batch.tail, max_distance=2).tolist() == [3, 0, 2, 1, 1, 0, 3, 3]
+
+
+@pytest.mark.parametrize("model_cls", [DistMult, TransE, RotatE])
+def test_negative_targets_come_from_the_negative_triples(model_cls):
+    torch.manual_seed(2)
+    teacher = model_cls(8, 2, dim=4)
+    positives = torch.tensor([[0, 0, 1], [2, 1, 3]])
+    negatives = torch.tensor([[[0, 0, 5], [6, 0, 1]], [[2, 1, 7], [4, 1, 3]]])
+    out = distillation_targets(teacher, positives, negatives)
+    flat = negatives.reshape(-1, 3)
+    with torch.no_grad():
+        expected_score = teacher(flat[:, 0], flat[:, 1], flat[:, 2]).view(2, 2)
+    expected_rep = triple_representation(teacher, flat[:, 0], flat[:, 1], flat[:, 2]).view(2, 2, -1)
+    torch.testing.assert_close(out.negative_score, expected_score)
+    torch.testing.assert_close(out.negative_representation, expected_rep)
+    # The reference's bug would copy the positive's targets; they differ here.
+    assert not torch.allclose(out.negative_score, out.positive_score.unsqueeze(1).expand(2, 2))
+    assert not torch.allclose(out.negative_representation[:, 0], out.positive_representation)
+
+
+def test_representation_sums_to_the_score():
+    torch.manual_seed(3)
+    h, r, t = torch.tensor([0, 1]), torch.tensor([1, 0]), torch.tensor([2, 3])
+    distmult = DistMult(4, 2, dim=5)
+    torch.testing.assert_close(triple_representation(distmult, h, r, t).sum(-1), distmult(h, r, t))
+    rotate = RotatE(4, 2, dim=5, margin=3.0)
+    torch.testing.assert_close(
+        3.0 - triple_representation(rotate, h, r, t).sum(-1), rotate(h, r, t)
+    )
+
+
+def test_negatives_corrupt_exactly_one_side_and_never_make_self_pairs():
+    world = family_kg(24, seed=1)
+    teacher = DistMult(world.dataset.num_entities, world.dataset.num_relations, dim=4)
+    positives = world.dataset.train.mapped_triples[:50]
+    config = EvaluatorConfig(num_negatives=4, hard_negative_fraction=0.5)
+    neg = _negatives(teacher, positives, config, torch.Generator().manual_seed(0))
+    assert neg.shape == (50, 4, 3)
+    pos = positives.unsqueeze(1).expand_as(neg)
+    assert torch.equal(neg[..., 1], pos[..., 1])
+    same_head, same_tail = neg[..., 0] == pos[..., 0], neg[..., 2] == pos[..., 2]
+    assert bool((same_head | same_tail).all())
+    assert bool((neg[..., 0] != neg[..., 2]).all())
+
+
+def test_batched_perturbations_equal_one_by_one(explainer, world):
+    evaluator = explainer.evaluator_
+    target = world.derived_triples("test")[0]
+    with pytest.warns(UserWarning, match="max_candidates=40"):
+        local = explainer.local_structure(target)
+    generator = torch.Generator().manual_seed(0)
+    masks = torch.rand(6, local.num_edges, generator=generator) < 0.6
+    with torch.no_grad():
+        batched = evaluator.score_local(local, masks)
+        single = torch.cat([evaluator.score_local(local, masks[i : i + 1]) for i in range(6)])
+        chunked = evaluator.score_local(local, masks, max_copies=4)
+        soft = evaluator.score_local(local, masks.float())
+    torch.testing.assert_close(batched, single, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(batched, chunked, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(batched, soft, rtol=1e-4, atol=1e-5)
+    # The full mask scores the target's own enclosing subgraph, as score_triples does.
+    triple = torch.tensor([local.target])
+    full = torch.ones(1, local.num_edges, dtype=torch.bool)
+    with torch.no_grad():
+        torch.testing.assert_close(
+            evaluator.score_local(local, full),
+            evaluator.score_triples(triple),
+            rtol=1e-4,
+            atol=1e-5,
+        )
+
+
+def test_fit_state_persistence_and_compatibility(explainer, world, teacher, tmp_path):
+    evaluator = explainer.evaluator_
+    with pytest.raises(NotFittedError, match="not fitted"):
+        DistilledEvaluator().score_triples(torch.tensor([[0, 0, 1]]))
+    assert evaluator.history_[-1]["step"] == evaluator.config.steps
+    assert evaluator.score_std_ > 0 and math.isfinite(evaluator.score_mean_)
+    path = evaluator.save(tmp_path / "evaluator.pt")
+    loaded = DistilledEvaluator.load(path)
+    triples = world.dataset.test.mapped_triples[:5]
+    torch.testing.assert_close(
+        loaded.score_triples(triples, world.dataset.train), evaluator.score_triples(triples)
+    )
+    with pytest.raises(GraphDataError, match="keeps no graph"):
+        loaded.score_triples(triples)
+    loaded.check_compatible(teacher, world.dataset.train)
+    other = DistMult(teacher.num_entities, teacher.num_relations, dim=16)
+    with pytest.raises(GraphDataError, match="distilled from another model"):
+        loaded.check_compatible(other, world.dataset.train)
+    with pytest.raises(GraphDataError, match="distilled on another graph"):
+        loaded.check_compatible(teacher, world.dataset.valid)
+    with pytest.raises(GraphDataError, match="not a distilled-evaluator file"):
+        torch.save({"format": "x"}, tmp_path / "bad.pt")
+        DistilledEvaluator.load(tmp_path / "bad.pt")
+
+
+def test_agreement_figures(explainer, world, teacher):
+    figures = explainer.evaluator_.agreement(
+        teacher, world.dataset.test.mapped_triples[:10], num_queries=2, max_candidates=15
+    )
+    assert -1.0 <= figures["spearman"] <= 1.0
+    assert 0.0 <= figures["top10_overlap"] <= 1.0 and figures["hits_at_10"] in (0.0, 0.5, 1.0)
+    assert figures["num_queries"] == 2 and figures["num_triples"] == 10
+
+
+def test_bad_teacher_or_config(world):
+    with pytest.raises(GraphDataError, match="does not fit the graph"):
+        DistilledEvaluator(EvaluatorConfig(steps=1)).fit(DistMult(3, 1, dim=2), world.dataset.train)
+    with pytest.raises(GraphDataError, match="hard_negative_fraction"):
+        EvaluatorConfig(hard_negative_fraction=2.0).validate()

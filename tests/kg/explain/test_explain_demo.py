@@ -1,0 +1,23 @@
+import re
+
+import torch
+
+from kg.explain.demo import DemoSettings, _run
+from kg.explain.evaluator import EvaluatorConfig
+
+
+def test_demo_section_writes_figures_it_references(tmp_path):
+    settings = DemoSettings(
+        num_people=40,
+        dim=8,
+        epochs=5,
+        max_candidates=20,
+        num_targets=2,
+        evaluator=EvaluatorConfig(steps=5, batch_size=8, num_train_triples=60, hidden=8),
+    )
+    text = _run(tmp_path, seed=0, device=torch.device("cpu"), settings=settings)
+    assert text.startswith("## Explaining predictions (KGExplainer)")
+    figures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert figures and all((tmp_path / name).read_bytes()[:4] == b"\x89PNG" for name in figures)
+    rows = [line for line in text.splitlines() if line.startswith("| (")]
+    assert len(rows) == len(figures) == 2

@@ -1,0 +1,176 @@
+import dataclasses
+import warnings
+
+import pytest
+import torch
+
+from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
+from graphdata.triples import KGDataset
+from kg.distmult import DistMult
+from kg.explain.explainer import ExplainerConfig, KGExplainer
+from kg.explain.fidelity import characterization_score
+from kg.explain.retrain import RetrainConfig
+
+# A hand-built world: the target (ann, likes, cat) is planted on ann -owns-> dog -chases-> cat;
+# ann -knows-> bob -knows-> cat, ann -sees-> cat and the far pair (eve, knows, fay) distract.
+ROWS = [
+    ("ann", "owns", "dog"),
+    ("dog", "chases", "cat"),
+    ("ann", "knows", "bob"),
+    ("bob", "knows", "cat"),
+    ("ann", "sees", "cat"),
+    ("eve", "knows", "fay"),
+    ("gus", "likes", "ann"),
+]
+PLANTED = [("ann", "owns", "dog"), ("dog", "chases", "cat")]
+
+
+class OracleExplainer(KGExplainer):
+    """The teacher's score is 1 exactly when every planted triple is present."""
+
+    def scorer(self, local, *, mode=None):
+        labels = self.graph_.entities.labels
+        rels = self.graph_.relations.labels
+        triples = [(labels[h], rels[r], labels[t]) for h, r, t in local.triples.tolist()]
+        planted = [triples.index(t) for t in PLANTED]
+        return lambda keep: keep[:, planted].all(dim=1).float()
+
+
+@pytest.fixture(scope="module")
+def toy():
+    dataset = KGDataset.from_labeled(ROWS, ROWS[:1], ROWS[:1], name="toy")
+    model = DistMult(dataset.num_entities, dataset.num_relations, dim=4)
+    return dataset, model
+
+
+def test_oracle_pipeline_recovers_the_planted_path(toy):
+    dataset, model = toy
+    explainer = OracleExplainer(model, ExplainerConfig(mode="retrain", max_length=2, hops=1))
+    explanation = explainer.fit(dataset).explain(("ann", "likes", "cat"))
+    assert [p.triples for p in explanation.paths] == [tuple(PLANTED)]
+    assert explanation.triples == tuple(PLANTED)
+    assert explanation.paths[0].entities == ("ann", "dog", "cat")
+    assert explanation.paths[0].forward == (True, True)
+    assert explanation.paths[0].to_text() == "ann -[owns]-> dog -[chases]-> cat"
+    assert (explanation.full_score, explanation.empty_score) == (1.0, 0.0)
+    assert (explanation.joint_score, explanation.complement_score) == (1.0, 0.0)
+    assert explanation.stop_reason == "min_gain" and explanation.mode == "retrain"
+    assert explanation.sparsity == pytest.approx(1 - 2 / len(explanation.local_triples))
+
+
+def test_disconnected_pair_gives_an_empty_explanation_that_says_so(toy):
+    dataset, model = toy
+    explainer = KGExplainer(model, ExplainerConfig(mode="retrain", max_length=2, hops=1))
+    explanation = explainer.fit(dataset).explain(("ann", "knows", "fay"))
+    assert explanation.is_empty and explanation.stop_reason == "no_paths"
+    assert "not connected within 1 hops" in explanation.message
+    assert "empty explanation" in explanation.to_text()
+
+
+def test_candidate_cap_warns_with_the_cap(toy):
+    dataset, model = toy
+    config = ExplainerConfig(mode="retrain", max_length=2, hops=1, max_candidates=1)
+    explainer = OracleExplainer(model, config).fit(dataset)
+    with pytest.warns(UserWarning, match="max_candidates=1 candidate paths"):
+        explanation = explainer.explain(("ann", "likes", "cat"))
+    assert explanation.truncated and "capped at max_candidates = 1" in explanation.message
+    assert explanation.num_candidates == 1
+
+
+def test_bad_input(toy, explainer, teacher, world, small_config):
+    dataset, model = toy
+    with pytest.raises(NotFittedError, match="not fitted"):
+        KGExplainer(model).explain(("ann", "likes", "cat"))
+    fitted = KGExplainer(model, ExplainerConfig(mode="retrain")).fit(dataset)
+    with pytest.raises(UnknownLabelError, match="triple: unknown relation label 'lieks'.*'likes'"):
+        fitted.explain(("ann", "lieks", "cat"))
+    with pytest.raises(UnknownLabelError, match="unknown entity label 'anne'.*'ann'"):
+        fitted.explain(("anne", "likes", "cat"))
+    with pytest.raises(GraphDataError, match="expected \\(head, relation, tail\\)"):
+        fitted.explain(("ann", "likes"))
+    with pytest.raises(GraphDataError, match="three labels or three ids"):
+        fitted.explain(("ann", 0, "cat"))
+    with pytest.raises(GraphDataError, match="tail id 99 outside"):
+        fitted.explain((0, 0, 99))
+    with pytest.raises(GraphDataError, match="head != tail"):
+        fitted.explain(("ann", "likes", "ann"))
+    with pytest.raises(GraphDataError, match="mode: expected one of"):
+        fitted.explain(("ann", "likes", "cat"), mode="gnn")
+    with pytest.raises(GraphDataError, match="does not fit the graph"):
+        KGExplainer(DistMult(3, 1, dim=2)).fit(dataset)
+    # An evaluator distilled from another model, on another graph or radius is refused.
+    other = DistMult(teacher.num_entities, teacher.num_relations, dim=16)
+    with pytest.raises(GraphDataError, match="distilled from another model"):
+        KGExplainer(other, small_config()).fit(world.dataset, evaluator=explainer.evaluator_)
+    with pytest.raises(GraphDataError, match="distilled on another graph"):
+        KGExplainer(teacher, small_config()).fit(
+            world.dataset.valid, evaluator=explainer.evaluator_
+        )
+    with pytest.raises(GraphDataError, match="hops=2 subgraphs, the explainer uses hops=1"):
+        KGExplainer(teacher, small_config(hops=1)).fit(
+            world.dataset, evaluator=explainer.evaluator_
+        )
+
+
+def _target(world):
+    return next(t for t in world.derived_triples("test") if t[1] == "grandparent")
+
+
+def test_distilled_explanation_is_consistent(explainer, world):
+    target = _target(world)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the candidate cap
+        explanation = explainer.explain(target)
+        again = explainer.explain(target)
+        by_id = explainer.explain(explainer.resolve(target))
+    assert dataclasses.replace(again, seconds=0.0) == dataclasses.replace(explanation, seconds=0.0)
+    assert dataclasses.replace(by_id, seconds=0.0) == dataclasses.replace(explanation, seconds=0.0)
+    assert explanation.target == target and explanation.mode == "evaluator"
+    assert 1 <= len(explanation.paths) <= explainer.config.max_paths
+    local = set(explanation.local_triples)
+    assert target not in local
+    union = []
+    for path in explanation.paths:
+        assert path.entities[0] == target[0] and path.entities[-1] == target[2]
+        assert set(path.triples) <= local and 1 <= len(path.triples) <= 3
+        union += path.triples
+    assert explanation.triples == tuple(dict.fromkeys(union))
+    p = explainer.probability(
+        torch.tensor(
+            [explanation.full_score, explanation.joint_score, explanation.complement_score]
+        )
+    ).tolist()
+    assert explanation.fid_plus == pytest.approx(p[0] - p[2])
+    assert explanation.fid_minus == pytest.approx(p[0] - p[1])
+    assert explanation.characterization == pytest.approx(
+        characterization_score(explanation.fid_plus, explanation.fid_minus)
+    )
+    with torch.no_grad():
+        ids = torch.tensor(explainer.resolve(target)).view(3, 1)
+        assert explanation.teacher_score == pytest.approx(float(explainer.model(*ids)[0]))
+
+
+def test_retrain_mode_and_baselines(explainer, world):
+    target = _target(world)
+    retrain = dataclasses.replace(explainer.config, retrain=RetrainConfig(steps=2))
+    explainer_b = KGExplainer(explainer.model, retrain).fit(
+        world.dataset, evaluator=explainer.evaluator_
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        by_retrain = explainer_b.explain(target, mode="retrain")
+        shortest = explainer.explain_baseline(target, "shortest")
+        random_a = explainer.explain_baseline(target, "random", seed=1)
+        random_b = explainer.explain_baseline(target, "random", seed=1)
+        single = explainer.explain_baseline(target, "single_best")
+        mask = explainer.explain_baseline(target, "edge_mask")
+    assert by_retrain.mode == "retrain" and len(by_retrain.paths) <= 3
+    lengths = [len(p.triples) for p in shortest.paths]
+    assert len(lengths) == 3 and lengths == sorted(lengths)
+    assert lengths[0] <= min(len(p.triples) for p in random_a.paths)
+    assert random_a.triples == random_b.triples and len(random_a.paths) == 3
+    assert len(single.paths) <= 1 and single.stop_reason == "baseline"
+    assert mask.paths == () and set(mask.triples) <= set(mask.local_triples)
+    assert len(mask.triples) <= explainer.config.max_paths * explainer.config.max_length
+    with pytest.raises(GraphDataError, match="baseline: expected one of"):
+        explainer.explain_baseline(target, "best")
