@@ -20,6 +20,7 @@ from graphdata.errors import GraphDataError
 from graphon.densities import graphon_density
 from graphon.families import GRAPHONS, make_graphon
 from graphon.homomorphism import hom_density, inj_density
+from graphon.nn.cli import add_transfer_subparser
 from graphon.patterns import PATTERNS, as_pattern
 from graphon.plot import plot_density_convergence
 from graphon.sampling import EDGES, LATENTS, sample_graphs
@@ -109,7 +110,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def add_subparser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``graphlib graphon`` with its ``densities`` and ``list`` subcommands.
+    """Register ``graphlib graphon`` with its ``densities``, ``list`` and ``transfer`` subcommands.
 
     Args:
         subparsers: The top-level parser's subparsers action.
@@ -157,3 +158,4 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     dens.set_defaults(func=_densities)
     lst = sub.add_parser("list", help="print the named graphons and patterns")
     lst.set_defaults(func=_list)
+    add_transfer_subparser(sub)

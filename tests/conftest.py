@@ -7,6 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 
+# One intra-op thread: the suite is many small ops, where a second thread costs more in
+# synchronisation than it gains, and on a loaded 2-core machine it made small ops up to 100x
+# slower. Set here, at collection, so it holds for doctests of the packages too.
+torch.set_num_threads(1)
+
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 #: The project's shared real data (``../shared/datasets`` from the repository root). The library

@@ -10,7 +10,7 @@ def test_parser_registers_every_part_and_the_shared_commands():
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # argparse keeps them here
     assert {"demo", "data", *PARTS} <= set(commands)
-    assert set(SECTIONS) == {"data", "kg", "graphon", "spatial"}
+    assert set(SECTIONS) == {"data", "kg", "explain", "graphon", "iwn", "spatial"}
 
 
 def test_data_stats_prints_nations_counts(datasets_dir, capsys):

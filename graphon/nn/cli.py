@@ -1,0 +1,200 @@
+"""``graphlib graphon transfer``: the IWN / IGN / MPNN transferability experiments.
+
+``graphlib graphon transfer --graphon erdos_renyi --models iwn,ign,mpnn --sizes 100,200,400``
+runs the untrained-network convergence (Herbst & Jegelka, Appendix H) and writes the table and
+plots; ``--experiment trained`` runs the trained size generalisation (Levin et al.) with
+``--sizes`` as test sizes. The graphon CLI registers the subcommand with
+:func:`add_transfer_subparser`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+from graphdata.device import resolve_device
+from graphdata.errors import GraphDataError
+from graphon.families import GRAPHONS
+from graphon.nn._io import save_figure, write_json, write_text
+from graphon.nn.models import MODELS
+from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
+from graphon.nn.size_generalization import SizeGeneralizationConfig, size_generalization
+from graphon.nn.transfer import ConvergenceConfig, untrained_convergence
+
+__all__ = ["add_transfer_subparser", "run_transfer"]
+
+#: The two experiments of the subcommand.
+EXPERIMENTS = ("untrained", "trained")
+
+
+def _ints(text: str, name: str, low: int) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError as err:
+        raise GraphDataError(f"{name}: expected comma-separated ints, got {text!r}") from err
+    if not values or min(values) < low:
+        raise GraphDataError(f"{name}: expected ints >= {low}, got {text!r}")
+    return values
+
+
+def _models(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [n for n in names if n not in MODELS]
+    if not names or unknown:
+        raise GraphDataError(f"--models: expected names from {list(MODELS)}, got {text!r}")
+    return names
+
+
+def _config_dict(config: object) -> dict:
+    return {k: (str(v) if isinstance(v, torch.dtype) else v) for k, v in vars(config).items()}
+
+
+def run_transfer(args: argparse.Namespace) -> int:
+    """Run the experiment chosen by ``args`` and write its table, JSON and plots.
+
+    Args:
+        args: Parsed arguments of the ``transfer`` subcommand.
+
+    Returns:
+        The exit code, 0 on success.
+    """
+    device = resolve_device(args.device)
+    out = Path(args.out)
+    models = _models(args.models)
+    if args.experiment == "untrained":
+        config = ConvergenceConfig(
+            sizes=_ints(args.sizes, "--sizes", 2),
+            samples=args.samples,
+            limit_size=args.limit_size,
+            models=models,
+            hidden_channels=args.hidden or ConvergenceConfig.hidden_channels,
+            num_layers=args.layers or ConvergenceConfig.num_layers,
+        )
+        print(f"graphon transfer (untrained): graphon={args.graphon} device={device} out={out}")
+        print(f"config: {_config_dict(config)}")
+        result = untrained_convergence(args.graphon, config, seed=args.seed, device=device)
+        table = result.table()
+        write_text(table + "\n", out / "transfer_table.md")
+        write_json(
+            {
+                "graphon": result.graphon,
+                "seed": args.seed,
+                "config": _config_dict(config),
+                "curves": {
+                    name: {
+                        "sizes": c.sizes,
+                        "mae": c.mae.tolist(),
+                        "spread": c.spread.tolist(),
+                        "mean": c.outputs.mean(1).tolist(),
+                        "limit": c.limit,
+                        "bernoulli_lift": c.lift,
+                    }
+                    for name, c in result.curves.items()
+                },
+            },
+            out / "transfer.json",
+        )
+        save_figure(plot_convergence(result, metric="mae").figure, out / "transfer_mae.png")
+        save_figure(plot_convergence(result, metric="spread").figure, out / "transfer_spread.png")
+        if "iwn" in result.curves:
+            save_figure(plot_bernoulli_lift(result.curves["iwn"]).figure, out / "transfer_lift.png")
+    else:
+        config = SizeGeneralizationConfig(
+            train_graphs=args.train_graphs,
+            test_sizes=_ints(args.sizes, "--sizes", 2),
+            test_graphs=args.samples,
+            models=models,
+            seeds=_ints(args.seeds, "--seeds", 0),
+            epochs=args.epochs,
+            hidden_channels=args.hidden or SizeGeneralizationConfig.hidden_channels,
+            num_layers=args.layers or SizeGeneralizationConfig.num_layers,
+        )
+        print(f"graphon transfer (trained): full_random graphs, device={device} out={out}")
+        print(f"config: {_config_dict(config)}")
+        result = size_generalization(config, seed=args.seed, device=device, log=print)
+        table = result.table()
+        write_text(table + "\n", out / "size_generalization.md")
+        write_json(
+            {
+                "config": _config_dict(config),
+                "seed": args.seed,
+                "mse": {k: v.tolist() for k, v in result.mse.items()},
+                "median": {k: v.tolist() for k, v in result.median().items()},
+                "train_seconds": result.train_seconds,
+            },
+            out / "size_generalization.json",
+        )
+        save_figure(plot_size_generalization(result).figure, out / "size_generalization.png")
+    print(table)
+    print(f"wrote {out}")
+    return 0
+
+
+def add_transfer_subparser(subparsers: argparse._SubParsersAction) -> None:
+    """Register the ``transfer`` subcommand on the ``graphlib graphon`` subparsers.
+
+    Args:
+        subparsers: The subparsers action of the ``graphon`` command.
+    """
+    defaults = ConvergenceConfig()
+    trained = SizeGeneralizationConfig()
+    p = subparsers.add_parser(
+        "transfer", help="IWN / IGN / MPNN transferability across graph sizes"
+    )
+    p.add_argument(
+        "--experiment",
+        default="untrained",
+        choices=EXPERIMENTS,
+        help="untrained convergence or trained size generalisation (default: %(default)s)",
+    )
+    p.add_argument(
+        "--graphon",
+        default="erdos_renyi",
+        choices=list(GRAPHONS),
+        help="named graphon, untrained experiment (default: %(default)s)",
+    )
+    p.add_argument(
+        "--models",
+        default="iwn,ign,mpnn",
+        help=f"comma-separated, from {list(MODELS)} (default: %(default)s)",
+    )
+    p.add_argument(
+        "--sizes",
+        default="100,200,400",
+        help="graph sizes; test sizes when trained (default: %(default)s)",
+    )
+    p.add_argument("--samples", type=int, default=20, help="graphs per size (default: %(default)s)")
+    p.add_argument(
+        "--limit-size",
+        type=int,
+        default=None,
+        help="weighted-graph size of the limit (default: the largest size)",
+    )
+    p.add_argument(
+        "--hidden",
+        type=int,
+        default=None,
+        help=f"hidden channels (default: {defaults.hidden_channels} untrained, "
+        f"{trained.hidden_channels} trained)",
+    )
+    p.add_argument(
+        "--layers",
+        type=int,
+        default=None,
+        help=f"equivariant layers incl. readout (default: {defaults.num_layers} "
+        f"untrained, {trained.num_layers} trained)",
+    )
+    p.add_argument(
+        "--train-graphs",
+        type=int,
+        default=256,
+        help=f"trained: training graphs at n = {trained.train_size} (default: %(default)s)",
+    )
+    p.add_argument("--epochs", type=int, default=20, help="trained: epochs (default: %(default)s)")
+    p.add_argument("--seeds", default="0,1", help="trained: training seeds (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="data/weight seed (default: %(default)s)")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
+    p.add_argument("--out", default="graphon_transfer", help="output folder (default: %(default)s)")
+    p.set_defaults(func=run_transfer)

@@ -1,0 +1,84 @@
+import pytest
+import torch
+
+from graphdata.errors import GraphDataError, UnknownLabelError
+from graphon.homomorphism import rooted_hom_density
+from graphon.nn.size_generalization import (
+    SizeGeneralizationConfig,
+    build_regressor,
+    full_random_graphs,
+    signal_triangle_density,
+    size_generalization,
+    train_regressor,
+)
+
+DT = torch.float64
+
+
+def test_target_against_brute_force_and_the_rooted_density():
+    g = torch.Generator().manual_seed(0)
+    batch, y = full_random_graphs(7, 3, generator=g, dtype=DT)
+    a, x = batch.adj, batch.x[..., 0]
+    brute = torch.einsum("bij,bjk,bki,bi,bj,bk->bi", a, a, a, x, x, x) / 7**2
+    torch.testing.assert_close(y, brute)
+    # The graphon package's rooted homomorphism density (Levin et al.'s target by definition).
+    rooted = rooted_hom_density("triangle", a, x, root=0, exponents=[1, 1, 1])
+    torch.testing.assert_close(y, rooted)
+
+
+def test_target_closed_form_and_padding():
+    # Complete graph with loops, constant signal c: y_i = c^3.
+    y = signal_triangle_density(torch.ones(1, 4, 4, dtype=DT), torch.full((1, 4), 0.5, dtype=DT))
+    torch.testing.assert_close(y, torch.full((1, 4), 0.125, dtype=DT))
+    g = torch.Generator().manual_seed(1)
+    small, _ = full_random_graphs(3, 1, generator=g, dtype=DT)
+    padded = torch.zeros(1, 5, 5, dtype=DT)
+    padded[0, :3, :3] = small.adj[0]
+    xp = torch.zeros(1, 5, dtype=DT)
+    xp[0, :3] = small.x[0, :, 0]
+    mask = torch.tensor([[True, True, True, False, False]])
+    got = signal_triangle_density(padded, xp, mask)
+    torch.testing.assert_close(got[:, :3], signal_triangle_density(small.adj, small.x))
+    assert float(got[:, 3:].abs().max()) == 0.0
+
+
+def test_full_random_graphs_are_symmetric_uniform_and_seeded():
+    batch, y = full_random_graphs(6, 4, generator=torch.Generator().manual_seed(2))
+    again, _ = full_random_graphs(6, 4, generator=torch.Generator().manual_seed(2))
+    assert torch.equal(batch.adj, again.adj) and torch.equal(batch.adj, batch.adj.mT)
+    assert 0.0 <= float(batch.adj.min()) and float(batch.adj.max()) <= 1.0
+    assert y.shape == (4, 6) and batch.x.shape == (4, 6, 1)
+
+
+def test_training_reduces_the_loss():
+    config = SizeGeneralizationConfig(epochs=4, batch_size=16, lr=1e-2, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(0)
+    batch, y = full_random_graphs(10, 32, generator=gen)
+    model = build_regressor("mpnn", config)
+    model.reset_parameters(generator=torch.Generator().manual_seed(0))
+    history = train_regressor(model, batch, y, config, generator=gen)
+    assert len(history) == 4 and history[-1] < 0.5 * history[0]
+
+
+def test_small_experiment_table_and_medians():
+    config = SizeGeneralizationConfig(
+        train_size=8, train_graphs=8, test_sizes=(8, 16), test_graphs=2,
+        seeds=(0, 1), epochs=1, batch_size=4, hidden_channels=3, num_layers=2, mlp_hidden=4,
+    )  # fmt: skip
+    lines = []
+    result = size_generalization(config, seed=0, log=lines.append)
+    assert set(result.mse) == {"iwn", "ign", "mpnn"} and len(lines) == 6
+    for name, mse in result.mse.items():
+        assert mse.shape == (2, 2) and bool((mse > 0).all())
+        torch.testing.assert_close(result.median()[name], mse.mean(0))  # two seeds: the mean
+    table = result.table()
+    assert "| model | n=8 | n=16 | train s |" in table and table.count("\n| ") == 3
+
+
+def test_bad_configuration_raises():
+    with pytest.raises(UnknownLabelError, match="unknown model label 'gat'"):
+        size_generalization(SizeGeneralizationConfig(models=("gat",)))
+    with pytest.raises(GraphDataError, match="config.seeds, config.test_sizes"):
+        size_generalization(SizeGeneralizationConfig(seeds=()))
+    with pytest.raises(GraphDataError, match="adj, x: expected"):
+        signal_triangle_density(torch.zeros(2, 3, 3), torch.zeros(2, 4))
