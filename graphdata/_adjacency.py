@@ -77,6 +77,22 @@ def check_nodes(name: str, nodes: Tensor, num_nodes: int) -> None:
         )
 
 
+def check_pairs(pairs: object, edge_index: Tensor, num_nodes: int, roles: str) -> None:
+    """Raise unless ``pairs`` is a LongTensor ``[B, 2]`` of node ids on ``edge_index``'s device.
+
+    ``roles`` names the two columns in the message, e.g. ``"(head, tail)"``.
+    """
+    if not isinstance(pairs, Tensor) or pairs.dim() != 2 or pairs.size(1) != 2:
+        got = tuple(pairs.shape) if isinstance(pairs, Tensor) else type(pairs)
+        raise GraphDataError(f"pairs: expected a LongTensor of shape [B, 2] {roles}, got {got}")
+    if pairs.dtype != torch.long or pairs.device != edge_index.device:
+        raise GraphDataError(
+            f"pairs: expected dtype torch.long on {edge_index.device} (the device of "
+            f"edge_index), got {pairs.dtype} on {pairs.device}"
+        )
+    check_nodes("pairs", pairs, num_nodes)
+
+
 def check_relations(name: str, relations: object, num_pairs: int, edge_index: Tensor) -> None:
     """Raise unless ``relations`` is a LongTensor ``[B]`` on the device of ``edge_index``."""
     if (

@@ -24,6 +24,7 @@ from graphdata._adjacency import (
     check_graph,
     check_int,
     check_nodes,
+    check_pairs,
     check_relations,
     keep_mask,
     pair_chunks,
@@ -253,17 +254,7 @@ def enumerate_paths_batch(
         [[[0, 1, 2, 3]], [[3, 2, 1, -1]], []]
     """
     num_nodes = check_graph(edge_index, edge_type, num_nodes)
-    if not isinstance(pairs, Tensor) or pairs.dim() != 2 or pairs.size(1) != 2:
-        got = tuple(pairs.shape) if isinstance(pairs, Tensor) else type(pairs)
-        raise GraphDataError(
-            f"pairs: expected a LongTensor of shape [B, 2] (source, target), got {got}"
-        )
-    if pairs.dtype != torch.long or pairs.device != edge_index.device:
-        raise GraphDataError(
-            f"pairs: expected dtype torch.long on {edge_index.device} (the device of "
-            f"edge_index), got {pairs.dtype} on {pairs.device}"
-        )
-    check_nodes("pairs", pairs, num_nodes)
+    check_pairs(pairs, edge_index, num_nodes, "(source, target)")
     max_length = check_int("max_length", max_length, 1)
     if max_paths is not None:
         max_paths = check_int("max_paths", max_paths, 1)

@@ -21,6 +21,7 @@ from graphdata._adjacency import (
     check_graph,
     check_int,
     check_nodes,
+    check_pairs,
     check_relations,
     expand,
     expand_ranges,
@@ -269,17 +270,7 @@ def k_hop_enclosing_subgraphs(
         ([0, 4, 6], [0, 2, 1, 3], [0, 1])
     """
     num_nodes = check_graph(edge_index, edge_type, num_nodes)
-    if not isinstance(pairs, Tensor) or pairs.dim() != 2 or pairs.size(1) != 2:
-        got = tuple(pairs.shape) if isinstance(pairs, Tensor) else type(pairs)
-        raise GraphDataError(
-            f"pairs: expected a LongTensor of shape [B, 2] (head, tail), got {got}"
-        )
-    if pairs.dtype != torch.long or pairs.device != edge_index.device:
-        raise GraphDataError(
-            f"pairs: expected dtype torch.long on {edge_index.device} (the device of "
-            f"edge_index), got {pairs.dtype} on {pairs.device}"
-        )
-    check_nodes("pairs", pairs, num_nodes)
+    check_pairs(pairs, edge_index, num_nodes, "(head, tail)")
     same = (pairs[:, 0] == pairs[:, 1]).nonzero().flatten()
     if same.numel():
         raise GraphDataError(

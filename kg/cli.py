@@ -25,10 +25,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+import torch
+
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
+from kg.base import KGEModel
 from kg.checkpoint import check_compatible, dataset_fingerprint
 from kg.evaluation import RANK_TYPES, evaluate
 from kg.explain.cli import add_explain_subparser
@@ -158,10 +161,25 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _evaluate(args: argparse.Namespace) -> int:
-    device = resolve_device(args.device)
-    model, ckpt = load_model(args.checkpoint, device=device)
-    spec = args.dataset or ckpt.get("dataset_name")
+def load_checkpoint_with_dataset(
+    checkpoint: str, dataset_spec: str | None, device: torch.device
+) -> tuple[KGEModel, dict, KGDataset]:
+    """Load a trained model and the dataset it was trained on, refusing a mismatch.
+
+    Args:
+        checkpoint: A ``checkpoint.pt`` written by ``graphlib kg train``.
+        dataset_spec: A folder or synthetic spec; ``None`` uses the one the checkpoint names.
+        device: Where to load the model.
+
+    Returns:
+        The model, the checkpoint dictionary and the dataset.
+
+    Raises:
+        GraphDataError: If no dataset is known, or the checkpoint belongs to another model,
+            vocabulary or set of triples.
+    """
+    model, ckpt = load_model(checkpoint, device=device)
+    spec = dataset_spec or ckpt.get("dataset_name")
     if spec is None:
         raise GraphDataError("--dataset: the checkpoint does not say which dataset; pass one")
     dataset = load_dataset(spec)
@@ -176,6 +194,12 @@ def _evaluate(args: argparse.Namespace) -> int:
             [ts.mapped_triples for ts in dataset.splits.values()],
         ),
     )
+    return model, ckpt, dataset
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    device = resolve_device(args.device)
+    model, ckpt, dataset = load_checkpoint_with_dataset(args.checkpoint, args.dataset, device)
     reciprocal = bool(ckpt["training"]["config"]["reciprocal"])
     print(f"checkpoint: {args.checkpoint} ({model!r}, epoch {ckpt['training']['epoch']})")
     print(f"dataset: {dataset}; split {args.split}; reciprocal={reciprocal}; device {device}")

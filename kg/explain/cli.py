@@ -16,12 +16,10 @@ from pathlib import Path
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import FamilyKG, family_kg
-from kg.checkpoint import check_compatible, dataset_fingerprint
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explainer import MODES, ExplainerConfig, KGExplainer
 from kg.explain.ground_truth import ground_truth_scores
 from kg.explain.search import OBJECTIVES
-from kg.predict import load_model
 
 __all__ = ["add_explain_subparser"]
 
@@ -65,26 +63,11 @@ def _print_ground_truth(world: FamilyKG, triple: tuple[str, str, str], predicted
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from kg.cli import load_dataset  # kg.cli registers this command: import it lazily
+    from kg.cli import load_checkpoint_with_dataset  # kg.cli registers this command: lazily
 
     triple = _parse_triple(args.triple)
     device = resolve_device(args.device)
-    model, ckpt = load_model(args.checkpoint, device=device)
-    spec = args.dataset or ckpt.get("dataset_name")
-    if spec is None:
-        raise GraphDataError("--dataset: the checkpoint does not say which dataset; pass one")
-    dataset = load_dataset(spec)
-    check_compatible(
-        ckpt,
-        model_name=model.name,
-        entity_labels=dataset.entities.labels,
-        relation_labels=dataset.relations.labels,
-        fingerprint=dataset_fingerprint(
-            dataset.entities.labels,
-            dataset.relations.labels,
-            [ts.mapped_triples for ts in dataset.splits.values()],
-        ),
-    )
+    model, ckpt, dataset = load_checkpoint_with_dataset(args.checkpoint, args.dataset, device)
     config = ExplainerConfig(
         mode=args.mode,
         max_length=args.max_length,
