@@ -1,21 +1,11 @@
-r"""Knowledge-graph triples with stable vocabularies, and train/valid/test datasets.
+r"""Knowledge-graph datasets: train/valid/test triple sets that share one vocabulary.
 
-A knowledge graph is a set of triples :math:`(h, r, t) \in \mathcal{E} \times \mathcal{R} \times
-\mathcal{E}`. A :class:`Vocabulary` maps labels to the ids :math:`0, \dots, n-1`; a
-:class:`TripleSet` holds the *mapped* triples as a ``LongTensor [N, 3]`` with columns head,
-relation, tail (PyKEEN's ``mapped_triples``) next to its entity and relation vocabularies; a
-:class:`KGDataset` holds train/valid/test triple sets that share one vocabulary.
-
-**Id convention.** Vocabularies built from data list their labels sorted by Unicode code point,
-as PyKEEN's ``TriplesFactory`` does, so the same labels always get the same ids whatever order
-the triples arrive in. A dataset's vocabulary is built from its *training* triples.
-
-**Inverse (reciprocal) relations** (Lacroix et al., "Canonical Tensor Decomposition for Knowledge
-Base Completion", ICML 2018, arXiv 1806.07297; Dettmers et al., ConvE, arXiv 1707.01476): for
-:math:`R` relations, the inverse of relation id :math:`r` gets id :math:`r + R` and the label
-``f"{label}_inverse"``, and every triple :math:`(h, r, t)` gains :math:`(t, r + R, h)`, appended
-after the original triples. Head prediction for :math:`(?, r, t)` becomes tail prediction for
-:math:`(t, r + R, ?)`.
+A :class:`KGDataset` holds three :class:`~graphdata.tripleset.TripleSet` objects over the same
+entity and relation :class:`~graphdata.vocabulary.Vocabulary`, built from the *training*
+triples (sorted labels, as PyKEEN's ``TriplesFactory``). The id and inverse-relation
+conventions are those of :mod:`graphdata.tripleset`. This module also re-exports
+:class:`Vocabulary`, :class:`TripleSet` and ``INVERSE_SUFFIX``, so
+``from graphdata.triples import KGDataset, TripleSet`` keeps working.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-r"""Knowledge-graph triples with stable vocabularies, and train/valid/test datasets.
+r"""Knowledge-graph triples with stable entity and relation vocabularies.
 
 A knowledge graph is a set of triples :math:`(h, r, t) \in \mathcal{E} \times \mathcal{R} \times
 \mathcal{E}`. A :class:`Vocabulary` maps labels to the ids :math:`0, \dots, n-1`; a
