@@ -33,7 +33,7 @@ from kg.sampling import (
 )
 
 if TYPE_CHECKING:
-    from kg.training import TrainingConfig
+    from kg.config import TrainingConfig
 
 #: How often (in batches) the running loss is read back for the progress bar and NaN check;
 #: each read synchronises a GPU, so not every batch.

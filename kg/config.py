@@ -1,0 +1,162 @@
+r"""Training configuration: one dataclass with a comment on each default, and the named choices.
+
+:class:`TrainingConfig` holds everything :class:`kg.training.Trainer` needs besides the model;
+:meth:`TrainingConfig.from_defaults` starts from a model's tuned defaults
+(:data:`kg.models.DEFAULTS`). The optimisers, regimes, losses, samplers and regularisers are
+visible tuples and dicts, not a registry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from graphdata.errors import GraphDataError
+from kg.models import DEFAULTS
+
+__all__ = ["TrainingConfig", "OPTIMIZERS", "REGIMES", "LOSSES", "SAMPLERS", "REGULARIZERS"]
+
+#: Optimisers by name: ``torch.optim`` classes called as ``cls(params, lr=lr)``.
+OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+    "adam": torch.optim.Adam,
+    "adagrad": torch.optim.Adagrad,
+    "sgd": torch.optim.SGD,
+}
+#: Training regimes (REFERENCES.md A.2).
+REGIMES = ("slcwa", "kvsall", "1vsall")
+#: The losses each regime accepts; the first is its default.
+LOSSES: dict[str, tuple[str, ...]] = {
+    "slcwa": ("nssa", "margin", "softplus", "bce"),
+    "kvsall": ("bce",),
+    "1vsall": ("cross_entropy",),
+}
+#: Negative samplers of the sLCWA regime (:mod:`kg.sampling`).
+SAMPLERS = ("uniform", "bernoulli")
+#: Regularisers of :meth:`kg.base.KGEModel.regularization`.
+REGULARIZERS = ("n3", "l2")
+
+
+@dataclass
+class TrainingConfig:
+    """Every training hyperparameter, with the default a newcomer gets (see each comment).
+
+    Field names match :class:`kg.models.ModelDefaults`; :meth:`from_defaults` starts from a
+    model's tuned values. The plain defaults train any model reasonably on a small graph.
+    """
+
+    regime: str = "slcwa"  # "slcwa", "kvsall" or "1vsall" (REFERENCES.md A.2)
+    loss: str | None = None  # None: the regime's default, LOSSES[regime][0]
+    epochs: int = 100  # passes over the training triples (or KvsAll queries)
+    batch_size: int = 256  # positives (or queries) per optimiser step
+    lr: float = 1e-3  # learning rate
+    optimizer: str = "adam"  # key of OPTIMIZERS
+    num_negatives: int = 32  # sLCWA: corrupted copies per positive
+    sampler: str = "uniform"  # sLCWA: "uniform" (PyKEEN basic) or "bernoulli" (TransH)
+    filter_negatives: bool = False  # sLCWA: mask corruptions that are training triples
+    margin: float | None = None  # margin/nssa gamma; None: 1.0 for margin, 0.0 for nssa
+    adversarial_temperature: float = 1.0  # nssa: alpha of the self-adversarial weights
+    label_smoothing: float = 0.0  # bce, kvsall, 1vsall: epsilon
+    reciprocal: bool = False  # train on inverse relations too, predict tails only
+    regularizer: str | None = None  # None, "n3" (Lacroix et al. 2018) or "l2"
+    regularizer_weight: float = 0.0  # lambda of the regulariser
+    grad_clip: float | None = None  # max total gradient 2-norm; None: no clipping
+    eval_every: int = 10  # epochs between validations (and after the last); 0: never validate
+    patience: int | None = 5  # validations without MRR improvement before stopping; None: never
+    restore_best: bool = True  # end with the parameters of the best validation MRR
+    seed: int = 0  # seeds initialisation, shuffling, negatives and dropout
+    progress: bool = True  # show a tqdm bar with the running loss
+    log_path: str | None = None  # JSON-lines file, one line of metrics per epoch
+    checkpoint_path: str | None = None  # checkpoint written atomically after each epoch
+    checkpoint_every: int = 1  # epochs between checkpoints (the last epoch always writes)
+
+    @classmethod
+    def from_defaults(cls, name: str, **overrides: Any) -> TrainingConfig:
+        """The tuned training defaults of model ``name`` (``kg.models.DEFAULTS``), overridden.
+
+        Args:
+            name: A key of :data:`kg.models.MODELS`.
+            **overrides: Fields of :class:`TrainingConfig` to set instead.
+
+        Returns:
+            The config.
+
+        Raises:
+            GraphDataError: On an unknown model name or field.
+
+        Examples:
+            >>> TrainingConfig.from_defaults("rotate", epochs=3).loss
+            'nssa'
+        """
+        _choice("name", name, tuple(DEFAULTS))
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - fields)
+        if unknown:
+            raise GraphDataError(f"overrides: unknown TrainingConfig fields {unknown}")
+        tuned = {k: v for k, v in DEFAULTS[name].to_dict().items() if k in fields}
+        if tuned.get("loss") not in ("margin", "nssa"):
+            tuned.pop("margin", None)  # a margin only means something to these two losses
+        return cls(**{**tuned, **overrides})
+
+    def resolved_loss(self) -> str:
+        """The loss in use: :attr:`loss`, or the regime's default when ``None``."""
+        return self.loss if self.loss is not None else LOSSES[self.regime][0]
+
+    def resolved_margin(self) -> float:
+        """The loss margin in use: :attr:`margin`, or 1.0 (margin loss) / 0.0 (others)."""
+        if self.margin is not None:
+            return float(self.margin)
+        return 1.0 if self.resolved_loss() == "margin" else 0.0
+
+    def validate(self) -> None:
+        """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
+        _choice("regime", self.regime, REGIMES)
+        _choice(f"loss (regime {self.regime!r})", self.resolved_loss(), LOSSES[self.regime])
+        _choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
+        _choice("sampler", self.sampler, SAMPLERS)
+        if self.regularizer is not None:
+            _choice("regularizer", self.regularizer, REGULARIZERS)
+        for name in ("epochs", "batch_size", "num_negatives", "checkpoint_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
+        if not self.lr > 0 or not math.isfinite(self.lr):
+            raise GraphDataError(f"lr: expected a positive finite float, got {self.lr!r}")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise GraphDataError(
+                f"label_smoothing: expected a value in [0, 1), got {self.label_smoothing!r}"
+            )
+        loss = self.resolved_loss()
+        if self.margin is not None and loss not in ("margin", "nssa"):
+            raise GraphDataError(
+                f"margin: the {loss!r} loss has no margin; set margin=None or use loss='margin' "
+                "or 'nssa'"
+            )
+        if self.label_smoothing and loss in ("nssa", "margin", "softplus"):
+            raise GraphDataError(
+                f"label_smoothing: the {loss!r} loss has no labels to smooth; set "
+                "label_smoothing=0 or use loss='bce' or a 1-N regime"
+            )
+        if self.regularizer_weight < 0 or (self.regularizer_weight and self.regularizer is None):
+            raise GraphDataError(
+                f"regularizer_weight: expected 0, or > 0 with regularizer 'n3' or 'l2', got "
+                f"{self.regularizer_weight!r} with regularizer={self.regularizer!r}"
+            )
+        if self.grad_clip is not None and not self.grad_clip > 0:
+            raise GraphDataError(
+                f"grad_clip: expected a positive float or None, got {self.grad_clip!r}"
+            )
+        if self.eval_every < 0:
+            raise GraphDataError(f"eval_every: expected >= 0 (0 = never), got {self.eval_every!r}")
+        if self.patience is not None and self.patience < 1:
+            raise GraphDataError(
+                f"patience: expected a positive int or None, got {self.patience!r}"
+            )
+
+
+def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise GraphDataError(f"{name}: expected one of {choices}, got {value!r}")
