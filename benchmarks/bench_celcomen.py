@@ -13,13 +13,23 @@
 2. Counterfactual check: knock gene 0 out in a centre cell and its neighbours; Pearson between
    the effect predicted with fitted matrices and the effect under the true matrices (cells
    within graph distance 2, unclamped genes).
-3. Timing on ``--timing-cells`` x ``--timing-genes`` (default 1,781 x 480, the GBM Xenium case
-   of the paper): seconds per training epoch and per relaxation step; with
-   ``--reference-python PATH`` (a Python with the reference package ``celcomen`` 0.0.1), the
-   reference's ``train`` epoch and Simcomen step on the same data and graph, side by side.
+3. Timing on ``--timing-cells`` x each of ``--timing-genes`` (default 1,781 x 480, the GBM
+   Xenium case of the paper; a comma list runs several gene counts): seconds per training epoch
+   (``--timing-epochs``, full batch, so one optimiser step per epoch on both sides) and per
+   relaxation step; with ``--reference-python PATH`` (a Python with the reference package
+   ``celcomen`` 0.0.1 in its own environment), the reference's ``train`` epoch (its own
+   protocol: SGD lr 0.1, beta 0.1, re-symmetrisation and a fresh optimiser every epoch) for the
+   same number of epochs and ``--reference-steps`` Simcomen steps (its angle parametrisation,
+   SGD lr 1e-3) on the same data, graph and true matrices, side by side. Each side runs one
+   untimed warm-up epoch and step first, so one-off start-up costs count on neither side.
 4. ``--scaling``: fit and one counterfactual on 50,000 cells x 100 genes, time and peak memory.
 
 Run: ``.venv/bin/python -m benchmarks.bench_celcomen [--seeds 10] [--reference-python PATH]``.
+Timing only, against the reference: ``.venv/bin/python -m benchmarks.bench_celcomen
+--skip-identifiability --timing-cells 1000 --timing-genes 20,100,200 --reference-python
+/tmp/celcomen-venv/bin/python``, that venv made with ``python3 -m venv /tmp/celcomen-venv &&
+/tmp/celcomen-venv/bin/pip install torch==2.13.0 celcomen==0.0.1`` (naming torch keeps pip on
+the CPU build).
 """
 
 from __future__ import annotations
@@ -187,37 +197,52 @@ REFERENCE_SCRIPT = textwrap.dedent("""
     torch.set_num_threads(int(sys.argv[4]))
     x = torch.from_numpy(data["x"]); ei = torch.from_numpy(data["edge_index"])
     g = x.shape[1]
+    loader = [Data(x=x, edge_index=ei)]
+    train(1, 0.1, celcomen(g, g, n_neighbors=6, seed=0), loader, zmft_scalar=0.1)  # warm-up
     model = celcomen(g, g, n_neighbors=6, seed=0)
-    t = time.perf_counter(); train(epochs, 0.1, model, [Data(x=x, edge_index=ei)], zmft_scalar=0.1)
+    t = time.perf_counter(); train(epochs, 0.1, model, loader, zmft_scalar=0.1)
     epoch_s = (time.perf_counter() - t) / epochs
     sim = simcomen(g, g, n_neighbors=6, seed=0)
     sim.set_g2g(torch.from_numpy(data["w_inter"]))
     sim.set_g2g_intra(torch.from_numpy(data["w_intra"]))
     sim.set_sphex(sim.calc_sphex(x))
     opt = torch.optim.SGD(sim.parameters(), lr=1e-3)
-    t = time.perf_counter()
-    for _ in range(steps):
+    def step():  # one step of the reference's train_simcomen, without its snapshots
         msg, msg_intra, log_z = sim(ei, 1)
         energy = torch.trace(msg @ sim.gex.T) + torch.trace(msg_intra @ sim.gex.T)
         loss = -(-log_z + 0.1 * energy)
         opt.zero_grad(); loss.backward(); opt.step()
-    print(json.dumps({"epoch_s": epoch_s, "simcomen_step_s": (time.perf_counter() - t) / steps}))
+    step()  # warm-up
+    t = time.perf_counter()
+    for _ in range(steps):
+        step()
+    print(json.dumps({"epoch_s": epoch_s, "simcomen_step_s": (time.perf_counter() - t) / steps,
+                      "epochs": epochs, "steps": steps, "torch": torch.__version__,
+                      "threads": torch.get_num_threads()}))
 """)
 
 
-def timing(args) -> dict:
-    tissue = simulate_tissue(args.timing_cells, args.timing_genes, steps=20, seed=0)
+def timing(args) -> list[dict]:
+    return [timing_one(args, genes) for genes in args.timing_genes]
+
+
+def timing_one(args, genes: int) -> dict:
+    tissue = simulate_tissue(args.timing_cells, genes, steps=20, seed=0)
     x, ei = tissue.x, tissue.edge_index
     w = edge_weights(ei, x.shape[0])
-    out = {"cells": args.timing_cells, "genes": args.timing_genes,
-           "ours_epoch_s": _per_epoch(CelcomenConfig(), x, ei, 20),
-           "mean_field_epoch_s": _per_epoch(CelcomenConfig(objective="mean_field"), x, ei, 20),
-           "reference_mode_epoch_s": _per_epoch(CelcomenConfig.reference(), x, ei, 20)}
+    epochs, steps = args.timing_epochs, args.timing_steps
     model = Celcomen.from_matrices(tissue.W_intra, tissue.W_inter).model_
+    _per_epoch(CelcomenConfig(), x, ei, 1)  # warm-up, as on the reference side
+    relax(model, x, ei, w, steps=1)
+    out = {"cells": args.timing_cells, "genes": genes, "epochs": epochs, "relax_steps": steps,
+           "ours_epoch_s": _per_epoch(CelcomenConfig(), x, ei, epochs),
+           "mean_field_epoch_s": _per_epoch(CelcomenConfig(objective="mean_field"), x, ei,
+                                            epochs),
+           "reference_mode_epoch_s": _per_epoch(CelcomenConfig.reference(), x, ei, epochs)}
     start = time.perf_counter()
-    relax(model, x, ei, w, steps=20)
-    out["ours_relax_step_s"] = (time.perf_counter() - start) / 20
-    print(f"\ntiming {args.timing_cells} cells x {args.timing_genes} genes: epoch ours "
+    relax(model, x, ei, w, steps=steps)
+    out["ours_relax_step_s"] = (time.perf_counter() - start) / steps
+    print(f"\ntiming {args.timing_cells} cells x {genes} genes: epoch ours "
           f"{out['ours_epoch_s'] * 1e3:.1f} ms, mean-field {out['mean_field_epoch_s'] * 1e3:.1f} "
           f"ms, reference mode {out['reference_mode_epoch_s'] * 1e3:.1f} ms; relaxation step "
           f"{out['ours_relax_step_s'] * 1e3:.1f} ms (a counterfactual runs two relaxations)")
@@ -232,7 +257,8 @@ def timing(args) -> dict:
         script = Path(tmp) / "ref.py"
         script.write_text(REFERENCE_SCRIPT)
         proc = subprocess.run(
-            [args.reference_python, str(script), str(path), "3", "3", str(args.threads)],
+            [args.reference_python, str(script), str(path), str(epochs),
+             str(args.reference_steps), str(args.threads)],
             capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         out["reference_package"] = f"failed: {proc.stderr.strip()[-500:]}"
@@ -280,7 +306,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--sim-steps", type=int, default=4000, help="Langevin steps (default 4000)")
     parser.add_argument("--epochs", type=int, default=300, help="fit epochs (default 300)")
     parser.add_argument("--timing-cells", type=int, default=1781)
-    parser.add_argument("--timing-genes", type=int, default=480)
+    parser.add_argument("--timing-genes", default="480",
+                        help="gene counts for the timing, comma list (default 480)")
+    parser.add_argument("--timing-epochs", type=int, default=20,
+                        help="training epochs timed, both sides (default 20)")
+    parser.add_argument("--timing-steps", type=int, default=20,
+                        help="our relaxation steps timed (default 20)")
+    parser.add_argument("--reference-steps", type=int, default=3,
+                        help="reference Simcomen steps timed (default 3; each takes seconds)")
     parser.add_argument("--reference-python", default=None,
                         help="python with celcomen 0.0.1 installed, for the package timing")
     parser.add_argument("--scaling", action="store_true", help="also run 50k cells x 100 genes")
@@ -290,6 +323,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
     args.genes = [int(v) for v in args.genes.split(",")]
+    args.timing_genes = [int(v) for v in args.timing_genes.split(",")]
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
     results: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),

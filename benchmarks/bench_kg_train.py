@@ -18,9 +18,15 @@ learning rate, batch size, epoch budget and early stopping. Regimes map to PyKEE
 loops: sLCWA -> ``slcwa`` (``basic``/``bernoulli`` sampler, same negatives per positive, same
 loss); KvsAll -> ``lcwa`` + ``BCEWithLogitsLoss``; 1vsAll -> ``lcwa`` + ``CrossEntropyLoss`` (PyKEEN
 has no 1vsAll loop: its LCWA cross-entropy is the closest, one softmax per (h, r) with all true
-tails as targets); reciprocal relations -> ``create_inverse_triples``; N3 -> ``lp`` regulariser
-with ``p=3``. PyKEEN's constructor defaults are kept for everything else (initialisation,
-dropout), so the comparison is "each library's recipe at the same budget".
+tails as targets, so an epoch has one step per unique query instead of one per triple);
+reciprocal relations -> ``create_inverse_triples``; N3 -> ``powersum`` regulariser with ``p=3``
+and weight ``lambda / 3`` on entities and relations (PyKEEN regularises the whole entity table
+it scores in LCWA, ours the batch's h and t rows; for DistMult its unit-norm entity projection
+is switched off, as ours has none); RotatE -> ``interaction_kwargs={"p": 1}`` (our sum of complex
+moduli) and the NSSA margin set to our gamma (PyKEEN's score has none); early stopping on
+validation MRR (PyKEEN's default is Hits@10). PyKEEN's constructor defaults are kept for
+everything else (initialisation, TransE's unit-norm entities, dropout), so the comparison is
+"each library's recipe at the same budget".
 
 Targets (issue 3): our best UMLS model reaches test MRR >= 0.83; training time per epoch <= 1/3
 of PyKEEN's.
@@ -65,9 +71,15 @@ test = TriplesFactory.from_path(f"{folder}/test.txt", **kw)
 names = {"transe": "TransE", "distmult": "DistMult", "complex": "ComplEx", "rotate": "RotatE",
          "tucker": "TuckER", "rescal": "RESCAL", "conve": "ConvE"}
 model_kwargs = {"embedding_dim": spec["dim"]}
+margin = spec["margin"]
 if spec["model"] == "transe":
     model_kwargs["scoring_fct_norm"] = spec["model_kwargs"].get("p", 1)
-losses = {"nssa": ("NSSALoss", {"margin": spec["margin"],
+if spec["model"] == "rotate":
+    # ours: gamma - sum_i |h_i r_i - t_i| (gamma in the score, loss margin 0); PyKEEN's score
+    # has no gamma (NSSALoss adds it) and an L2 norm by default: use the sum of moduli (p=1).
+    model_kwargs["interaction_kwargs"] = {"p": 1}
+    margin += spec["model_kwargs"].get("margin", 9.0)
+losses = {"nssa": ("NSSALoss", {"margin": margin,
                                 "adversarial_temperature": spec["adversarial_temperature"]}),
           "margin": ("MarginRankingLoss", {"margin": spec["margin"]}),
           "softplus": ("SoftplusLoss", {}), "bce": ("BCEWithLogitsLoss", {}),
@@ -84,15 +96,24 @@ else:
     if spec["label_smoothing"]:
         training_kwargs["label_smoothing"] = spec["label_smoothing"]
 if spec["regularizer"] == "n3":
-    extra.update(regularizer="lp",
-                 regularizer_kwargs={"p": 3.0, "weight": spec["regularizer_weight"]})
+    # ours: lambda / (3B) * sum over the batch's h, r, t of sum_i |x_i|^3 (complex modulus).
+    # PyKEEN's "powersum" adds weight * mean_b sum_i |x_i|^3 per representation call, so the
+    # weight is lambda / 3. ("lp" would be the cube root of that, not N3.)
+    reg = {"regularizer": "powersum",
+           "regularizer_kwargs": {"p": 3.0, "weight": spec["regularizer_weight"] / 3}}
+    model_kwargs.update(reg)
+    if spec["model"] == "distmult":
+        # PyKEEN's DistMult regularises relations only and projects entities to unit norm;
+        # ours regularises both and has no projection.
+        model_kwargs.update(entity_constrainer=None, entity_representations_kwargs=reg)
 result = pipeline(
     training=train, validation=valid, testing=test,
     model=names[spec["model"]], model_kwargs=model_kwargs,
     loss=loss, loss_kwargs=loss_kwargs,
     optimizer=spec["optimizer"], optimizer_kwargs={"lr": spec["lr"]},
     training_kwargs=training_kwargs,
-    stopper="early", stopper_kwargs={"frequency": 10, "patience": 5, "relative_delta": 0.0},
+    stopper="early", stopper_kwargs={"frequency": 10, "patience": 5, "relative_delta": 0.0,
+                                      "metric": "inverse_harmonic_mean_rank"},
     random_seed=spec["seed"], device="cpu", use_tqdm=False, **extra,
 )
 epochs = len(result.losses)
@@ -222,10 +243,22 @@ def main(argv: list[str] | None = None) -> dict:
                 if theirs:
                     p_mrr, p_sd = _mean_sd(theirs, "mrr")
                     p_time = statistics.median(t["fit_s_per_epoch"] for t in theirs)
+                    p_eval = statistics.median(t["eval_s"] for t in theirs)
+                    ours_eval = statistics.median(r["eval_s"] for r in ours)
                     row.update(pykeen=theirs, pykeen_mrr_mean=p_mrr, pykeen_mrr_sd=p_sd,
-                               pykeen_fit_s_per_epoch=p_time,
-                               time_ratio=row["fit_s_per_epoch"] / p_time)
+                               **{f"pykeen_{k}_mean": _mean_sd(theirs, k)[0] for k in _HITS},
+                               pykeen_fit_s_per_epoch=p_time, pykeen_eval_s=p_eval,
+                               pykeen_epochs=statistics.median(t["epochs"] for t in theirs),
+                               time_ratio=row["fit_s_per_epoch"] / p_time,
+                               eval_ratio=ours_eval / p_eval)
                     line += f"   {p_mrr:.3f}±{p_sd:.3f} {p_time:9.3f} {row['time_ratio']:11.2f}"
+                    line += (
+                        f"\n{'':8} {'(PyKEEN)':9} {p_mrr:.3f}±{p_sd:.3f} "
+                        f"{row['pykeen_hits_at_1_mean']:6.3f} {row['pykeen_hits_at_3_mean']:6.3f} "
+                        f"{row['pykeen_hits_at_10_mean']:6.3f} {row['pykeen_epochs']:7.0f} "
+                        f"{'':>10} {p_time:9.3f} {p_eval:7.3f}   eval ours/PyKEEN "
+                        f"{row['eval_ratio']:.2f}"
+                    )
             print(line, flush=True)
             results["runs"][f"{data}/{name}"] = row
     umls = {k: v for k, v in results["runs"].items() if k.startswith("umls/")}

@@ -51,7 +51,8 @@ def main() -> None:
     print(f"config: {config} device={device}")
 
     adata = anndata.read_h5ad(args.data)
-    adata.obsm["spatial"] = np.c_[adata.obs["col"], adata.obs["row"]].astype(np.float64)
+    # Array rows/cols (row + col even) form a hexagonal lattice once rows are scaled by sqrt(3).
+    adata.obsm["spatial"] = np.c_[adata.obs["col"], np.sqrt(3) * adata.obs["row"]]
     # Genes seen in >= 80 % of spots: the model puts density on the whole sphere, so genes that
     # are exactly 0 in most spots make the data nearly degenerate.
     sc.pp.filter_genes(adata, min_cells=int(0.8 * adata.n_obs))

@@ -169,21 +169,20 @@ def test_reader_follows_uns_connectivities_key():
 def test_real_slide_k6(datasets_dir):
     adata = ad.read_h5ad(datasets_dir / SLIDE)
     assert "spatial" not in adata.obsm
-    adata.obsm["spatial"] = adata.obs[["row", "col"]].to_numpy(dtype=np.float64)
+    # The spots sit on a checkerboard of the (row, col) array (row + col even): a hexagonal
+    # lattice once rows are scaled by sqrt(3), where every interior spot has its 6 neighbours
+    # at distance exactly 2 (in unscaled array units 4 are at sqrt(2) and 4 tie at 2).
+    assert ((adata.obs["row"] + adata.obs["col"]) % 2 == 0).all()
+    adata.obsm["spatial"] = np.c_[adata.obs["col"], np.sqrt(3) * adata.obs["row"]]
     spatial_neighbors_knn(adata, k=6)
     conn = adata.obsp["spatial_connectivities"]
     dist = adata.obsp["spatial_distances"]
     assert adata.n_obs == 621
     assert (np.diff(conn.indptr) == 6).all()  # 6 neighbours per spot
-    # The spots sit on a checkerboard of the (row, col) grid (row + col even), so in grid units
-    # an interior spot has 4 neighbours at sqrt(2) and 4 at 2; k = 6 takes the 4 diagonal ones
-    # and the 2 of the 4 tied spots at distance 2 with the smallest obs index.
-    assert ((adata.obs["row"] + adata.obs["col"]) % 2 == 0).all()
     rows = [np.sort(dist[i].data) for i in range(adata.n_obs)]
-    interior = [r for r in rows if np.allclose(r, [2**0.5] * 4 + [2.0] * 2)]
-    assert len(interior) == 531
-    np.testing.assert_allclose(np.median(dist.data), 2**0.5)
-    assert dist.data.min() == pytest.approx(2**0.5) and dist.data.max() == pytest.approx(10**0.5)
+    hexagon = [r for r in rows if np.allclose(r, 2.0)]
+    assert len(hexagon) == 509  # interior spots: the full hexagonal ring
+    np.testing.assert_allclose(np.median(dist.data), 2.0)
     # brute-force oracle of the tie-break rule on the real coordinates
     coords = adata.obsm["spatial"]
     full = np.linalg.norm(coords[:, None] - coords[None], axis=-1)

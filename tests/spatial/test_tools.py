@@ -133,7 +133,8 @@ def test_real_scc_slide_end_to_end(datasets_dir):
     scanpy = pytest.importorskip("scanpy")
     adata = anndata.read_h5ad(datasets_dir / "spatial" / "GSM4284326_P10_ST_rep2.h5ad")
     assert adata.n_obs == 621
-    adata.obsm["spatial"] = np.c_[adata.obs["col"], adata.obs["row"]].astype(np.float64)
+    # Array rows/cols (row + col even) form a hexagonal lattice once rows are scaled by sqrt(3).
+    adata.obsm["spatial"] = np.c_[adata.obs["col"], np.sqrt(3) * adata.obs["row"]]
     scanpy.pp.filter_genes(adata, min_cells=int(0.8 * adata.n_obs))
     scanpy.pp.log1p(adata)
     scanpy.pp.highly_variable_genes(adata, n_top_genes=12)
