@@ -4,6 +4,7 @@ Named ``graphdata`` rather than ``graphlib`` because the standard library has ha
 module since Python 3.9, and it shadows any installed package of that name.
 """
 
+from graphdata.delaunay import delaunay_graph
 from graphdata.dense import DenseGraph, DenseGraphBatch
 from graphdata.device import make_generator, resolve_device, seed_everything
 from graphdata.errors import GraphDataError, NotFittedError, TSVFormatError, UnknownLabelError
@@ -11,7 +12,12 @@ from graphdata.filter_index import FilterIndex
 from graphdata.kg_stats import KGStatistics, RelationStatistics, describe, kg_statistics
 from graphdata.paths import Paths, Step, enumerate_paths, enumerate_paths_batch
 from graphdata.spatial import knn_graph, radius_graph
-from graphdata.spatial_anndata import spatial_graph, spatial_neighbors_knn, spatial_neighbors_radius
+from graphdata.spatial_anndata import (
+    spatial_graph,
+    spatial_neighbors_delaunay,
+    spatial_neighbors_knn,
+    spatial_neighbors_radius,
+)
 from graphdata.subgraph import (
     EnclosingSubgraph,
     EnclosingSubgraphBatch,
@@ -62,8 +68,10 @@ __all__ = [
     "DenseGraphBatch",
     "knn_graph",
     "radius_graph",
+    "delaunay_graph",
     "spatial_neighbors_knn",
     "spatial_neighbors_radius",
+    "spatial_neighbors_delaunay",
     "spatial_graph",
     # errors, devices, seeds
     "GraphDataError",

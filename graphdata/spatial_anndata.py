@@ -28,10 +28,16 @@ import torch
 from anndata import AnnData
 from torch import Tensor
 
+from graphdata.delaunay import delaunay_graph
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph, radius_graph
 
-__all__ = ["spatial_neighbors_knn", "spatial_neighbors_radius", "spatial_graph"]
+__all__ = [
+    "spatial_neighbors_knn",
+    "spatial_neighbors_radius",
+    "spatial_neighbors_delaunay",
+    "spatial_graph",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -184,6 +190,59 @@ def spatial_neighbors_radius(
         "transform": None,
         "mode": "radius",
         "max_num_neighbors": max_num_neighbors,
+        "spatial_key": spatial_key,
+        "library_key": library_key,
+    }
+    _save_graph(adata, key_added, edge_index, distance, params)
+
+
+def spatial_neighbors_delaunay(
+    adata: AnnData,
+    *,
+    spatial_key: str = "spatial",
+    library_key: str | None = None,
+    key_added: str = "spatial",
+) -> None:
+    """Write the Delaunay graph of ``obsm[spatial_key]`` into ``adata`` (squidpy's delaunay mode).
+
+    Computed by :func:`graphdata.delaunay.delaunay_graph`: two observations are neighbours when
+    they share a simplex of the Delaunay triangulation; symmetric. Libraries never connect.
+
+    Args:
+        adata: Annotated data with coordinates ``obsm[spatial_key]`` ``[n_obs, D]``, ``D >= 2``.
+        spatial_key: Key of the coordinates in ``adata.obsm`` (default ``"spatial"``).
+        library_key: Column of ``adata.obs`` naming each observation's library; None (default)
+            for one section.
+        key_added: Prefix of the written keys (default ``"spatial"``).
+
+    Returns:
+        None. Writes ``obsp[f"{key_added}_connectivities"]`` (CSR float32, row ``i`` = the
+        neighbours of ``i``), ``obsp[f"{key_added}_distances"]`` (CSR float64, same sparsity)
+        and ``uns[f"{key_added}_neighbors"]`` (``connectivities_key``, ``distances_key``,
+        ``params`` with ``n_neighbors=None``, ``coord_type="generic"``, ``radius=None``,
+        ``transform=None``, ``mode="delaunay"``, ``spatial_key``, ``library_key``), as
+        :func:`spatial_neighbors_knn`.
+
+    Raises:
+        KeyError: If ``obsm[spatial_key]`` or ``obs[library_key]`` is missing.
+        GraphDataError: On bad coordinates, or a library too small or degenerate to triangulate.
+
+    Examples:
+        >>> corners_and_centre = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 2.0], [1.0, 0.7]])
+        >>> adata = AnnData(obsm={"spatial": corners_and_centre})
+        >>> spatial_neighbors_delaunay(adata)
+        >>> adata.obsp["spatial_connectivities"].sum(axis=1).A1.tolist()
+        [3.0, 3.0, 3.0, 3.0]
+    """
+    coords = _coords(adata, spatial_key)
+    batch, _ = _libraries(adata, library_key)
+    edge_index, distance = _with_key(spatial_key, delaunay_graph, coords, batch=batch)
+    params = {
+        "n_neighbors": None,
+        "coord_type": "generic",
+        "radius": None,
+        "transform": None,
+        "mode": "delaunay",
         "spatial_key": spatial_key,
         "library_key": library_key,
     }
