@@ -22,11 +22,11 @@ line-by-line pass runs only to diagnose a problem or to apply ``strip``/``skip_b
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
+from graphdata.atomic import atomic_path
 from graphdata.errors import GraphDataError, TSVFormatError
 from graphdata.typing import LabeledTriple
 
@@ -326,14 +326,9 @@ def write_labeled_triples(path: str | os.PathLike[str], triples: Iterable[Sequen
     """
     path = Path(path)
     text = format_labeled_triples(triples)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     # mkstemp creates the file private (0o600); keep an existing file's mode, else rw-r--r--.
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+    with atomic_path(path, suffix=".tmp") as temp:
+        with open(temp, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
         os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

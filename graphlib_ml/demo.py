@@ -7,9 +7,7 @@ returns a markdown section. The report is ``out_dir/report.md``, written atomica
 
 from __future__ import annotations
 
-import os
 import platform
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,6 +19,7 @@ import graphon.nn.demo
 import kg.demo
 import kg.explain.demo
 import spatial.demo
+from graphdata.atomic import write_text_atomic
 from graphdata.demo import demo_section as graphdata_section
 from graphdata.device import resolve_device, seed_everything
 from graphdata.errors import GraphDataError
@@ -38,13 +37,6 @@ SECTIONS: dict[str, SectionFn] = {
     "iwn": graphon.nn.demo.demo_section,
     "spatial": spatial.demo.demo_section,
 }
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
 
 
 def run_demo(
@@ -91,6 +83,6 @@ def run_demo(
         print(f"[graphlib demo] {name} done in {seconds:.1f} s", flush=True)
         blocks.append(text.rstrip() + f"\n\n*Section run time: {seconds:.1f} s.*\n")
     report = out / "report.md"
-    _write_atomic(report, "\n".join(blocks))
+    write_text_atomic(report, "\n".join(blocks))
     print(f"[graphlib demo] report written to {report.resolve()}")
     return report

@@ -8,13 +8,12 @@ writes the convergence plot; ``graphlib graphon list`` prints the named graphons
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from matplotlib.figure import Figure
 
+from graphdata.atomic import atomic_path
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphon.densities import graphon_density
@@ -46,15 +45,8 @@ def parse_sizes(text: str) -> list[int]:
 
 def save_figure(fig: Figure, path: Path) -> None:
     """Write ``fig`` as PNG to ``path`` atomically (temporary file in the folder, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=120, bbox_inches="tight")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _densities(args: argparse.Namespace) -> int:

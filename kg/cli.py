@@ -19,14 +19,13 @@ import argparse
 import dataclasses
 import json
 import math
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
 
+from graphdata.atomic import write_text_atomic
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import family_kg
@@ -237,10 +236,7 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=1)
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(data, indent=1))
 
 
 def add_subparser(subparsers: argparse._SubParsersAction) -> None:

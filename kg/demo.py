@@ -9,14 +9,13 @@ DistMult's score is symmetric in head and tail, so it cannot tell ``parent`` fro
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from pathlib import Path
 
 import torch
 from matplotlib.figure import Figure
 
+from graphdata.atomic import atomic_path
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from kg.predict import predict_tails
@@ -144,11 +143,5 @@ def _plot(results: dict, path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.legend()
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".png") as tmp:
         fig.savefig(tmp, dpi=110)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)

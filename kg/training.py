@@ -33,9 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -44,6 +42,7 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from graphdata.atomic import write_text_atomic
 from graphdata.errors import GraphDataError, NotFittedError
 from graphdata.triples import KGDataset
 from kg import _epochs
@@ -440,12 +439,7 @@ def _rewrite_log(path: str | None, history: list[dict[str, Any]]) -> None:
     """Make the JSON-lines log hold exactly ``history`` (atomic); a resumed run then appends."""
     if path is None:
         return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        handle.writelines(json.dumps(record) + "\n" for record in history)
-    os.replace(tmp, target)
+    write_text_atomic(path, "".join(json.dumps(record) + "\n" for record in history))
 
 
 def _append_log(path: str | None, record: dict[str, Any]) -> None:

@@ -10,14 +10,13 @@ counterfactual layers. Outputs are written atomically.
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 import anndata
 import numpy as np
 
+from graphdata.atomic import atomic_path
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from spatial import tools
@@ -51,16 +50,8 @@ def parse_genes(items: list[str]) -> dict[str, float]:
 
 def write_h5ad(adata: anndata.AnnData, path: str | Path) -> None:
     """Write ``adata`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".h5ad")
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".h5ad") as tmp:
         adata.write_h5ad(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _simulate(args: argparse.Namespace) -> int:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from graphdata.atomic import atomic_path
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -97,13 +97,9 @@ def plot(explanation: PathExplanation, path: Path, *, context: bool) -> Path:
     title = f"({h}, {rel}, {t}): {len(explanation.paths)} path(s), mode {explanation.mode}"
     ax.set_title(title, fontsize=9)
     ax.axis("off")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight")
-        os.replace(tmp, path)
+        with atomic_path(path, suffix=".png") as tmp:
+            fig.savefig(tmp, dpi=110, bbox_inches="tight")
     finally:
         plt.close(fig)
-        Path(tmp).unlink(missing_ok=True)
     return path

@@ -31,8 +31,6 @@ Scores are reported back in teacher units, :math:`\mu + \sigma s`.
 from __future__ import annotations
 
 import dataclasses
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from graphdata.atomic import atomic_path
 from graphdata.errors import GraphDataError, NotFittedError
 from graphdata.triples import TripleSet
 from graphdata.typing import PathLike
@@ -503,14 +502,8 @@ class DistilledEvaluator:
             },
             "history": self.history_,
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(payload, handle)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_path(path) as tmp:
+            torch.save(payload, tmp)
         return path
 
     @classmethod

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from graphdata.atomic import write_text_atomic
 from graphdata.typing import LabeledTriple, PathLike
 
 if TYPE_CHECKING:
@@ -165,12 +164,7 @@ class PathExplanation:
         """
         text = json.dumps(self.to_dict(), indent=1)
         if path is not None:
-            target = Path(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-            with os.fdopen(fd, "w") as handle:
-                handle.write(text)
-            os.replace(tmp, target)
+            write_text_atomic(path, text)
         return text
 
     @classmethod
