@@ -37,8 +37,16 @@ def test_mpnn_converges_on_a_constant_graphon():
 def test_graphon_signal_sets_the_input_channels():
     w = StepGraphon([[0.9, 0.1], [0.1, 0.9]])
     ws = GraphonSignal(w, torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
-    result = untrained_convergence(ws, ConvergenceConfig(sizes=(10,), samples=2, models=("iwn",)))
+    config = ConvergenceConfig(sizes=(10,), samples=2, models=("iwn",))
+    result = untrained_convergence(ws, config, seed=0)
     assert result.curves["iwn"].outputs.shape == (1, 2)
+    # The signal enters the network: same seed and signal give the same outputs, a scaled
+    # signal (same graphs, same weights) gives different ones.
+    again = untrained_convergence(ws, config, seed=0)
+    assert torch.equal(result.curves["iwn"].outputs, again.curves["iwn"].outputs)
+    scaled = GraphonSignal(w, torch.tensor([[3.0, 0.0], [0.0, 3.0]]))
+    other = untrained_convergence(scaled, config, seed=0)
+    assert not torch.allclose(result.curves["iwn"].outputs, other.curves["iwn"].outputs)
 
 
 def test_randomize_parameters_is_seeded():
