@@ -10,6 +10,7 @@ from spatial import plot, tools
 from spatial.celcomen import OBJECTIVES, Celcomen, CelcomenConfig
 from spatial.counterfactual import (
     Counterfactual,
+    auto_step_size,
     relax,
     ring_index,
     ring_summary,
@@ -44,6 +45,7 @@ __all__ = [
     "Neighbourhood",
     "OBJECTIVES",
     "SimulatedTissue",
+    "auto_step_size",
     "hex_grid",
     "intervene",
     "langevin_sample",

@@ -342,7 +342,8 @@ class Celcomen:
         edge_index: Tensor | None = None,
         edge_weight: Tensor | None = None,
         steps: int = 50,
-        step_size: float = 0.01,
+        step_size: float | None = None,
+        horizon: float = 4.0,
         spatial_key: str = "spatial",
         layer: str | None = None,
         device: torch.device | str | None = None,
@@ -357,7 +358,10 @@ class Celcomen:
             edge_index: Graph ``[2, E]`` for tensor input.
             edge_weight: Optional base edge weights ``[E]`` for tensor input.
             steps: Relaxation steps (default 50).
-            step_size: Riemannian step size (default 0.01; time = steps x step_size).
+            step_size: Riemannian step size; None (default) picks it so that the relaxation
+                lasts ``horizon`` model time units
+                (:func:`spatial.counterfactual.auto_step_size`).
+            horizon: Relaxation time in model time units when ``step_size`` is None (default 4).
             spatial_key: AnnData key of coordinates / graph.
             layer: AnnData expression layer; None uses ``adata.X``.
             device: Device to relax on; None (default) uses the model's device.
@@ -386,7 +390,7 @@ class Celcomen:
         raw = raw.to(device=edge_index.device, dtype=self.model_.intra_raw.dtype)
         return simulate_intervention(
             self.model_, raw, edge_index, weight.to(raw.dtype), columns,
-            mask.to(edge_index.device), steps=steps, step_size=step_size,
+            mask.to(edge_index.device), steps=steps, step_size=step_size, horizon=horizon,
         )
 
 

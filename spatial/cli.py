@@ -92,9 +92,10 @@ def _intervene(args: argparse.Namespace) -> int:
         cells = [c for c in args.cells.split(",") if c]
     shown = int(np.sum(cells)) if args.cells_where else cells
     print(f"spatial intervene: genes={genes} cells={shown} steps={args.steps} "
-          f"step_size={args.step_size} device={device}")
+          f"step_size={args.step_size or 'auto'} horizon={args.horizon} device={device}")
     tools.intervene(adata, genes, cells, steps=args.steps, step_size=args.step_size,
-                    layer=args.layer, device=device)
+                    horizon=args.horizon, layer=args.layer, device=device)
+    print(f"step size used: {adata.uns['celcomen']['perturbation']['step_size']:.4g}")
     size = adata.uns["celcomen"]["perturbation"]["ring_size"]
     print(f"cells per ring (0, 1, 2, 3+): {size.tolist()}")
     write_h5ad(adata, args.out)
@@ -138,7 +139,10 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--cells", help="comma-separated obs names")
     group.add_argument("--cells-where", help="COLUMN=VALUE selecting cells by an obs column")
     cf.add_argument("--steps", type=int, default=50)
-    cf.add_argument("--step-size", type=float, default=0.01)
+    cf.add_argument("--step-size", type=float, default=None,
+                    help="Riemannian step; default: --horizon model time units over --steps")
+    cf.add_argument("--horizon", type=float, default=4.0,
+                    help="relaxation time in model time units 1/L (used without --step-size)")
     cf.add_argument("--layer", default=None)
     cf.add_argument("--device", default="auto")
     cf.set_defaults(func=_intervene)

@@ -117,7 +117,8 @@ def intervene(
     cells: Any,
     *,
     steps: int = 50,
-    step_size: float = 0.01,
+    step_size: float | None = None,
+    horizon: float = 4.0,
     spatial_key: str = _keys.SPATIAL_KEY,
     layer: str | None = None,
     key_added: str = _keys.UNS_KEY,
@@ -133,7 +134,9 @@ def intervene(
         genes: ``{gene: value}`` in the units of the expression, e.g. ``{'IFITM3': 0.0}``.
         cells: Boolean mask ``[n_obs]``, obs names or integer positions of perturbed cells.
         steps: Relaxation steps (default 50).
-        step_size: Riemannian step size (default 0.01; time = steps x step_size).
+        step_size: Riemannian step size; None (default) lasts ``horizon`` model time units
+            (:func:`spatial.counterfactual.auto_step_size`).
+        horizon: Relaxation time in model time units when ``step_size`` is None (default 4).
         spatial_key: Graph prefix (default ``"spatial"``).
         layer: Expression layer; None (default) uses ``adata.X``.
         key_added: Prefix used by :func:`celcomen` (default ``"celcomen"``).
@@ -149,8 +152,8 @@ def intervene(
           3 = 3 or more / unreachable);
         - ``obs[f"{key_added}_perturbed"]``: bool, the perturbed cells;
         - ``uns[key_added]['perturbation']``: dict with ``genes`` (name -> value), ``n_cells``,
-          ``steps``, ``step_size``, ``ring_mean`` (float64 ``[4, n_vars]``, mean delta per
-          ring) and ``ring_size`` (int64 ``[4]``).
+          ``steps``, ``step_size`` (the one used), ``ring_mean`` (float64 ``[4, n_vars]``, mean
+          delta per ring) and ``ring_size`` (int64 ``[4]``).
 
     Raises:
         KeyError: If the matrices are missing (run :func:`celcomen` first).
@@ -169,9 +172,9 @@ def intervene(
     estimator = Celcomen.from_matrices(
         w_intra, w_inter, normalization=params.get("normalization", "gcn"))
     result = estimator.intervene(adata, genes, cells, steps=steps, step_size=step_size,
-                                 spatial_key=spatial_key, layer=layer)
+                                 horizon=horizon, spatial_key=spatial_key, layer=layer)
     record = {"genes": {str(k): float(v) for k, v in genes.items()}, "steps": int(steps),
-              "step_size": float(step_size)}
+              "step_size": result.step_size}
     store_counterfactual(adata, result, key_added=key_added, record=record)
 
 

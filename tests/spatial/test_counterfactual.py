@@ -7,8 +7,15 @@ import torch
 
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
-from spatial._messages import edge_weights
-from spatial.counterfactual import relax, ring_index, ring_summary, simulate_intervention
+from spatial._messages import edge_weights, neighbour_operator
+from spatial.counterfactual import (
+    _operator_norm,
+    auto_step_size,
+    relax,
+    ring_index,
+    ring_summary,
+    simulate_intervention,
+)
 from spatial.model import CelcomenEnergy
 from spatial.simulate import hex_grid, random_couplings
 
@@ -105,3 +112,54 @@ def test_knockout_of_the_only_expressed_gene_is_refused():
     cells[0] = True
     with pytest.raises(GraphDataError, match="leaves 1 cells with zero expression"):
         simulate_intervention(model, x, edges, w, {0: 0.0}, cells)
+
+
+def test_operator_norm_matches_the_dense_spectral_norm():
+    model, x, edges, w = _setup(torch.device("cpu"))
+    operator = neighbour_operator(edges, w, N)
+    dense = torch.linalg.matrix_norm(operator.to_dense().double(), ord=2)
+    assert _operator_norm(operator) == pytest.approx(float(dense), rel=1e-4)
+
+
+def test_auto_step_size_is_the_horizon_over_steps_times_the_field_lipschitz_constant():
+    model, x, edges, w = _setup(torch.device("cpu"))
+    s_norm = torch.linalg.matrix_norm(neighbour_operator(edges, w, N).to_dense(), ord=2)
+    lipschitz = (2 * torch.linalg.matrix_norm(model.W_intra.detach(), ord=2)
+                 + s_norm * torch.linalg.matrix_norm(model.W_inter.detach(), ord=2))
+    expected = 4.0 / (50 * float(lipschitz))
+    assert auto_step_size(model, edges, w, N) == pytest.approx(expected, rel=1e-4)
+    assert auto_step_size(model, edges, w, N, steps=25, horizon=2.0) == pytest.approx(
+        expected, rel=1e-4)
+    # the field really is L-Lipschitz: ||h(X) - h(Y)||_F <= L ||X - Y||_F
+    gen = torch.Generator().manual_seed(1)
+    a, b = torch.randn(N, G, generator=gen), torch.randn(N, G, generator=gen)
+    op = neighbour_operator(edges, w, N)
+    with torch.no_grad():
+        gap = (model.field_from(a, op @ a) - model.field_from(b, op @ b)).norm()
+    assert float(gap) <= float(lipschitz) * float((a - b).norm()) * (1 + 1e-5)
+
+
+def test_automatic_step_makes_the_effect_invariant_to_rescaling_the_couplings(device):
+    model, x, edges, w = _setup(device)
+    stronger = CelcomenEnergy(G).to(device)
+    stronger.set_matrices(3.0 * model.W_intra.detach(), 3.0 * model.W_inter.detach())
+    cells = torch.zeros(N, dtype=torch.bool, device=device)
+    cells[24] = True
+    weak = simulate_intervention(model, x, edges, w, {0: 0.0}, cells, steps=30)
+    strong = simulate_intervention(stronger, x, edges, w, {0: 0.0}, cells, steps=30)
+    assert strong.step_size == pytest.approx(weak.step_size / 3.0, rel=1e-4)
+    torch.testing.assert_close(strong.delta, weak.delta, atol=1e-5, rtol=1e-4)
+    fixed = simulate_intervention(stronger, x, edges, w, {0: 0.0}, cells, steps=30,
+                                  step_size=weak.step_size)
+    assert fixed.step_size == weak.step_size
+    assert not torch.allclose(fixed.delta, weak.delta, atol=1e-3)
+
+
+def test_non_positive_step_size_is_refused():
+    model, x, edges, w = _setup(torch.device("cpu"))
+    cells = torch.zeros(N, dtype=torch.bool)
+    cells[3] = True
+    with pytest.raises(GraphDataError, match="step_size: expected a positive float or None"):
+        simulate_intervention(model, x, edges, w, {0: 0.0}, cells, step_size=0.0)
+    with pytest.raises(GraphDataError, match="horizon: expected a positive number"):
+        auto_step_size(model, edges, w, N, horizon=-1.0)
