@@ -19,7 +19,7 @@ from kg.explain.evaluator import (
     distillation_targets,
     graph_fingerprint,
 )
-from kg.explain.explainer import BASELINES, MODES, ExplainerConfig, KGExplainer
+from kg.explain.explainer import BASELINES, MODES, STRATEGIES, ExplainerConfig, KGExplainer
 from kg.explain.explanation import ExplainedPath, PathExplanation
 from kg.explain.fidelity import (
     characterization_score,
@@ -33,16 +33,20 @@ from kg.explain.ground_truth import (
     canonical_triple,
     equivalence_classes,
     ground_truth_scores,
+    unfold_triples,
 )
 from kg.explain.local import LocalStructure, local_structure
+from kg.explain.node_search import node_greedy_search
 from kg.explain.retrain import INITS, RetrainConfig, RetrainScorer
-from kg.explain.search import OBJECTIVES, STOP_REASONS, SearchResult, greedy_search
+from kg.explain.search import OBJECTIVES, SELECTIONS, STOP_REASONS, SearchResult, greedy_search
 
 __all__ = [
     "KGExplainer",
     "ExplainerConfig",
     "MODES",
     "BASELINES",
+    "STRATEGIES",
+    "node_greedy_search",
     "PathExplanation",
     "ExplainedPath",
     "LocalStructure",
@@ -50,6 +54,7 @@ __all__ = [
     "greedy_search",
     "SearchResult",
     "OBJECTIVES",
+    "SELECTIONS",
     "STOP_REASONS",
     "DistilledEvaluator",
     "EvaluatorConfig",
@@ -68,6 +73,7 @@ __all__ = [
     "ground_truth_scores",
     "canonical_triple",
     "equivalence_classes",
+    "unfold_triples",
     "random_paths",
     "shortest_paths",
     "single_best_path",

@@ -20,7 +20,11 @@ __all__: list[str] = []
 
 
 def _scores(
-    explainer: KGExplainer, local: LocalStructure, chosen: tuple[int, ...], mask: Tensor
+    explainer: KGExplainer,
+    local: LocalStructure,
+    chosen: tuple[int, ...],
+    mask: Tensor,
+    stop_reason: str,
 ) -> SearchResult:
     """Score a fixed selection the way the greedy search scores its final explanation."""
     scorer = explainer.scorer(local)
@@ -37,7 +41,7 @@ def _scores(
         empty_score=scores[1],
         explanation_score=scores[2],
         complement_score=scores[3],
-        stop_reason="baseline",
+        stop_reason=stop_reason,
         num_scored=masks.size(0),
     )
 
@@ -77,10 +81,11 @@ def assemble(
     *,
     mode: str,
     start: float,
+    stop_reason: str = "baseline",
 ) -> PathExplanation:
     """Build the labelled explanation; ``result=None`` scores the selection first."""
     if result is None:
-        result = _scores(explainer, local, chosen, mask)
+        result = _scores(explainer, local, chosen, mask, stop_reason)
     entities = explainer.graph_.entities.labels
     relations = explainer.graph_.relations.labels
     node_labels = [entities[i] for i in local.nodes.tolist()]

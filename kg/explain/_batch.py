@@ -107,12 +107,15 @@ class SubgraphBank:
     edge_type: Tensor
     relation: Tensor
 
-    def select(self, index: Tensor) -> GraphBatch:
-        """The graphs ``index`` (in that order) as one batch."""
+    def select(self, index: Tensor, keep: Tensor | None = None) -> GraphBatch:
+        """The graphs ``index`` (in that order) as one batch, without the bank edges ``~keep``."""
         n_start, n_count = self.node_ptr[index], self.node_ptr[index + 1] - self.node_ptr[index]
         e_start, e_count = self.edge_ptr[index], self.edge_ptr[index + 1] - self.edge_ptr[index]
         new_start = n_count.cumsum(0) - n_count  # [b] first node of each selected graph
         owner, edge = ranges(e_start, e_count)
+        if keep is not None:
+            kept = keep[edge]
+            owner, edge = owner[kept], edge[kept]
         shift = (new_start - n_start)[owner]  # old position -> new position, per edge
         return GraphBatch(
             edge_index=self.edge_index[:, edge] + shift,

@@ -75,6 +75,13 @@ def _negatives(
 
 def _bank(triples: Tensor, graph: TripleSet, num_entities: int, hops: int) -> SubgraphBank:
     """Enclosing subgraphs of ``triples`` ``[G, 3]``, each without its own triple."""
+    return _bank_and_ids(triples, graph, num_entities, hops)[0]
+
+
+def _bank_and_ids(
+    triples: Tensor, graph: TripleSet, num_entities: int, hops: int
+) -> tuple[SubgraphBank, Tensor]:
+    """:func:`_bank` and the graph's edge id of every bank edge, ``[E_bank]``."""
     edge_index, edge_type = _graph(graph)
     edge_index, edge_type = edge_index.to(triples.device), edge_type.to(triples.device)
     sub = k_hop_enclosing_subgraphs(
@@ -85,10 +92,16 @@ def _bank(triples: Tensor, graph: TripleSet, num_entities: int, hops: int) -> Su
         k=hops,
         target_relations=triples[:, 1],
     )
-    return SubgraphBank(sub.node_ptr, sub.edge_ptr, sub.edge_index, sub.edge_type, triples[:, 1])
+    bank = SubgraphBank(sub.node_ptr, sub.edge_ptr, sub.edge_index, sub.edge_type, triples[:, 1])
+    return bank, sub.edge_id
 
 
-def _thin(batch: GraphBatch, fraction: float, generator: torch.Generator) -> GraphBatch:
+def _thin(
+    batch: GraphBatch,
+    fraction: float,
+    generator: torch.Generator,
+    eligible: Tensor | None = None,
+) -> GraphBatch:
     r"""Thin a share of the graphs, as the explainer's masks do, keeping the teacher's targets.
 
     The explainer scores subgraphs reduced to a few paths or missing a few; an evaluator trained
@@ -101,6 +114,8 @@ def _thin(batch: GraphBatch, fraction: float, generator: torch.Generator) -> Gra
     device = batch.edge_index.device
     graphs = batch.num_graphs
     thinned = torch.rand(graphs, generator=generator).to(device) < fraction
+    if eligible is not None:
+        thinned &= eligible
     rate = torch.where(thinned, torch.rand(graphs, generator=generator).to(device), 1.0)
     by_relation = torch.rand(graphs, generator=generator).to(device) < 0.5
     owner = batch.batch[batch.edge_index[0]]  # [E] graph of each edge

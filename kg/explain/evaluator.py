@@ -3,53 +3,40 @@ r"""The distilled evaluator: a relational GNN that mimics a KGE's scores from lo
 KGExplainer (Ma et al., "Towards Synergistic Path-based Explanations for Knowledge Graph
 Completion: Exploration and Evaluation", ICLR 2025, arXiv 2404.03893) scores the perturbations of
 its greedy search with a GNN distilled from the KGE, instead of re-training the KGE for each one.
-For a batch of :math:`B` sampled training triples :math:`\tau^+_b = (h, r, t)`, each with
-:math:`Q` corruptions :math:`\tau^-_{bq}` (:math:`G = B(1 + Q)` graphs :math:`\tau`), the GNN
-(:class:`SubgraphGNN`, over the ``hops``-hop enclosing subgraph with the scored triple removed,
-the same subgraph the explainer perturbs) outputs a standardised score :math:`s` and a
-representation :math:`\hat\rho \in \mathbb{R}^D`, trained on
-
-.. math::
-    \mathcal{L} = \frac{1}{G D} \sum_{\tau} \lVert \hat\rho(\tau) - \rho(\tau)/\sigma_\rho \rVert^2
-        + \frac{1}{G} \sum_{\tau} \Bigl(s(\tau) - \frac{f(\tau) - \mu}{\sigma}\Bigr)^2
-        + \frac{\lambda}{B Q} \sum_{b, q} \max\bigl(0,\ \gamma - y_{bq}\,(s(\tau^+_b) -
-            s(\tau^-_{bq}))\bigr), \qquad
-    y_{bq} = \operatorname{sign}\bigl(f(\tau^+_b) - f(\tau^-_{bq})\bigr):
-
-regression on the teacher's triple representation :math:`\rho` (``h + r - t`` for TransE,
-``h * r * t`` for DistMult, ...; :math:`\sigma_\rho` its standard deviation) and on its score
-:math:`f` standardised by the mean :math:`\mu` and deviation :math:`\sigma` over the distillation
-triples, plus a margin ranking loss that follows the teacher's order of each pair. Unlike the
-reference, the targets of a negative are the teacher's values **of the negative triple** (the
-reference took them from the positive), the margin is in standardised units, half of the
-negatives are hard ones drawn from the teacher's top-ranked wrong entities (so that the evaluator
-learns the teacher's ranking where it matters), and half of the training subgraphs are thinned by
-edge or relation dropout (the explainer scores such reduced graphs; targets stay the teacher's).
-Scores are reported back in teacher units, :math:`\mu + \sigma s`.
+:class:`DistilledEvaluator` distils the GNN (:class:`~kg.explain._network.SubgraphGNN`, over the
+``hops``-hop enclosing subgraph with the scored triple removed, the subgraph the explainer
+perturbs) with the loss of :mod:`kg.explain.distillation`, scores triples and batched edge
+masks of a local structure, checks that it is used with its own teacher and graph, measures its
+agreement with the teacher and saves itself. Scores are reported in teacher units,
+:math:`\mu + \sigma s` for the network's standardised output :math:`s`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
-from graphdata.atomic import atomic_path
 from graphdata.errors import GraphDataError, NotFittedError
 from graphdata.triples import TripleSet
 from graphdata.typing import PathLike
 from kg.base import KGEModel
 from kg.checkpoint import dataset_fingerprint
-from kg.explain._batch import SubgraphBank, copies
-from kg.explain._distill import _bank, _check_teacher, _negatives, _thin, agreement_figures
+from kg.explain._batch import copies
+from kg.explain._distill import _bank, _bank_and_ids, _check_teacher, _negatives, agreement_figures
+from kg.explain._evaluator_io import load_evaluator, save_evaluator
 from kg.explain._network import SubgraphGNN
-from kg.explain._teacher import model_fingerprint, triple_representation
+from kg.explain._pathbank import path_table
+from kg.explain._teacher import model_fingerprint
+from kg.explain.distillation import (
+    DistillationTargets,
+    EvaluatorConfig,
+    distillation_targets,
+    train_network,
+)
 from kg.explain.local import LocalStructure
 
 __all__ = [
@@ -59,125 +46,6 @@ __all__ = [
     "DistilledEvaluator",
     "graph_fingerprint",
 ]
-
-_FORMAT = "graphlib-kg-explain-evaluator"
-_VERSION = 1
-
-
-@dataclass
-class EvaluatorConfig:
-    """Hyperparameters of the distilled evaluator (architecture and distillation)."""
-
-    hops: int = 2  # radius k of the enclosing subgraphs (must match the explainer's)
-    hidden: int = 32  # width of the GNN layers (the reference: 64, GAT)
-    num_layers: int = 3  # relational message-passing layers (the reference: 3)
-    num_bases: int = 4  # basis matrices per layer (R-GCN basis decomposition)
-    dropout: float = 0.1  # dropout after each layer (the reference: 0.5)
-    steps: int = 300  # optimiser steps (the reference: 10,000 full-batch steps)
-    batch_size: int = 32  # positive triples per step, each with its negatives
-    lr: float = 3e-3  # Adam learning rate
-    num_train_triples: int = 2000  # training triples sampled for distillation (all if fewer)
-    num_negatives: int = 2  # corruptions per positive (head or tail, one coin each)
-    hard_negative_fraction: float = (
-        0.5  # share of negatives from the teacher's top-ranked wrong ones
-    )
-    hard_negative_pool: int = (
-        10  # how many of the teacher's top entities a hard negative is drawn from
-    )
-    rank_margin: float = 1.0  # gamma of the ranking loss, in standardised score units
-    rank_weight: float = 1.0  # lambda, weight of the ranking loss
-    perturb_fraction: float = 0.5  # share of training subgraphs thinned like explanation masks
-    seed: int = 0  # seeds sampling, initialisation and dropout
-
-    def validate(self) -> None:
-        """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
-        for name in (
-            "hops",
-            "hidden",
-            "num_layers",
-            "num_bases",
-            "steps",
-            "batch_size",
-            "num_train_triples",
-            "num_negatives",
-            "hard_negative_pool",
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
-        if not 0.0 <= self.hard_negative_fraction <= 1.0:
-            raise GraphDataError(
-                "hard_negative_fraction: expected a value in [0, 1], got "
-                f"{self.hard_negative_fraction!r}"
-            )
-        if not 0.0 <= self.perturb_fraction <= 1.0:
-            raise GraphDataError(
-                f"perturb_fraction: expected a value in [0, 1], got {self.perturb_fraction!r}"
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise GraphDataError(f"dropout: expected a value in [0, 1), got {self.dropout!r}")
-
-
-@dataclass(frozen=True)
-class DistillationTargets:
-    r"""The teacher's values for positive triples and for their corruptions.
-
-    Attributes:
-        positive_score: :math:`f(\tau^+)`, ``[B]``.
-        positive_representation: :math:`\rho(\tau^+)`, ``[B, D]``.
-        negative_score: :math:`f(\tau^-)` of each negative triple itself, ``[B, Q]``.
-        negative_representation: :math:`\rho(\tau^-)`, ``[B, Q, D]``.
-    """
-
-    positive_score: Tensor
-    positive_representation: Tensor
-    negative_score: Tensor
-    negative_representation: Tensor
-
-
-@torch.no_grad()
-def distillation_targets(
-    teacher: KGEModel, positives: Tensor, negatives: Tensor
-) -> DistillationTargets:
-    """The teacher's scores and representations of positives and of **their own** negatives.
-
-    The reference regressed each negative's graph embedding onto the positive's representation;
-    here every triple gets its own teacher values.
-
-    Args:
-        teacher: The KGE being distilled.
-        positives: Triples ``[B, 3]`` (head, relation, tail ids).
-        negatives: Their corruptions ``[B, Q, 3]``.
-
-    Returns:
-        The :class:`DistillationTargets`.
-
-    Examples:
-        >>> from kg.distmult import DistMult
-        >>> teacher = DistMult(4, 1, dim=3)
-        >>> positives, negatives = torch.tensor([[0, 0, 1]]), torch.tensor([[[0, 0, 2]]])
-        >>> out = distillation_targets(teacher, positives, negatives)
-        >>> bool(out.negative_score[0, 0] == teacher(*torch.tensor([[0], [0], [2]])))
-        True
-    """
-    was_training = teacher.training
-    teacher.eval()
-    try:
-        flat = negatives.reshape(-1, 3)
-        pos_score = teacher(positives[:, 0], positives[:, 1], positives[:, 2])
-        neg_score = teacher(flat[:, 0], flat[:, 1], flat[:, 2])
-        pos_rep = triple_representation(teacher, positives[:, 0], positives[:, 1], positives[:, 2])
-        neg_rep = triple_representation(teacher, flat[:, 0], flat[:, 1], flat[:, 2])
-    finally:
-        teacher.train(was_training)
-    b, q = negatives.shape[:2]
-    return DistillationTargets(
-        positive_score=pos_score,
-        positive_representation=pos_rep,
-        negative_score=neg_score.view(b, q),
-        negative_representation=neg_rep.view(b, q, -1),
-    )
-
 
 def graph_fingerprint(graph: TripleSet) -> str:
     """SHA-256 of a graph's vocabularies and triples (:func:`kg.checkpoint.dataset_fingerprint`)."""
@@ -260,9 +128,13 @@ class DistilledEvaluator:
         self.representation_scale_ = float(reps.std().clamp_min(1e-8))
         z = (scores - self.score_mean_) / self.score_std_  # [P (1 + Q)] positives first
         rho = reps / self.representation_scale_
-        bank = _bank(
-            torch.cat([positives, negatives.reshape(-1, 3)]), graph, teacher.num_entities, cfg.hops
-        )
+        everything = torch.cat([positives, negatives.reshape(-1, 3)])
+        bank, edge_id = _bank_and_ids(everything, graph, teacher.num_entities, cfg.hops)
+        table = None
+        if cfg.path_fraction > 0:
+            table = path_table(
+                everything, graph, bank, edge_id, cfg.max_length, cfg.paths_per_graph
+            )
         with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
             torch.manual_seed(cfg.seed)  # initialisation and dropout
             network = SubgraphGNN(
@@ -271,10 +143,12 @@ class DistilledEvaluator:
                 hidden=cfg.hidden,
                 num_layers=cfg.num_layers,
                 num_bases=cfg.num_bases,
-                max_distance=cfg.hops,
+                max_distance=max(cfg.hops, cfg.max_length),
                 dropout=cfg.dropout,
             ).to(device)
-            self.history_ = self._train(network, bank, z, rho, count, q, generator)
+            self.history_ = train_network(
+                cfg, network, bank, table, z, rho, count, q, generator
+            )
         self.network_ = network.eval()
         self.teacher_fingerprint_ = model_fingerprint(teacher)
         self.graph_fingerprint_ = graph_fingerprint(graph)
@@ -283,43 +157,6 @@ class DistilledEvaluator:
         self.graph_: TripleSet | None = graph
         self.fit_seconds_ = time.perf_counter() - start
         return self
-
-    def _train(
-        self,
-        network: SubgraphGNN,
-        bank: SubgraphBank,
-        z: Tensor,
-        rho: Tensor,
-        count: int,
-        q: int,
-        generator: torch.Generator,
-    ) -> list[dict[str, float]]:
-        cfg = self.config
-        device = z.device
-        optimizer = torch.optim.Adam(network.parameters(), lr=cfg.lr)
-        network.train()
-        history = []
-        for step in range(1, cfg.steps + 1):
-            index = torch.randint(count, (min(cfg.batch_size, count),), generator=generator)
-            index = index.to(device)
-            b = index.numel()
-            neg_index = count + index.unsqueeze(1) * q + torch.arange(q, device=device)  # [b, Q]
-            graphs = torch.cat([index, neg_index.flatten()])
-            batch = bank.select(graphs)
-            if cfg.perturb_fraction > 0:
-                batch = _thin(batch, cfg.perturb_fraction, generator)
-            score, rep = network(batch)
-            regression = (rep - rho[graphs]).square().mean() + (score - z[graphs]).square().mean()
-            y = torch.sign(z[index].unsqueeze(1) - z[neg_index])  # the teacher's order, [b, Q]
-            gap = score[:b].unsqueeze(1) - score[b:].view(b, q)
-            rank = F.relu(cfg.rank_margin - y * gap).mean()
-            loss = regression + cfg.rank_weight * rank
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            if step % 50 == 0 or step == cfg.steps:
-                history.append({"step": step, "loss": loss.item(), "rank_loss": rank.item()})
-        return history
 
     # ---- scoring -------------------------------------------------------------------------
 
@@ -479,32 +316,7 @@ class DistilledEvaluator:
             The path written.
         """
         self._check_fitted()
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "config": dataclasses.asdict(self.config),
-            "state": self.network_.state_dict(),
-            "teacher_dim": int(self.network_.lin_rep.out_features),
-            "fitted": {
-                key: getattr(self, key)
-                for key in (
-                    "score_mean_",
-                    "score_std_",
-                    "representation_scale_",
-                    "teacher_fingerprint_",
-                    "graph_fingerprint_",
-                    "num_relations_",
-                    "num_entities_",
-                    "fit_seconds_",
-                )
-            },
-            "history": self.history_,
-        }
-        with atomic_path(path) as tmp:
-            torch.save(payload, tmp)
-        return path
+        return save_evaluator(self, path)
 
     @classmethod
     def load(
@@ -522,31 +334,4 @@ class DistilledEvaluator:
         Raises:
             GraphDataError: If the file is missing or not an evaluator file.
         """
-        path = Path(path)
-        if not path.is_file():
-            raise GraphDataError(f"path: no evaluator file at {str(path)!r}")
-        data = torch.load(path, map_location=map_location, weights_only=True)
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise GraphDataError(
-                f"path: {str(path)!r} is not a distilled-evaluator file (no format marker "
-                f"{_FORMAT!r}); write one with DistilledEvaluator.save"
-            )
-        evaluator = cls(EvaluatorConfig(**data["config"]))
-        cfg = evaluator.config
-        fitted = data["fitted"]
-        network = SubgraphGNN(
-            fitted["num_relations_"],
-            data["teacher_dim"],
-            hidden=cfg.hidden,
-            num_layers=cfg.num_layers,
-            num_bases=cfg.num_bases,
-            max_distance=cfg.hops,
-            dropout=cfg.dropout,
-        )
-        network.load_state_dict(data["state"])
-        evaluator.network_ = network.to(map_location).eval()
-        for key, value in fitted.items():
-            setattr(evaluator, key, value)
-        evaluator.history_ = list(data["history"])
-        evaluator.graph_ = None
-        return evaluator
+        return load_evaluator(cls, path, map_location)

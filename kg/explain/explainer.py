@@ -6,9 +6,11 @@ xiaomingaaa/KGExplainer). For a predicted triple :math:`(h, r, t)`:
 
 1. extract the local structure, the ``hops``-hop enclosing subgraph with the target removed, and
    the candidate paths :math:`h \to t` up to ``max_length`` (:mod:`kg.explain.local`);
-2. grow a path set greedily by perturbation, with an explicit stop rule
-   (:mod:`kg.explain.search`), scoring every candidate of a step in one batched call of
-   (a) the distilled evaluator (:mod:`kg.explain.evaluator`, ``mode="evaluator"``, default) or
+2. grow a path set greedily by perturbation, with an explicit stop rule and a step rule
+   (``selection``: the best candidate, or the fewest new triples that reach the threshold;
+   :mod:`kg.explain.search`), scoring every candidate of a step in one batched call of
+   (a) the distilled evaluator (:mod:`kg.explain.evaluator`, ``mode="evaluator"``, default;
+   distilled with distance labels and path-reduced training graphs up to ``max_length``) or
    (b) brief local re-training of the KGE from a clean state per candidate
    (:mod:`kg.explain.retrain`, ``mode="retrain"``);
 3. report the paths with their individual and joint scores and fidelity figures
@@ -37,13 +39,16 @@ from kg.explain._assemble import assemble
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explanation import PathExplanation
 from kg.explain.local import LocalStructure, local_structure
+from kg.explain.node_search import node_greedy_search
 from kg.explain.retrain import RetrainConfig, RetrainScorer
-from kg.explain.search import OBJECTIVES, Scorer, greedy_search
+from kg.explain.search import OBJECTIVES, SELECTIONS, Scorer, greedy_search
 
-__all__ = ["MODES", "BASELINES", "ExplainerConfig", "KGExplainer"]
+__all__ = ["MODES", "STRATEGIES", "BASELINES", "ExplainerConfig", "KGExplainer"]
 
 #: How perturbations are scored: the distilled evaluator (default) or local re-training.
 MODES = ("evaluator", "retrain")
+#: Search strategies: whole paths (default) or the reference's node-by-node growth.
+STRATEGIES = ("paths", "nodes")
 #: Baselines of :meth:`KGExplainer.explain_baseline` (see :mod:`kg.explain.baselines`).
 BASELINES = ("random", "shortest", "single_best", "edge_mask")
 
@@ -58,6 +63,8 @@ class ExplainerConfig:
     max_paths: int = 3  # path budget of the greedy search
     min_gain: float = 0.25  # stop when a path adds less than this fraction of J(G) - J(empty)
     objective: str = "both"  # greedy objective, one of kg.explain.search.OBJECTIVES
+    selection: str = "shortest"  # step rule (SELECTIONS); "best" is the plain greedy
+    strategy: str = "paths"  # one of STRATEGIES; "nodes": top max_paths neighbours per node
     max_candidates: int = 300  # cap on candidate paths (the shortest are kept, with a warning)
     path_relations: tuple[str, ...] | None = None  # relations paths may use; None: all
     seed: int = 0  # seeds the calibration sample and the baselines
@@ -70,6 +77,10 @@ class ExplainerConfig:
             raise GraphDataError(f"mode: expected one of {MODES}, got {self.mode!r}")
         if self.objective not in OBJECTIVES:
             raise GraphDataError(f"objective: expected one of {OBJECTIVES}, got {self.objective!r}")
+        if self.strategy not in STRATEGIES:
+            raise GraphDataError(f"strategy: expected one of {STRATEGIES}, got {self.strategy!r}")
+        if self.selection not in SELECTIONS:
+            raise GraphDataError(f"selection: expected one of {SELECTIONS}, got {self.selection!r}")
         for name in ("max_length", "hops", "max_paths", "max_candidates"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -159,7 +170,9 @@ class KGExplainer:
         self.evaluator_ = None
         if cfg.mode == "evaluator" or evaluator is not None:
             if evaluator is None:
-                ev_cfg = EvaluatorConfig(**{**vars(cfg.evaluator), "hops": cfg.hops})
+                ev_cfg = EvaluatorConfig(
+                    **{**vars(cfg.evaluator), "hops": cfg.hops, "max_length": cfg.max_length}
+                )
                 evaluator = DistilledEvaluator(ev_cfg).fit(model, graph)
             else:
                 evaluator.check_compatible(model, graph)
@@ -284,6 +297,12 @@ class KGExplainer:
             raise GraphDataError(f"mode: expected one of {MODES}, got {mode!r}")
         local = self.local_structure(triple)
         scorer = self.scorer(local, mode=mode)
+        if cfg.strategy == "nodes":
+            chosen, mask, _ = node_greedy_search(local, scorer, top_k=cfg.max_paths)
+            reason = "reached_tail" if chosen else "tail_not_reached"
+            return assemble(
+                self, local, None, chosen, mask, mode=mode, start=start, stop_reason=reason
+            )
         result = greedy_search(
             local.paths,
             local.num_edges,
@@ -291,6 +310,7 @@ class KGExplainer:
             max_paths=cfg.max_paths,
             min_gain=cfg.min_gain,
             objective=cfg.objective,
+            selection=cfg.selection,
             device=local.edge_type.device,
         )
         return assemble(

@@ -19,6 +19,12 @@ together: the synergy the paper is after. Each step scores every remaining path 
 among ties) and stops by an explicit rule: the path budget, or a marginal gain
 :math:`J(E \cup p) - J(E)` below ``min_gain`` times :math:`J(G) - J(\varnothing)`, the gain of
 the whole local graph.
+
+``selection="shortest"`` is the parsimonious variant: among the candidates whose marginal gain
+reaches the threshold, a step takes one that adds the fewest new triples (the best of those),
+as the reference's breadth-first growth from :math:`h` stops at the first depth that reaches
+:math:`t`. When a short path and a longer one both carry the prediction, the explanation is the
+short one; a long path is chosen only when no shorter one is enough.
 """
 
 from __future__ import annotations
@@ -31,13 +37,25 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 
-__all__ = ["OBJECTIVES", "STOP_REASONS", "SearchResult", "greedy_search"]
+__all__ = ["OBJECTIVES", "SELECTIONS", "STOP_REASONS", "SearchResult", "greedy_search"]
 
 #: Greedy objectives (see the module docstring).
 OBJECTIVES = ("both", "necessity", "sufficiency")
+#: How a step picks among the candidates: the largest objective, or the fewest new triples
+#: among those whose marginal gain reaches the threshold (see the module docstring).
+SELECTIONS = ("best", "shortest")
 #: Why a search ended: path budget reached, marginal gain below the threshold, every candidate
-#: used, no candidate path at all, or a local graph that does not raise the score.
-STOP_REASONS = ("budget", "min_gain", "exhausted", "no_paths", "no_signal")
+#: used, no candidate path at all, a local graph that does not raise the score, or the node
+#: search (:mod:`kg.explain.node_search`) reaching the tail or not.
+STOP_REASONS = (
+    "budget",
+    "min_gain",
+    "exhausted",
+    "no_paths",
+    "no_signal",
+    "reached_tail",
+    "tail_not_reached",
+)
 
 #: A perturbation scorer: keep masks ``[C, m]`` (bool) -> target scores ``[C]``.
 Scorer = Callable[[Tensor], Tensor]
@@ -86,6 +104,7 @@ def greedy_search(
     max_paths: int = 3,
     min_gain: float = 0.05,
     objective: str = "both",
+    selection: str = "best",
     device: torch.device | str | None = None,
 ) -> SearchResult:
     r"""Grow a path set greedily by the change of the target's score (module docstring).
@@ -100,13 +119,15 @@ def greedy_search(
         min_gain: The smallest relative marginal gain that adds a path, a fraction of
             :math:`J(G) - J(\varnothing)`. Default 0.05.
         objective: One of :data:`OBJECTIVES`. Default ``"both"``.
+        selection: One of :data:`SELECTIONS`. Default ``"best"``.
         device: Where the masks live. Default ``None``: the CPU.
 
     Returns:
         The :class:`SearchResult`.
 
     Raises:
-        GraphDataError: On an unknown objective, a budget below 1 or a negative threshold.
+        GraphDataError: On an unknown objective or selection, a budget below 1 or a negative
+            threshold.
 
     Examples:
         >>> # The score is 1 exactly when both triples of path 1 are present (an oracle).
@@ -117,6 +138,8 @@ def greedy_search(
     """
     if objective not in OBJECTIVES:
         raise GraphDataError(f"objective: expected one of {OBJECTIVES}, got {objective!r}")
+    if selection not in SELECTIONS:
+        raise GraphDataError(f"selection: expected one of {SELECTIONS}, got {selection!r}")
     if isinstance(max_paths, bool) or not isinstance(max_paths, int) or max_paths < 1:
         raise GraphDataError(
             f"max_paths: expected a positive int (the path budget), got {max_paths!r}"
@@ -162,6 +185,13 @@ def greedy_search(
             drop = scores[-c:] if need_drop else scores.new_zeros(c)
             values = _objective(objective, keep, drop, full, empty)  # [C]
             best = int(torch.argmax(values))  # the first maximum: the shortest path among ties
+            if selection == "shortest":
+                enough = values - j_current >= min_gain * total  # [C]
+                if bool(enough.any()):
+                    added = (trial & ~current).sum(dim=1)  # [C] new triples of each candidate
+                    fewest = int(added[enough].min())
+                    pool = enough & (added == fewest)
+                    best = int(torch.argmax(torch.where(pool, values, -torch.inf)))
             gain = float(values[best]) - j_current
             if gain < min_gain * total:
                 stop = "min_gain"

@@ -178,3 +178,36 @@ def test_bad_teacher_or_config(world):
         DistilledEvaluator(EvaluatorConfig(steps=1)).fit(DistMult(3, 1, dim=2), world.dataset.train)
     with pytest.raises(GraphDataError, match="hard_negative_fraction"):
         EvaluatorConfig(hard_negative_fraction=2.0).validate()
+
+
+def test_path_reduction_keeps_exactly_a_few_whole_paths(world):
+    from graphdata.paths import enumerate_paths
+    from kg.explain._distill import _bank_and_ids
+    from kg.explain._pathbank import path_keep, path_table
+
+    graph = world.dataset.train
+    triples = graph.mapped_triples[:12]
+    bank, edge_id = _bank_and_ids(triples, graph, graph.num_entities, 2)
+    table = path_table(triples, graph, bank, edge_id, 3, 50)
+    generator = torch.Generator().manual_seed(0)
+    graphs = torch.arange(12)
+    keep = path_keep(table, bank, graphs, generator)
+    all_edges = graph.mapped_triples[:, [0, 2]].t()
+    for g in range(12):
+        lo, hi = int(bank.edge_ptr[g]), int(bank.edge_ptr[g + 1])
+        kept = set(edge_id[lo:hi][keep[lo:hi]].tolist())
+        h, r, t = triples[g].tolist()
+        truth = enumerate_paths(
+            all_edges, graph.mapped_triples[:, 1], h, t, 3, exclude_triples=(h, r, t)
+        )
+        paths = [set(row[row >= 0].tolist()) for row in truth.edge_ids]
+        if not paths:
+            assert not kept
+            continue
+        # The kept edges are the union of 1 to 3 of the graph's h-t paths, nothing else.
+        inside = [p for p in paths if p <= kept]
+        assert inside and set().union(*inside) == kept
+        assert min(len(p) for p in inside) <= len(kept) <= 9
+    # Graphs not reduced keep every edge.
+    untouched = path_keep(table, bank, graphs[:0], generator)
+    assert bool(untouched.all())

@@ -96,6 +96,8 @@ def test_bad_input(toy, explainer, teacher, world, small_config):
         fitted.explain(("ann", "likes", "ann"))
     with pytest.raises(GraphDataError, match="mode: expected one of"):
         fitted.explain(("ann", "likes", "cat"), mode="gnn")
+    with pytest.raises(GraphDataError, match="selection: expected one of"):
+        KGExplainer(DistMult(3, 1, dim=2), ExplainerConfig(selection="longest")).fit(dataset)
     with pytest.raises(GraphDataError, match="does not fit the graph"):
         KGExplainer(DistMult(3, 1, dim=2)).fit(dataset)
     # An evaluator distilled from another model, on another graph or radius is refused.

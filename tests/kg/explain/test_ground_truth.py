@@ -74,3 +74,25 @@ def test_bad_targets(small_world):
         ground_truth_scores([], small_world, base)
     with pytest.raises(UnknownLabelError, match="Closest known entity labels"):
         ground_truth_scores([], small_world, ("person_00001", "parent", "person_0002"))
+
+
+def test_unfolding_replaces_derived_triples_by_their_bodies(small_world):
+    from kg.explain.ground_truth import unfold_triples
+
+    target = _target(small_world, "great_grandparent", 3)
+    body = small_world.explanations_for(target)[0].path  # parent, parent, parent
+    (x, _, y), (_, _, z), (_, _, w) = body
+    # grandparent(x, z) is a derived training triple whose first grounding goes through y.
+    shortcut = [(x, "grandparent", z), body[2]]
+    grounding = small_world.explanations[(x, "grandparent", z)][0].path
+    assert unfold_triples(shortcut, small_world) == (*grounding, body[2])
+    raw = ground_truth_scores(shortcut, small_world, target)
+    unfolded = ground_truth_scores(shortcut, small_world, target, unfold=True)
+    assert not raw.hit and raw.precision == 0.5
+    assert unfolded.f1 >= raw.f1
+    if grounding == body[:2]:  # the shortcut stands for exactly this rule body
+        assert unfolded.hit and unfolded.best_f1 == 1.0
+    # Base facts and length-1-only derived triples are left as they are.
+    assert unfold_triples(body, small_world) == body
+    child_of = next(t for t in small_world.derived_triples("train") if t[1] == "child_of")
+    assert unfold_triples([child_of], small_world) == (child_of,)

@@ -142,3 +142,26 @@ def test_bad_arguments():
         greedy_search([(0,)], 1, lambda k: k.float().sum(1), min_gain=-0.1)
     with pytest.raises(GraphDataError, match="head != tail"):
         local_structure(torch.tensor([[0], [1]]), torch.tensor([0]), (1, 0, 1))
+
+
+def test_shortest_selection_prefers_the_fewest_triples_that_suffice():
+    # Path 0 (two triples) carries 0.6 of the score, path 1 (three triples) 1.0: "best" takes
+    # path 1; "shortest" takes path 0, the fewest triples whose gain reaches the threshold.
+    def scorer(keep):
+        return 0.6 * (keep[:, 0] & keep[:, 1]).float() + 1.0 * (
+            keep[:, 2] & keep[:, 3] & keep[:, 4]
+        ).float()
+
+    paths, m = [(0, 1), (2, 3, 4)], 5
+    best = greedy_search(paths, m, scorer, max_paths=1, objective="sufficiency")
+    short = greedy_search(
+        paths, m, scorer, max_paths=1, objective="sufficiency", selection="shortest"
+    )
+    assert best.chosen == (1,) and short.chosen == (0,)
+    # A threshold that the short path does not reach leaves the long one.
+    strict = greedy_search(
+        paths, m, scorer, max_paths=1, min_gain=0.5, objective="sufficiency", selection="shortest"
+    )
+    assert strict.chosen == (1,)
+    with pytest.raises(GraphDataError, match="selection: expected one of"):
+        greedy_search(paths, m, scorer, selection="longest")

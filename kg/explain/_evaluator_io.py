@@ -1,0 +1,90 @@
+"""Saving and loading a fitted DistilledEvaluator (private; see ``evaluator.py``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+from graphdata.atomic import atomic_path
+from graphdata.errors import GraphDataError
+from graphdata.typing import PathLike
+from kg.explain._network import SubgraphGNN
+from kg.explain.distillation import EvaluatorConfig
+
+if TYPE_CHECKING:
+    from kg.explain.evaluator import DistilledEvaluator
+
+__all__: list[str] = []
+
+_FORMAT = "graphlib-kg-explain-evaluator"
+#: Version 2 added path reduction and distance labels up to ``max_length``; version-1 files
+#: load with ``max_length = hops`` (their distance labels stop there).
+_VERSION = 2
+_FITTED = (
+    "score_mean_",
+    "score_std_",
+    "representation_scale_",
+    "teacher_fingerprint_",
+    "graph_fingerprint_",
+    "num_relations_",
+    "num_entities_",
+    "fit_seconds_",
+)
+
+
+def save_evaluator(evaluator: DistilledEvaluator, path: PathLike) -> Path:
+    """Write the fitted evaluator atomically (loadable with ``weights_only=True``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": _FORMAT,
+        "version": _VERSION,
+        "config": dataclasses.asdict(evaluator.config),
+        "state": evaluator.network_.state_dict(),
+        "teacher_dim": int(evaluator.network_.lin_rep.out_features),
+        "fitted": {key: getattr(evaluator, key) for key in _FITTED},
+        "history": evaluator.history_,
+    }
+    with atomic_path(path) as tmp:
+        torch.save(payload, tmp)
+    return path
+
+
+def load_evaluator(
+    cls: type[DistilledEvaluator], path: PathLike, map_location: str | torch.device
+) -> DistilledEvaluator:
+    """Read a file written by :func:`save_evaluator` into a new ``cls`` instance."""
+    path = Path(path)
+    if not path.is_file():
+        raise GraphDataError(f"path: no evaluator file at {str(path)!r}")
+    data = torch.load(path, map_location=map_location, weights_only=True)
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise GraphDataError(
+            f"path: {str(path)!r} is not a distilled-evaluator file (no format marker "
+            f"{_FORMAT!r}); write one with DistilledEvaluator.save"
+        )
+    config = dict(data["config"])
+    config.setdefault("max_length", config["hops"])
+    config.setdefault("path_fraction", 0.0)
+    evaluator = cls(EvaluatorConfig(**config))
+    cfg = evaluator.config
+    fitted = data["fitted"]
+    network = SubgraphGNN(
+        fitted["num_relations_"],
+        data["teacher_dim"],
+        hidden=cfg.hidden,
+        num_layers=cfg.num_layers,
+        num_bases=cfg.num_bases,
+        max_distance=max(cfg.hops, cfg.max_length),
+        dropout=cfg.dropout,
+    )
+    network.load_state_dict(data["state"])
+    evaluator.network_ = network.to(map_location).eval()
+    for key, value in fitted.items():
+        setattr(evaluator, key, value)
+    evaluator.history_ = list(data["history"])
+    evaluator.graph_ = None
+    return evaluator

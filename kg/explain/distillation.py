@@ -1,0 +1,228 @@
+r"""Distillation of a KGE into the evaluator GNN: configuration, teacher targets, loss.
+
+KGExplainer (Ma et al., "Towards Synergistic Path-based Explanations for Knowledge Graph
+Completion: Exploration and Evaluation", ICLR 2025, arXiv 2404.03893) scores the perturbations of
+its greedy search with a GNN distilled from the KGE, instead of re-training the KGE for each one.
+For a batch of :math:`B` sampled training triples :math:`\tau^+_b = (h, r, t)`, each with
+:math:`Q` corruptions :math:`\tau^-_{bq}` (:math:`G = B(1 + Q)` graphs :math:`\tau`), the GNN
+(:class:`SubgraphGNN`, over the ``hops``-hop enclosing subgraph with the scored triple removed,
+the same subgraph the explainer perturbs) outputs a standardised score :math:`s` and a
+representation :math:`\hat\rho \in \mathbb{R}^D`, trained on
+
+.. math::
+    \mathcal{L} = \frac{1}{G D} \sum_{\tau} \lVert \hat\rho(\tau) - \rho(\tau)/\sigma_\rho \rVert^2
+        + \frac{1}{G} \sum_{\tau} \Bigl(s(\tau) - \frac{f(\tau) - \mu}{\sigma}\Bigr)^2
+        + \frac{\lambda}{B Q} \sum_{b, q} \max\bigl(0,\ \gamma - y_{bq}\,(s(\tau^+_b) -
+            s(\tau^-_{bq}))\bigr), \qquad
+    y_{bq} = \operatorname{sign}\bigl(f(\tau^+_b) - f(\tau^-_{bq})\bigr):
+
+regression on the teacher's triple representation :math:`\rho` (``h + r - t`` for TransE,
+``h * r * t`` for DistMult, ...; :math:`\sigma_\rho` its standard deviation) and on its score
+:math:`f` standardised by the mean :math:`\mu` and deviation :math:`\sigma` over the distillation
+triples, plus a margin ranking loss that follows the teacher's order of each pair. Unlike the
+reference, the targets of a negative are the teacher's values **of the negative triple** (the
+reference took them from the positive), the margin is in standardised units, half of the
+negatives are hard ones drawn from the teacher's top-ranked wrong entities (so that the evaluator
+learns the teacher's ranking where it matters), and a share ``perturb_fraction`` of the subgraphs
+not path-reduced is thinned by edge or relation dropout (the explainer scores such reduced
+graphs; targets stay the teacher's).
+**Path reduction**: a share ``path_fraction`` of the training subgraphs is cut down to the union
+of 1-3 random :math:`h`-to-:math:`t` paths of length up to ``max_length`` (drawn evenly over
+lengths), the shape of the explanations the greedy search scores; the teacher's target is
+unchanged, so the evaluator learns how much of the score each kind of path carries on its own
+(without it, a lone three-step rule body scored as low as the empty graph), and the distance
+labels of the GNN run up to ``max_length`` so that a three-step connection is visible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from graphdata.errors import GraphDataError
+from kg.base import KGEModel
+from kg.explain._batch import SubgraphBank
+from kg.explain._distill import _thin
+from kg.explain._network import SubgraphGNN
+from kg.explain._pathbank import PathTable, path_keep
+from kg.explain._teacher import triple_representation
+
+__all__ = ["EvaluatorConfig", "DistillationTargets", "distillation_targets", "train_network"]
+
+
+@dataclass
+class EvaluatorConfig:
+    """Hyperparameters of the distilled evaluator (architecture and distillation)."""
+
+    hops: int = 2  # radius k of the enclosing subgraphs (must match the explainer's)
+    hidden: int = 32  # width of the GNN layers (the reference: 64, GAT)
+    num_layers: int = 3  # relational message-passing layers (the reference: 3)
+    num_bases: int = 4  # basis matrices per layer (R-GCN basis decomposition)
+    dropout: float = 0.1  # dropout after each layer (the reference: 0.5)
+    steps: int = 300  # optimiser steps (the reference: 10,000 full-batch steps)
+    batch_size: int = 32  # positive triples per step, each with its negatives
+    lr: float = 3e-3  # Adam learning rate
+    num_train_triples: int = 2000  # training triples sampled for distillation (all if fewer)
+    num_negatives: int = 2  # corruptions per positive (head or tail, one coin each)
+    hard_negative_fraction: float = (
+        0.5  # share of negatives from the teacher's top-ranked wrong ones
+    )
+    hard_negative_pool: int = (
+        10  # how many of the teacher's top entities a hard negative is drawn from
+    )
+    rank_margin: float = 1.0  # gamma of the ranking loss, in standardised score units
+    rank_weight: float = 1.0  # lambda, weight of the ranking loss
+    perturb_fraction: float = 0.5  # share of training subgraphs thinned by edge/relation dropout
+    path_fraction: float = 0.5  # share reduced to 1-3 random h-t paths (explanation-shaped)
+    max_length: int = 3  # longest path the evaluator must credit: distance labels up to it
+    paths_per_graph: int = 200  # paths enumerated per training subgraph for path reduction
+    seed: int = 0  # seeds sampling, initialisation and dropout
+
+    def validate(self) -> None:
+        """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
+        for name in (
+            "hops",
+            "hidden",
+            "num_layers",
+            "num_bases",
+            "steps",
+            "batch_size",
+            "num_train_triples",
+            "num_negatives",
+            "hard_negative_pool",
+            "max_length",
+            "paths_per_graph",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
+        if not 0.0 <= self.hard_negative_fraction <= 1.0:
+            raise GraphDataError(
+                "hard_negative_fraction: expected a value in [0, 1], got "
+                f"{self.hard_negative_fraction!r}"
+            )
+        if not 0.0 <= self.path_fraction <= 1.0:
+            raise GraphDataError(
+                f"path_fraction: expected a value in [0, 1], got {self.path_fraction!r}"
+            )
+        if not 0.0 <= self.perturb_fraction <= 1.0:
+            raise GraphDataError(
+                f"perturb_fraction: expected a value in [0, 1], got {self.perturb_fraction!r}"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise GraphDataError(f"dropout: expected a value in [0, 1), got {self.dropout!r}")
+
+
+@dataclass(frozen=True)
+class DistillationTargets:
+    r"""The teacher's values for positive triples and for their corruptions.
+
+    Attributes:
+        positive_score: :math:`f(\tau^+)`, ``[B]``.
+        positive_representation: :math:`\rho(\tau^+)`, ``[B, D]``.
+        negative_score: :math:`f(\tau^-)` of each negative triple itself, ``[B, Q]``.
+        negative_representation: :math:`\rho(\tau^-)`, ``[B, Q, D]``.
+    """
+
+    positive_score: Tensor
+    positive_representation: Tensor
+    negative_score: Tensor
+    negative_representation: Tensor
+
+
+@torch.no_grad()
+def distillation_targets(
+    teacher: KGEModel, positives: Tensor, negatives: Tensor
+) -> DistillationTargets:
+    """The teacher's scores and representations of positives and of **their own** negatives.
+
+    The reference regressed each negative's graph embedding onto the positive's representation;
+    here every triple gets its own teacher values.
+
+    Args:
+        teacher: The KGE being distilled.
+        positives: Triples ``[B, 3]`` (head, relation, tail ids).
+        negatives: Their corruptions ``[B, Q, 3]``.
+
+    Returns:
+        The :class:`DistillationTargets`.
+
+    Examples:
+        >>> from kg.distmult import DistMult
+        >>> teacher = DistMult(4, 1, dim=3)
+        >>> positives, negatives = torch.tensor([[0, 0, 1]]), torch.tensor([[[0, 0, 2]]])
+        >>> out = distillation_targets(teacher, positives, negatives)
+        >>> bool(out.negative_score[0, 0] == teacher(*torch.tensor([[0], [0], [2]])))
+        True
+    """
+    was_training = teacher.training
+    teacher.eval()
+    try:
+        flat = negatives.reshape(-1, 3)
+        pos_score = teacher(positives[:, 0], positives[:, 1], positives[:, 2])
+        neg_score = teacher(flat[:, 0], flat[:, 1], flat[:, 2])
+        pos_rep = triple_representation(teacher, positives[:, 0], positives[:, 1], positives[:, 2])
+        neg_rep = triple_representation(teacher, flat[:, 0], flat[:, 1], flat[:, 2])
+    finally:
+        teacher.train(was_training)
+    b, q = negatives.shape[:2]
+    return DistillationTargets(
+        positive_score=pos_score,
+        positive_representation=pos_rep,
+        negative_score=neg_score.view(b, q),
+        negative_representation=neg_rep.view(b, q, -1),
+    )
+
+
+def train_network(
+config: EvaluatorConfig,
+    network: SubgraphGNN,
+    bank: SubgraphBank,
+    table: PathTable | None,
+    z: Tensor,
+    rho: Tensor,
+    count: int,
+    q: int,
+    generator: torch.Generator,
+) -> list[dict[str, float]]:
+    """Minimise the distillation loss (module docstring) over ``cfg.steps`` mini-batches.
+
+    Graph ``g < count`` of ``bank`` is the ``g``-th positive, graph ``count + g Q + q`` its
+    ``q``-th negative; ``z`` and ``rho`` hold their standardised teacher scores and
+    representations. Returns the loss history, every 50 steps and at the end.
+    """
+    cfg = config
+    device = z.device
+    optimizer = torch.optim.Adam(network.parameters(), lr=cfg.lr)
+    network.train()
+    history = []
+    for step in range(1, cfg.steps + 1):
+        index = torch.randint(count, (min(cfg.batch_size, count),), generator=generator)
+        index = index.to(device)
+        b = index.numel()
+        neg_index = count + index.unsqueeze(1) * q + torch.arange(q, device=device)  # [b, Q]
+        graphs = torch.cat([index, neg_index.flatten()])
+        keep, reduced = None, None
+        if table is not None:
+            reduced = torch.rand(graphs.numel(), generator=generator).to(device)
+            reduced = reduced < cfg.path_fraction  # [G'] graphs cut down to a few paths
+            keep = path_keep(table, bank, graphs[reduced], generator)
+        batch = bank.select(graphs, keep)
+        if cfg.perturb_fraction > 0:
+            eligible = None if reduced is None else ~reduced
+            batch = _thin(batch, cfg.perturb_fraction, generator, eligible)
+        score, rep = network(batch)
+        regression = (rep - rho[graphs]).square().mean() + (score - z[graphs]).square().mean()
+        y = torch.sign(z[index].unsqueeze(1) - z[neg_index])  # the teacher's order, [b, Q]
+        gap = score[:b].unsqueeze(1) - score[b:].view(b, q)
+        rank = F.relu(cfg.rank_margin - y * gap).mean()
+        loss = regression + cfg.rank_weight * rank
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 50 == 0 or step == cfg.steps:
+            history.append({"step": step, "loss": loss.item(), "rank_loss": rank.item()})
+    return history
