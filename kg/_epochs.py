@@ -8,7 +8,7 @@ optimiser state, generator state, torch's global state) and a resumed run repeat
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -16,6 +16,7 @@ from torch import Tensor
 
 from graphdata.filter_index import FilterIndex
 from graphdata.triples import KGDataset
+from kg._distance import Workspace
 from kg.base import KGEModel
 from kg.losses import (
     bce_loss,
@@ -26,10 +27,10 @@ from kg.losses import (
     softplus_loss,
 )
 from kg.sampling import (
+    _apply_corruptions,
+    _draw_corruptions,
     bernoulli_head_probability,
-    bernoulli_negatives,
     false_negative_mask,
-    uniform_negatives,
 )
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class Run:
     head_probability: Tensor | None = None  # sLCWA bernoulli: [R']
     known: FilterIndex | None = None  # training-triple index (filtered negatives, KvsAll targets)
     queries: Tensor | None = None  # KvsAll: [Q, 3] rows (side, entity, relation); side 0 = tails
+    workspace: Workspace = field(default_factory=Workspace)  # sLCWA scoring buffers, reused
 
     @classmethod
     def build(
@@ -169,16 +171,22 @@ class Run:
         pos = self.train[index]  # [B, 3]
         k, e = cfg.num_negatives, self.model.num_entities
         if self.head_probability is None:
-            neg = uniform_negatives(pos, e, num_negatives=k, generator=self.generator)
+            prob = torch.full((pos.size(0),), 0.5, device=pos.device)
         else:
-            neg = bernoulli_negatives(
-                pos, e, self.head_probability, num_negatives=k, generator=self.generator
+            prob = self.head_probability[pos[:, 1]]  # [B]
+        # The draws of kg.sampling.uniform_negatives / bernoulli_negatives, without building
+        # [B, k, 3] triples: the model scores (side, replacement) pairs directly.
+        corrupt_head, replacement = _draw_corruptions(pos, prob, e, k, self.generator)
+        mask = None
+        if self.known is not None:
+            mask = false_negative_mask(
+                _apply_corruptions(pos, corrupt_head, replacement), self.known
             )
-        mask = false_negative_mask(neg, self.known) if self.known is not None else None
         head, rel, tail = pos.unbind(1)
         pos_score = self.model(head, rel, tail)  # [B]
-        flat = neg.reshape(-1, 3)  # [B * k, 3]
-        neg_score = self.model(flat[:, 0], flat[:, 1], flat[:, 2]).view(pos.size(0), k)
+        neg_score = self.model._score_corrupted(
+            head, rel, tail, replacement, corrupt_head, workspace=self.workspace
+        )
         name, margin = cfg.resolved_loss(), cfg.resolved_margin()
         if name == "nssa":
             loss = nssa_loss(

@@ -37,19 +37,22 @@ def filtered_ranks(
         outputs ``[B]`` each (int64).
     """
     batch, num_entities = scores.shape
-    rows = torch.arange(batch, device=scores.device)
-    true = scores[rows, true_index]  # [B]
+    true_col = true_index.unsqueeze(1)  # [B, 1]
+    true = scores.gather(1, true_col)  # [B, 1]: gather/scatter beat advanced indexing here
     # A finite row sum means every score in the row is finite (a sum of finite float32 scores
     # only overflows beyond ~1e38): then the options follow from the filter counts, sparing an
     # isfinite pass over [B, E]. Other rows are counted exactly below.
     finite_rows = torch.isfinite(scores.sum(dim=1))  # [B]
     filtered = torch.zeros(batch, dtype=torch.long, device=scores.device)
     if filter_row is not None and filter_row.numel():
-        scores[filter_row, filter_col] = float("nan")
-        scores[rows, true_index] = true  # PyKEEN writes the true score back after masking
+        if scores.is_contiguous():
+            flat = filter_row * num_entities + filter_col  # [nnz] cells of the row-major matrix
+            scores.view(-1).index_fill_(0, flat, float("nan"))
+        else:
+            scores[filter_row, filter_col] = float("nan")
+        scores.scatter_(1, true_col, true)  # PyKEEN writes the true score back after masking
         others = filter_col != true_index[filter_row]
         filtered = torch.bincount(filter_row[others], minlength=batch)
-    true = true.unsqueeze(1)  # [B, 1]
     # int32 sums of the comparison masks are about twice as fast as the default int64 on CPU.
     optimistic = (scores > true).sum(dim=1, dtype=torch.int32).long() + 1
     pessimistic = (scores >= true).sum(dim=1, dtype=torch.int32).long()

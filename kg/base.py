@@ -17,6 +17,8 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from kg._distance import Workspace
+from kg._regularizers import n3_sum
 
 __all__ = ["KGEModel", "EntitySelection", "REGULARIZERS"]
 
@@ -41,7 +43,7 @@ class KGEModel(torch.nn.Module, abc.ABC):
     for every candidate entity :math:`c` (all entities, or the ``entities`` selection).
     Subclasses implement :meth:`forward`, :meth:`score_tails`, :meth:`score_heads`,
     and :meth:`reset_parameters`, store their tables as ``entity`` and ``relation`` embeddings
-    (or override :meth:`_regularized`, the embeddings a regulariser penalises), and extend
+    (or override :meth:`_regularized`, the table rows a regulariser penalises), and extend
     :attr:`config` with their own constructor arguments, so that ``type(model)(**model.config)``
     rebuilds an untrained copy.
 
@@ -116,11 +118,19 @@ class KGEModel(torch.nn.Module, abc.ABC):
     ) -> Tensor:
         """Score every candidate head of each query ``(?, r, t)``; shape ``[B, C]``."""
 
+    #: Whether the rows of :meth:`_regularized` are complex vectors stored as ``[real |
+    #: imaginary]`` halves (ComplEx, RotatE): the regulariser then takes complex moduli.
+    _complex_rows: bool = False
+
     def _regularized(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
-    ) -> tuple[Tensor, ...]:
-        """The embeddings a regulariser penalises, each ``[B, ...]`` (real or complex dtype)."""
-        return self.entity(head_index), self.relation(rel_type), self.entity(tail_index)
+    ) -> tuple[tuple[Tensor, Tensor], ...]:
+        """The rows a regulariser penalises, as ``(table [n, m], row ids [k])`` pairs.
+
+        Each id counts once per occurrence; heads and tails of one table share a pair.
+        """
+        entity_ids = torch.cat([head_index, tail_index])  # [2B]
+        return (self.entity.weight, entity_ids), (self.relation.weight, rel_type)
 
     def regularization(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, *, kind: str = "n3"
@@ -157,12 +167,52 @@ class KGEModel(torch.nn.Module, abc.ABC):
         """
         if kind not in REGULARIZERS:
             raise GraphDataError(f"kind: expected one of {REGULARIZERS}, got {kind!r}")
-        factors = self._regularized(head_index, rel_type, tail_index)
         batch = max(head_index.numel(), 1)
-        if kind == "n3":
-            # abs() of a complex tensor is its modulus, with gradient sgn(z) = 0 at z = 0.
-            return sum(x.abs().pow(3).sum() for x in factors) / (3 * batch)
-        return sum((x.abs() if x.is_complex() else x).square().sum() for x in factors) / batch
+        total = 0.0
+        for table, ids in self._regularized(head_index, rel_type, tail_index):
+            # sum over occurrences = sum over distinct rows x their counts: each row's powers
+            # are computed once (a 1-N batch repeats the few entities and relations of a small
+            # graph hundreds of times). The whole table when it is not larger than the ids.
+            if table.size(0) <= ids.numel():
+                rows = table
+                counts = torch.bincount(ids, minlength=table.size(0))
+            else:
+                distinct, counts = torch.unique(ids, return_counts=True)
+                rows = table[distinct]  # [U, m]
+            if kind == "l2":
+                # |z|^2 = re^2 + im^2: the same sum of squares over both halves of a complex row.
+                total = total + torch.dot(counts.to(rows.dtype), rows.square().sum(-1))
+            else:
+                total = total + n3_sum(rows, complex_rows=self._complex_rows, row_weight=counts)
+        return total / (batch if kind == "l2" else 3 * batch)
+
+    def _both_sides(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+    ) -> Tensor | None:
+        """``cat([score_heads(r, t), score_tails(h, r)])`` in one pass, ``[2 B, C]``, or ``None``.
+
+        Evaluation ranks both sides; models whose two sides share one kernel (a matmul or a
+        distance against the entity table) score all ``2 B`` queries at once. ``None`` (the
+        default) makes the caller score the sides separately.
+        """
+        return None
+
+    def _score_corrupted(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, replacement: Tensor,
+        corrupt_head: Tensor, *, workspace: Workspace | None = None,
+    ) -> Tensor:
+        """Scores ``[B, k]`` of ``(h, r, t)`` with the head (or tail) replaced by ``replacement``.
+
+        Column ``j`` of row ``b`` scores ``(replacement[b, j], r_b, t_b)`` where
+        ``corrupt_head[b, j]`` and ``(h_b, r_b, replacement[b, j])`` elsewhere, as ``forward``
+        would. sLCWA training calls it; distance models override it to reuse one query per side
+        and the buffers of ``workspace`` (:class:`kg._distance.Workspace`) from step to step.
+        """
+        b, k = replacement.shape
+        heads = torch.where(corrupt_head, replacement, head_index[:, None])  # [B, k]
+        tails = torch.where(corrupt_head, tail_index[:, None], replacement)
+        rels = rel_type[:, None].expand(b, k)
+        return self(heads.reshape(-1), rels.reshape(-1), tails.reshape(-1)).view(b, k)
 
     def bytes_per_query(self) -> int:
         """Approximate bytes of intermediates per query row of ``score_tails``/``score_heads``.

@@ -49,6 +49,9 @@ class ComplEx(KGEModel):
     """
 
     name = "complex"
+    #: Rows are ``[real | imaginary]`` halves: the regulariser takes complex moduli
+    #: (ComplEx-N3, Lacroix et al.).
+    _complex_rows = True
 
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__(num_entities, num_relations, dim)
@@ -72,26 +75,33 @@ class ComplEx(KGEModel):
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
     ) -> Tensor:
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``: one matmul."""
-        a_h, b_h = self.entity(head_index).chunk(2, dim=-1)
-        a_r, b_r = self.relation(rel_type).chunk(2, dim=-1)
-        query = torch.cat([a_h * a_r - b_h * b_r, a_h * b_r + b_h * a_r], dim=-1)  # [B, 2d]
+        query = self._tail_query(head_index, rel_type)
         return query @ self._candidates(self.entity.weight, entities).t()
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None
     ) -> Tensor:
         """Score every candidate head of ``(?, r, t)``, ``[B, C]``: one matmul."""
+        query = self._head_query(rel_type, tail_index)
+        return query @ self._candidates(self.entity.weight, entities).t()
+
+    def _tail_query(self, head_index: Tensor, rel_type: Tensor) -> Tensor:
+        a_h, b_h = self.entity(head_index).chunk(2, dim=-1)
+        a_r, b_r = self.relation(rel_type).chunk(2, dim=-1)
+        return torch.cat([a_h * a_r - b_h * b_r, a_h * b_r + b_h * a_r], dim=-1)  # [B, 2d]
+
+    def _head_query(self, rel_type: Tensor, tail_index: Tensor) -> Tensor:
         # Re<h, r, conj t> = Re<h, conj(conj(r) t)>, so the query is conj(r) * t.
         a_r, b_r = self.relation(rel_type).chunk(2, dim=-1)
         a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
-        query = torch.cat([a_r * a_t + b_r * b_t, a_r * b_t - b_r * a_t], dim=-1)  # [B, 2d]
-        return query @ self._candidates(self.entity.weight, entities).t()
+        return torch.cat([a_r * a_t + b_r * b_t, a_r * b_t - b_r * a_t], dim=-1)  # [B, 2d]
 
-    def _regularized(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
-    ) -> tuple[Tensor, ...]:
-        # Complex tensors, so the regulariser sees complex moduli (ComplEx-N3, Lacroix et al.).
-        return tuple(
-            torch.complex(*x.chunk(2, dim=-1))  # [B, d]
-            for x in (self.entity(head_index), self.relation(rel_type), self.entity(tail_index))
-        )
+    def _both_sides(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+    ) -> Tensor:
+        # Head rows: conj(r) * t, tail rows: r * h; one gather per table, one complex product.
+        a, b = self.entity(torch.cat([tail_index, head_index])).chunk(2, dim=-1)  # [2B, d]
+        a_r, b_r = self.relation(rel_type).chunk(2, dim=-1)  # [B, d]
+        a_q, b_q = torch.cat([a_r, a_r]), torch.cat([-b_r, b_r])  # [2B, d]: conj(r), then r
+        queries = torch.cat([a * a_q - b * b_q, a * b_q + b * a_q], dim=-1)  # [2B, 2d]
+        return queries @ self._candidates(self.entity.weight, entities).t()

@@ -74,3 +74,10 @@ class DistMult(KGEModel):
         """Score every candidate head of ``(?, r, t)``, ``[B, C]``: one matmul."""
         query = self.relation(rel_type) * self.entity(tail_index)  # [B, d]
         return query @ self._candidates(self.entity.weight, entities).t()
+
+    def _both_sides(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+    ) -> Tensor:
+        r = self.relation(rel_type)
+        queries = torch.cat([r * self.entity(tail_index), self.entity(head_index) * r])  # [2B, d]
+        return queries @ self._candidates(self.entity.weight, entities).t()

@@ -230,6 +230,18 @@ class _Scorer:
             return self.model.score_heads(rel, tail, entities)
         return self._broadcast(tail, rel, entities, tail_side=False)
 
+    def both(self, head: Tensor, rel: Tensor, tail: Tensor, entities: EntitySelection) -> Tensor:
+        """Head-side rows then tail-side rows, ``[2B, C]``, in one model call where possible."""
+        if self.is_model and self.reciprocal:
+            inverse = rel + self.model.num_relations // 2
+            queries = torch.cat([tail, head]), torch.cat([inverse, rel])
+            return self.model.score_tails(*queries, entities)
+        fused = getattr(self.model, "_both_sides", None) if self.is_model else None
+        scores = fused(head, rel, tail, entities) if fused is not None else None
+        if scores is None:
+            scores = torch.cat([self.heads(rel, tail, entities), self.tails(head, rel, entities)])
+        return scores
+
     def _broadcast(
         self, fixed: Tensor, rel: Tensor, entities: EntitySelection, *, tail_side: bool
     ) -> Tensor:
@@ -384,13 +396,9 @@ def _rank_batch(
     """Ranks of one batch on both sides, each output ``[2, B]`` (head row, tail row)."""
     head, rel, tail = rows.unbind(dim=1)
     batch, num_entities = head.numel(), scorer.num_entities
-    # Both sides in one [2B, E] matrix: one pass of the ranking ops instead of two.
-    scores = torch.cat(
-        [
-            _score_matrix(scorer.heads, rel, tail, num_entities, chunk),
-            _score_matrix(scorer.tails, head, rel, num_entities, chunk),
-        ]
-    )  # [2B, E]
+    # Both sides in one [2B, E] matrix (one model call where the model allows): one pass of
+    # the ranking ops instead of two.
+    scores = _score_matrix(scorer.both, head, rel, tail, num_entities, chunk)  # [2B, E]
     row = col = None
     if filter_index is not None:
         head_row, head_col = filter_index.head_coo(rel, tail)
@@ -402,16 +410,17 @@ def _rank_batch(
 
 
 def _score_matrix(
-    fn: Callable[[Tensor, Tensor, EntitySelection], Tensor],
-    a: Tensor,
-    b: Tensor,
+    fn: Callable[[Tensor, Tensor, Tensor, EntitySelection], Tensor],
+    head: Tensor,
+    rel: Tensor,
+    tail: Tensor,
     num_entities: int,
     chunk: int,
 ) -> Tensor:
-    """``[B, E]`` scores, computed in candidate slices of ``chunk`` entities."""
+    """``[2B, E]`` scores of ``fn``, computed in candidate slices of ``chunk`` entities."""
     if chunk >= num_entities:
-        return fn(a, b, None)
-    pieces = [fn(a, b, slice(lo, lo + chunk)) for lo in range(0, num_entities, chunk)]
+        return fn(head, rel, tail, None)
+    pieces = [fn(head, rel, tail, slice(lo, lo + chunk)) for lo in range(0, num_entities, chunk)]
     return torch.cat(pieces, dim=1)
 
 

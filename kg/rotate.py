@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from kg._distance import Workspace, gathered_distance
 from kg.base import EntitySelection, KGEModel
 
 __all__ = ["RotatE"]
@@ -35,7 +36,9 @@ class RotatE(KGEModel):
 
     ``score_tails`` compares :math:`\mathbf{e}_h \circ \mathbf{w}_r` with every candidate and
     ``score_heads`` compares :math:`\mathbf{e}_t \circ \bar{\mathbf{w}}_r` (rotations preserve
-    moduli), broadcasting ``[B, C, d]`` over candidate chunks of at most :attr:`chunk_bytes`.
+    moduli), broadcasting ``[B, C, d]`` over candidate chunks of at most :attr:`chunk_bytes`
+    under autograd, and without it (evaluation) over reused tiles of query rows x candidates
+    of at most ``min(chunk_bytes, 1 MiB)``, small enough to stay in a CPU cache.
     Initialisation as in the reference code: entities
     :math:`\mathcal{U}(-\frac{\gamma + 2}{d}, \frac{\gamma + 2}{d})`, phases
     :math:`\mathcal{U}(-\pi, \pi)`. The regulariser penalises entity moduli only (relation
@@ -59,6 +62,8 @@ class RotatE(KGEModel):
     """
 
     name = "rotate"
+    #: Entity rows are ``[real | imaginary]`` halves: the regulariser takes complex moduli.
+    _complex_rows = True
 
     def __init__(
         self, num_entities: int, num_relations: int, dim: int, *, margin: float = 9.0
@@ -109,27 +114,79 @@ class RotatE(KGEModel):
         return self._against_candidates(*self._rotate(tail_index, rel_type, conjugate=True),
                                         entities)
 
+    def _both_sides(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+    ) -> Tensor:
+        head_re, head_im = self._rotate(tail_index, rel_type, conjugate=True)
+        tail_re, tail_im = self._rotate(head_index, rel_type, conjugate=False)
+        queries = (torch.cat([head_re, tail_re]), torch.cat([head_im, tail_im]))  # [2B, d] each
+        return self._against_candidates(*queries, entities)
+
     def _against_candidates(self, q_re: Tensor, q_im: Tensor, entities: EntitySelection) -> Tensor:
+        if not torch.is_grad_enabled():
+            return self._against_candidates_no_grad(q_re, q_im, entities)
         # Three [B, C, d] temporaries live at once; bound them by chunking the candidates.
         per_candidate = 3 * q_re.numel() * q_re.element_size()
-        inplace = not torch.is_grad_enabled()  # evaluation: reuse buffers, fewer memory passes
         out = [q_re.new_empty(q_re.size(0), 0)]
         for chunk in self._chunks(entities, self.chunk_bytes // max(per_candidate, 1)):
             a_c, b_c = self._candidates(self.entity.weight, chunk).chunk(2, dim=-1)  # [C, d]
             d_re = q_re.unsqueeze(1) - a_c.unsqueeze(0)  # [B, C, d]
             d_im = q_im.unsqueeze(1) - b_c.unsqueeze(0)
-            if inplace:
-                moduli = d_re.square_().add_(d_im.square_()).sqrt_()
-            else:
-                moduli = (d_re.square() + d_im.square()).sqrt()
-            out.append(self.margin - moduli.sum(-1))
+            out.append(self.margin - (d_re.square() + d_im.square()).sqrt().sum(-1))
         return torch.cat(out, dim=1)
+
+    def _against_candidates_no_grad(
+        self, q_re: Tensor, q_im: Tensor, entities: EntitySelection
+    ) -> Tensor:
+        # Evaluation is memory-bound: tiles of (query rows x candidates) whose two [b, c, d]
+        # buffers fit in about 1 MiB stay in cache through all seven passes, and are reused
+        # (no allocation per tile). On UMLS (1,322 queries x 135 entities, d = 128, one CPU
+        # thread) 8-row tiles ran 2.5x faster than 8 MiB candidate chunks.
+        a, b = self._candidates(self.entity.weight, entities).chunk(2, dim=-1)  # [C, d]
+        n, c, d = q_re.size(0), a.size(0), self.dim
+        out = q_re.new_empty(n, c)
+        budget = max(min(self.chunk_bytes, 2**20) // (2 * q_re.element_size()), 1)  # per buffer
+        cols = min(c, max(budget // d, 1))
+        rows = max(budget // (cols * d), 1)
+        flat_re, flat_im = q_re.new_empty(rows * cols * d), q_re.new_empty(rows * cols * d)
+        for lo in range(0, n, rows):
+            hi = min(lo + rows, n)
+            for left in range(0, c, cols):
+                right = min(left + cols, c)
+                shape = (hi - lo, right - left, d)
+                d_re = flat_re[: math.prod(shape)].view(shape)  # [b, c, d]
+                d_im = flat_im[: math.prod(shape)].view(shape)
+                torch.sub(q_re[lo:hi, None], a[None, left:right], out=d_re)
+                torch.sub(q_im[lo:hi, None], b[None, left:right], out=d_im)
+                moduli = d_re.square_().add_(d_im.square_()).sqrt_()
+                torch.sum(moduli, dim=-1, out=out[lo:hi, left:right])
+        return out.neg_().add_(self.margin)  # margin - sum: the same rounding
+
+    def _score_corrupted(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, replacement: Tensor,
+        corrupt_head: Tensor, *, workspace: Workspace | None = None,
+    ) -> Tensor:
+        # |h r - x| (tail replaced) and |x r - t| = |x - t conj(r)| (head replaced, |r_i| = 1):
+        # two rotated queries per positive, [2 B, 2 d], gathered once per corrupted copy.
+        a_h, b_h = self.entity(head_index).chunk(2, dim=-1)  # [B, d] each
+        a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
+        theta = self.relation(rel_type)
+        cos, sin = torch.cos(theta), torch.sin(theta)
+        queries = torch.cat(
+            [a_h * cos - b_h * sin, a_h * sin + b_h * cos,  # e_h w_r
+             a_t * cos + b_t * sin, b_t * cos - a_t * sin],  # e_t conj(w_r)
+            dim=-1,
+        )  # [B, 4 d] = two [re | im] rows per positive
+        rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
+        which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, 2 d)
+        distance = gathered_distance(
+            queries.view(-1, 2 * self.dim), which, self.entity.weight, replacement,
+            kind="complex_l1", workspace=workspace,
+        )
+        return self.margin - distance
 
     def _regularized(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
-    ) -> tuple[Tensor, ...]:
-        # Entities only, as complex tensors (complex moduli); the rotations have modulus 1.
-        return tuple(
-            torch.complex(*self.entity(index).chunk(2, dim=-1))  # [B, d]
-            for index in (head_index, tail_index)
-        )
+    ) -> tuple[tuple[Tensor, Tensor], ...]:
+        # Entities only; the rotations have modulus 1.
+        return ((self.entity.weight, torch.cat([head_index, tail_index])),)

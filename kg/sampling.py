@@ -222,6 +222,18 @@ def _corrupt(
     triples: Tensor, head_prob: Tensor, num_entities: int, k: int, generator: torch.Generator
 ) -> Tensor:
     """Replace the head (probability ``head_prob[b]``) or the tail of ``k`` copies per triple."""
+    corrupt_head, draw = _draw_corruptions(triples, head_prob, num_entities, k, generator)
+    return _apply_corruptions(triples, corrupt_head, draw)
+
+
+def _draw_corruptions(
+    triples: Tensor, head_prob: Tensor, num_entities: int, k: int, generator: torch.Generator
+) -> tuple[Tensor, Tensor]:
+    """Which side each of ``k`` copies replaces (``True`` = head) and the replacing entity.
+
+    Returns ``corrupt_head: bool [B, k]`` and ``replacement: long [B, k]``; the draws (and so the
+    generator's stream) are those of :func:`_corrupt`.
+    """
     if num_entities < 2:
         raise GraphDataError(
             f"num_entities: expected at least 2 entities to corrupt a triple, got {num_entities}"
@@ -231,10 +243,15 @@ def _corrupt(
     device = triples.device
     b = triples.size(0)
     corrupt_head = torch.rand(b, k, device=device, generator=generator) < head_prob[:, None]
-    negatives = triples[:, None, :].repeat(1, k, 1)  # [B, k, 3]
-    column = torch.where(corrupt_head, 0, 2)  # [B, k]: the position being replaced
-    original = negatives.gather(2, column[..., None]).squeeze(2)  # [B, k]
+    original = torch.where(corrupt_head, triples[:, :1], triples[:, 2:])  # [B, k]
     # Draw from the E - 1 other entities: shift draws at or above the original by one.
     draw = torch.randint(0, num_entities - 1, (b, k), device=device, generator=generator)
-    draw = draw + (draw >= original).long()
-    return negatives.scatter(2, column[..., None], draw[..., None])
+    draw += draw >= original
+    return corrupt_head, draw
+
+
+def _apply_corruptions(triples: Tensor, corrupt_head: Tensor, replacement: Tensor) -> Tensor:
+    """The corrupted triples ``[B, k, 3]`` of :func:`_draw_corruptions`'s draws."""
+    negatives = triples[:, None, :].repeat(1, corrupt_head.size(1), 1)  # [B, k, 3]
+    column = torch.where(corrupt_head, 0, 2)  # [B, k]: the position being replaced
+    return negatives.scatter(2, column[..., None], replacement[..., None])

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from kg._distance import Workspace, gathered_distance
 from kg.base import EntitySelection, KGEModel
 
 __all__ = ["TransE"]
@@ -103,3 +104,31 @@ class TransE(KGEModel):
         # ||c + r - t|| = ||c - (t - r)||: the same distance kernel with a shifted query.
         query = self.entity(tail_index) - self.relation(rel_type)  # [B, d]
         return -torch.cdist(query, self._candidates(self.entity.weight, entities), p=self.p)
+
+    def _both_sides(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+    ) -> Tensor:
+        r = self.relation(rel_type)
+        queries = torch.cat([self.entity(tail_index) - r, self.entity(head_index) + r])  # [2B, d]
+        return -torch.cdist(queries, self._candidates(self.entity.weight, entities), p=self.p)
+
+    def _score_corrupted(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, replacement: Tensor,
+        corrupt_head: Tensor, *, workspace: Workspace | None = None,
+    ) -> Tensor:
+        # ||h + r - x|| (tail replaced) and ||x + r - t|| = ||(t - r) - x|| (head replaced): two
+        # queries per positive, [2 B, d], gathered once per corrupted copy.
+        r = self.relation(rel_type)
+        queries = torch.stack([self.entity(head_index) + r, self.entity(tail_index) - r], dim=1)
+        rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
+        which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, d)
+        kind = "l1" if self.p == 1 else "l2"
+        distance = gathered_distance(
+            queries.view(-1, self.dim),
+            which,
+            self.entity.weight,
+            replacement,
+            kind=kind,
+            workspace=workspace,
+        )
+        return -distance

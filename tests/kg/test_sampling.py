@@ -116,3 +116,20 @@ def test_bad_input_raises():
         uniform_negatives(torch.zeros(1, 3, dtype=torch.long), 3, num_negatives=0, generator=g)
     with pytest.raises(GraphDataError, match=r"negatives: expected corrupted triples \[B, k, 3\]"):
         false_negative_mask(torch.zeros(4, 3, dtype=torch.long), _SetIndex(torch.zeros(0, 3)))
+
+
+def test_draws_match_the_public_samplers_stream():
+    # The trainer draws (side, replacement) pairs directly; same generator stream and the same
+    # corrupted triples as uniform_negatives / bernoulli_negatives.
+    from kg.sampling import _apply_corruptions, _draw_corruptions
+
+    pos = torch.tensor([[0, 0, 1], [2, 1, 3], [4, 0, 0]])
+    prob = torch.tensor([0.2, 0.9])
+    public = bernoulli_negatives(
+        pos, 6, prob, num_negatives=5, generator=torch.Generator().manual_seed(3)
+    )
+    gen = torch.Generator().manual_seed(3)
+    corrupt_head, replacement = _draw_corruptions(pos, prob[pos[:, 1]], 6, 5, gen)
+    assert torch.equal(_apply_corruptions(pos, corrupt_head, replacement), public)
+    changed_head = public[..., 0] != pos[:, None, 0]
+    assert torch.equal(changed_head, corrupt_head)
