@@ -10,9 +10,10 @@ A basis element (a set partition of ``k`` input and ``l`` output slots) acts in 
    values go onto the diagonal of a zero tensor through ``torch.as_strided_scatter``.
 
 Elements with the same output structure (:func:`group_key`) give tensors of the same shape after
-step 2, so a layer adds them before the (single) write of the group. These channels-first
-functions are the reference (:func:`graphon.nn.basis.apply_basis`); layers use the
-channels-last kernels of :mod:`graphon.nn._fast`.
+step 2, so a layer adds them before the (single) write of the group. :func:`reduce` and
+:func:`apply_term` (channels first) are the reference (:func:`graphon.nn.basis.apply_basis`);
+layers reduce with the channels-last kernels of :mod:`graphon.nn._fast` and share
+:func:`arrange` and :func:`write` (``channels_last=True``).
 """
 
 from __future__ import annotations
@@ -91,30 +92,48 @@ def reduce(term: Term, x: Tensor, counts: Tensor | float, *, normalize: bool) ->
     return normalise(out, counts, term.summed) if normalize and term.summed else out
 
 
-def arrange(t: Tensor, key: GroupKey) -> Tensor:
-    """Step 2: insert size-1 axes for the broadcast output blocks, ``[B, C, d_1, ..., d_m]``."""
+def arrange(t: Tensor, key: GroupKey, *, channels_last: bool = False) -> Tensor:
+    """Step 2: insert size-1 axes for the broadcast output blocks.
+
+    ``[B, C, d_1, ..., d_m]`` (channels first) or ``[B, d_1, ..., d_m, C]`` (channels last,
+    the layout of :class:`graphon.nn.layers.EquivariantLinear`).
+    """
+    first = 1 if channels_last else 2  # the first node axis
     for position, kept in enumerate(key[1]):
         if not kept:
-            t = t.unsqueeze(2 + position)
+            t = t.unsqueeze(first + position)
     return t
 
 
-def write(block: Tensor, key: GroupKey, n: int, batch: int) -> Tensor:
-    """Step 3: the group's output, broadcastable to ``[B, C, N, ..., N]`` (``l`` node axes)."""
+def write(
+    block: Tensor, key: GroupKey, n: int, batch: int, *, channels_last: bool = False
+) -> Tensor:
+    """Step 3: the group's output, broadcastable to the full ``l``-node-axis shape.
+
+    ``[B, C, N, ..., N]`` (channels first) or ``[B, N, ..., N, C]`` (channels last). Blocks
+    with several output slots are written onto the diagonal of a zero tensor by one
+    ``as_strided_scatter`` whose node stride per block is the sum of its slots' strides.
+    """
     pattern = key[0]
     blocks = len(key[1])
     if blocks == len(pattern):  # one output slot per block: plain broadcasting
         return block
-    channels = block.size(1)
-    base = block.new_zeros((batch, channels) + (n,) * len(pattern))
+    channels = block.size(-1 if channels_last else 1)
+    nodes, kept = (n,) * len(pattern), (n,) * blocks
+    if channels_last:
+        base = block.new_zeros((batch, *nodes, channels))
+    else:
+        base = block.new_zeros((batch, channels, *nodes))
     strides = base.stride()
+    first = 1 if channels_last else 2
     block_strides = [0] * blocks
     for slot, b in enumerate(pattern):
-        block_strides[b] += strides[2 + slot]
-    size = (batch, channels) + (n,) * blocks
-    return torch.as_strided_scatter(
-        base, block.expand(size), size, (strides[0], strides[1], *block_strides)
-    )
+        block_strides[b] += strides[first + slot]
+    if channels_last:
+        size, stride = (batch, *kept, channels), (strides[0], *block_strides, strides[-1])
+    else:
+        size, stride = (batch, channels, *kept), (strides[0], strides[1], *block_strides)
+    return torch.as_strided_scatter(base, block.expand(size), size, stride)
 
 
 def apply_term(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from graphon.nn._contract import GroupKey, Term, normalise
+from graphon.nn._contract import Term, normalise
 
 __all__: list[str] = []
 
@@ -51,31 +51,6 @@ def derive_last(
     dims = [1 + p for p, b in enumerate(parent_kept) if b not in kept]
     out = parent.sum(dims)
     return normalise(out, counts, len(dims)) if normalize else out
-
-
-def arrange_last(t: Tensor, key: GroupKey) -> Tensor:
-    """Insert size-1 axes for broadcast output blocks: ``[B, d_1, ..., d_m, C]``."""
-    for position, kept in enumerate(key[1]):
-        if not kept:
-            t = t.unsqueeze(1 + position)
-    return t
-
-
-def write_last(block: Tensor, key: GroupKey, n: int, batch: int) -> Tensor:
-    """The group's output, broadcastable to ``[B, N, ..., N, C]`` (``l`` node axes)."""
-    pattern = key[0]
-    blocks = len(key[1])
-    if blocks == len(pattern):  # one output slot per block: plain broadcasting
-        return block
-    channels = block.size(-1)
-    base = block.new_zeros((batch,) + (n,) * len(pattern) + (channels,))
-    strides = base.stride()
-    block_strides = [0] * blocks
-    for slot, b in enumerate(pattern):
-        block_strides[b] += strides[1 + slot]
-    size = (batch,) + (n,) * blocks + (channels,)
-    stride = (strides[0], *block_strides, strides[-1])
-    return torch.as_strided_scatter(base, block.expand(size), size, stride)
 
 
 def accumulate(parts: list[tuple[Tensor, bool]], target: tuple[int, ...]) -> Tensor:

@@ -20,8 +20,16 @@ import torch
 from torch import Tensor, nn
 
 from graphdata.errors import GraphDataError
-from graphon.nn._contract import GroupKey, Term, group_key, mask_product, node_counts
-from graphon.nn._fast import accumulate, arrange_last, derive_last, reduce_last, write_last
+from graphon.nn._contract import (
+    GroupKey,
+    Term,
+    arrange,
+    group_key,
+    mask_product,
+    node_counts,
+    write,
+)
+from graphon.nn._fast import accumulate, derive_last, reduce_last
 from graphon.nn.basis import check_basis, equivariant_basis
 
 __all__ = ["EquivariantLinear"]
@@ -164,7 +172,8 @@ class EquivariantLinear(nn.Module):
                 flats[r] = t.reshape(-1, self.in_channels)  # [B * N^q, C_in]
             mixed = (flats[r] @ weights[index]).view(t.shape[:-1] + (self.out_channels,))
             axes = [1 + a for a in term.to_output]
-            part = arrange_last(mixed.permute(0, *axes, -1), key)  # output block order
+            # Output block order, size-1 axes for the broadcast blocks: [B, d_1.., d_m, C_out].
+            part = arrange(mixed.permute(0, *axes, -1), key, channels_last=True)
             if key in groups:
                 groups[key] = (groups[key][0] + part, True)
             else:
@@ -176,7 +185,7 @@ class EquivariantLinear(nn.Module):
                 groups[key] = (block, False) if prev is None else (prev[0] + block, True)
         parts = []
         for key, (part, owned) in groups.items():
-            written = write_last(part, key, n, batch)
+            written = write(part, key, n, batch, channels_last=True)
             parts.append((written, owned or written is not part))
         target = (batch,) + (n,) * self.out_order + (self.out_channels,)
         out = accumulate(parts, target)  # [B, N, ..., N, C_out]

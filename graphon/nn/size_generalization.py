@@ -15,6 +15,7 @@ test MSE over training seeds per size. A size-transferable model's error falls w
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,14 @@ from torch import Tensor, nn
 
 from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError, UnknownLabelError
+from graphon.nn._regression import (
+    Standardized,
+    batched_mse,
+    check_schedule,
+    cosine_lr,
+    node_mse,
+    subset,
+)
 from graphon.nn.models import IGN, IWN, MODELS, MPNN
 
 __all__ = [
@@ -43,15 +52,22 @@ class SizeGeneralizationConfig:
     """Configuration of :func:`size_generalization`; defaults follow Levin et al. where stated."""
 
     train_size: int = 50  # n of the training graphs (Levin et al.: 50)
-    train_graphs: int = 5000  # training graphs (Levin et al.: 5,000 incl. 40% validation/test)
+    train_graphs: int = 5000  # graphs drawn at train_size, validation split included
+    val_fraction: float = 0.2  # share of train_graphs held out for model selection (Levin: 0.2)
     test_sizes: tuple[int, ...] = (50, 100, 200, 500, 1000, 2000)  # test n (Levin: no 100)
     test_graphs: int = 1000  # test graphs per size (Levin et al.: 1,000)
+    test_nodes: int = 0  # at least this many test nodes per size: more graphs at small n
     models: tuple[str, ...] = ("iwn", "ign", "mpnn")  # keys of graphon.nn.models.MODELS
-    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # training seeds; the table reports the median
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # trials; the table reports the median over them
+    best_of: int = 1  # runs per trial, the lowest validation loss is tested (Levin et al.: 5)
     epochs: int = 500  # Levin et al.: at most 500
     batch_size: int = 128  # Levin et al.: 128
     lr: float = 1e-3  # AdamW learning rate (Levin et al.)
+    lr_schedule: str = "constant"  # "constant" (Levin et al.), "cosine" (to lr/100) or "plateau"
+    lr_patience: int = 10  # plateau: epochs without validation gain before lr /= 2 (Levin: 10)
+    patience: int | None = None  # stop after this many epochs without validation gain; None: off
     weight_decay: float = 0.1  # AdamW weight decay (Levin et al.)
+    standardize_target: bool = False  # fit (y - mean) / std of the training targets (not Levin)
     hidden_channels: int = 16  # width of every model
     num_layers: int = 3  # equivariant layers incl. the node readout (MPNN: convolutions)
     mlp_hidden: int | None = 32  # node-wise MLP head after the readout (products of features)
@@ -69,12 +85,15 @@ class SizeGeneralizationResult:
         mse: Model key -> ``[len(seeds), len(test_sizes)]`` mean squared errors per node.
         train_seconds: Model key -> total training wall time over seeds.
         final_loss: Model key -> last-epoch training loss per seed.
+        val_loss: Model key -> validation MSE of the tested run per seed (None without a
+            validation split).
     """
 
     config: SizeGeneralizationConfig
     mse: dict[str, Tensor] = field(default_factory=dict)
     train_seconds: dict[str, float] = field(default_factory=dict)
     final_loss: dict[str, list[float]] = field(default_factory=dict)
+    val_loss: dict[str, list[float | None]] = field(default_factory=dict)
 
     def median(self) -> dict[str, Tensor]:
         """Median test MSE over seeds per model, ``[len(test_sizes)]``.
@@ -183,11 +202,6 @@ def build_regressor(name: str, config: SizeGeneralizationConfig) -> nn.Module:
     return builders[name]()
 
 
-def _node_mse(pred: Tensor, y: Tensor, mask: Tensor) -> Tensor:
-    err = (pred.squeeze(-1) - y) ** 2 * mask
-    return err.sum() / mask.sum()
-
-
 def train_regressor(
     model: nn.Module,
     batch: DenseGraphBatch,
@@ -196,34 +210,53 @@ def train_regressor(
     *,
     generator: torch.Generator,
     log: Callable[[int, float], None] | None = None,
+    val: tuple[DenseGraphBatch, Tensor] | None = None,
 ) -> list[float]:
     r"""Fit ``model`` by AdamW on the node mean squared error.
 
     .. math::
-        \mathcal{L} = \frac{1}{\sum_b n_b} \sum_{b} \sum_{i \le n_b} (\hat y_{bi} - y_{bi})^2.
+        \mathcal{L} = \frac{1}{\sum_b n_b} \sum_{b} \sum_{i \le n_b} (\hat y_{bi} - y_{bi})^2,
+
+    minibatches of ``config.batch_size`` graphs in a fresh order every epoch, learning rate
+    ``config.lr`` held (``"constant"``), cosine-decayed per epoch to ``lr / 100``
+    (``"cosine"``) or halved after ``config.lr_patience`` epochs without a lower validation
+    loss (``"plateau"``). With ``val``, the parameters of the epoch with the lowest validation
+    MSE are restored at the end (Levin et al.'s best checkpoint), and training stops after
+    ``config.patience`` epochs without improvement when that is set.
 
     Args:
         model: A node-task model on the batch's device.
         batch: Training graphs.
         y: Targets ``[G, N]``.
-        config: Epochs, batch size, learning rate, weight decay.
+        config: Epochs, batch size, learning rate and its schedule, weight decay, patience.
         generator: Shuffles the minibatches (on the batch's device).
         log: Called as ``log(epoch, mean_loss)`` after every epoch. Default None.
+        val: Validation graphs and targets for model selection. Default None (the last epoch
+            is kept; ``"plateau"`` then watches the training loss).
 
     Returns:
         The mean training loss per epoch.
     """
+    schedule = check_schedule(config.lr_schedule)
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    history = []
-    model.train()
-    for _ in range(config.epochs):
+    plateau = None
+    if schedule == "plateau":
+        plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            opt, factor=0.5, patience=config.lr_patience
+        )
+    history: list[float] = []
+    best, best_state, since = math.inf, None, 0
+    for epoch in range(config.epochs):
+        if schedule == "cosine":
+            for group in opt.param_groups:
+                group["lr"] = cosine_lr(config.lr, epoch, config.epochs)
+        model.train()
         order = torch.randperm(len(batch), generator=generator, device=generator.device)
         total, count = 0.0, 0
         for start in range(0, len(batch), config.batch_size):
             idx = order[start : start + config.batch_size].to(batch.device)
-            x = None if batch.x is None else batch.x[idx]
-            sub = DenseGraphBatch(batch.adj[idx], x, batch.mask[idx])
-            loss = _node_mse(model(sub), y[idx], sub.mask)
+            sub = subset(batch, idx)
+            loss = node_mse(model(sub), y[idx], sub.mask)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -232,6 +265,21 @@ def train_regressor(
         history.append(total / count)
         if log is not None:
             log(len(history), history[-1])
+        watched = history[-1] if val is None else batched_mse(model, *val, config.batch_size)
+        if plateau is not None:
+            plateau.step(watched)
+        if val is None:
+            continue
+        if watched < best:
+            best, since = watched, 0
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        else:
+            since += 1
+            if config.patience is not None and since >= config.patience:
+                break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
     return history
 
 
@@ -277,8 +325,14 @@ def size_generalization(
         \big(\hat y_i(G_g) - y_i(G_g)\big)^2, \qquad
         \text{reported: } \operatorname{median}_{\text{seeds}} \mathrm{MSE}_n.
 
-    The training set is drawn once from ``seed``; each test set once per size, shared by all
-    models and training seeds; each training seed initialises and shuffles one run.
+    The training graphs are drawn once from ``seed``, the last ``val_fraction`` of them held
+    out for validation; each test set (``max(test_graphs, ceil(test_nodes / n))`` graphs) once
+    per size, shared by all models and trials. Trial
+    ``s`` trains ``best_of`` runs (seeds ``s * best_of + r``: initialisation and shuffling),
+    each restored to its best validation epoch, and tests the one with the lowest validation
+    MSE (Levin et al.: the best of 5 per trial). With ``standardize_target`` each network fits
+    the training targets standardised by their mean and standard deviation
+    (:math:`\hat y = \mu + \sigma g`); errors are always reported in the original units.
 
     Args:
         config: The configuration. Default: Levin et al.'s full setting (hours on a CPU).
@@ -294,31 +348,60 @@ def size_generalization(
             raise UnknownLabelError("model", name, MODELS, argument="config.models")
     if not config.seeds or not config.test_sizes:
         raise GraphDataError("config.seeds, config.test_sizes: expected non-empty tuples")
+    check_schedule(config.lr_schedule)
+    if not 0.0 <= config.val_fraction < 1.0 or config.best_of < 1:
+        raise GraphDataError(
+            f"config.val_fraction, config.best_of: expected a fraction in [0, 1) and a positive "
+            f"int, got {config.val_fraction!r} and {config.best_of!r}"
+        )
     device = torch.device(device)
     data_gen = torch.Generator(device=device).manual_seed(seed)
-    train, y = full_random_graphs(
+    graphs, targets = full_random_graphs(
         config.train_size, config.train_graphs, generator=data_gen, dtype=config.dtype
     )
+    # The graphs are i.i.d., so the last val_fraction of them is a random validation split.
+    n_val = int(round(config.val_fraction * config.train_graphs))
+    n_train = config.train_graphs - n_val
+    train_idx = torch.arange(n_train, device=device)
+    train, y = subset(graphs, train_idx), targets[:n_train]
+    val = None
+    if n_val:
+        val_idx = torch.arange(n_train, config.train_graphs, device=device)
+        val = (subset(graphs, val_idx), targets[n_train:])
     result = SizeGeneralizationResult(config)
     for name in config.models:
-        rows, losses, seconds = [], [], 0.0
-        for run_seed in config.seeds:
-            gen = torch.Generator(device=device).manual_seed(run_seed)
-            model = build_regressor(name, config).to(device=device, dtype=config.dtype)
-            model.reset_parameters(generator=gen)
-            start = time.perf_counter()
-            history = train_regressor(model, train, y, config, generator=gen)
-            seconds += time.perf_counter() - start
+        rows, losses, val_losses, seconds = [], [], [], 0.0
+        for trial in config.seeds:
+            chosen, chosen_val, chosen_history = None, math.inf, []
+            for run in range(config.best_of):
+                run_seed = trial * config.best_of + run  # Levin et al.: trial * 5 + i
+                gen = torch.Generator(device=device).manual_seed(run_seed)
+                model = build_regressor(name, config)
+                if config.standardize_target:
+                    model = Standardized(model, float(y.mean()), float(y.std()))
+                model = model.to(device=device, dtype=config.dtype)
+                model.reset_parameters(generator=gen)
+                start = time.perf_counter()
+                history = train_regressor(model, train, y, config, generator=gen, val=val)
+                seconds += time.perf_counter() - start
+                score = math.nan if val is None else batched_mse(model, *val, config.batch_size)
+                if chosen is None or score < chosen_val:
+                    chosen, chosen_val, chosen_history = model, score, history
             row = []
             for n in config.test_sizes:
                 test_gen = torch.Generator(device=device).manual_seed(seed + 7919 * n)
-                row.append(evaluate_mse(model, n, config.test_graphs, config, generator=test_gen))
+                graphs = max(config.test_graphs, -(-config.test_nodes // n))  # ceil
+                row.append(evaluate_mse(chosen, n, graphs, config, generator=test_gen))
             rows.append(row)
-            losses.append(history[-1])
+            losses.append(chosen_history[-1])
+            val_losses.append(None if val is None else chosen_val)
             if log is not None:
                 cells = ", ".join(f"n={n}: {v:.2e}" for n, v in zip(config.test_sizes, row))
-                log(f"{name} seed {run_seed}: train loss {history[-1]:.2e}; test {cells}")
+                vtext = "" if val is None else f", val {chosen_val:.2e}"
+                last = chosen_history[-1]
+                log(f"{name} seed {trial}: train loss {last:.2e}{vtext}; test {cells}")
         result.mse[name] = torch.tensor(rows, dtype=torch.float64)
         result.final_loss[name] = losses
+        result.val_loss[name] = val_losses
         result.train_seconds[name] = seconds
     return result

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphdata.errors import GraphDataError
-from graphon.nn._contract import mask_product
+from graphon.nn._contract import mask_product, write
 from graphon.nn.basis import apply_basis
 from graphon.nn.layers import EquivariantLinear
 
@@ -129,3 +129,21 @@ def test_bad_inputs_raise_clear_errors():
         EquivariantLinear(0, 1, 2, 2)
     with pytest.raises(GraphDataError, match="order-0 input needs the node mask"):
         EquivariantLinear(1, 1, 0, 2)(torch.zeros(1, 1))
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_diagonal_write_in_both_layouts_matches_diag_embed(channels_last):
+    # One block holding both output slots (the 1 -> 2 diagonal write): key ((0, 0), (True,)).
+    vals = torch.rand(2, 3, 5, generator=torch.Generator().manual_seed(0))  # [B, C, N]
+    want = torch.diag_embed(vals)  # [B, C, N, N]
+    block = vals.movedim(1, -1) if channels_last else vals
+    got = write(block, ((0, 0), (True,)), 5, 2, channels_last=channels_last)
+    torch.testing.assert_close(got.movedim(-1, 1) if channels_last else got, want)
+    # Order 3, slots (0, 0, 1): entries [a, a, b] = v[a, b], zero off the (0, 1) diagonal.
+    mat = torch.rand(2, 3, 4, 4, generator=torch.Generator().manual_seed(1))  # [B, C, N, N]
+    brute = torch.zeros(2, 3, 4, 4, 4)
+    for a in range(4):
+        brute[:, :, a, a, :] = mat[:, :, a, :]
+    block = mat.movedim(1, -1) if channels_last else mat
+    got = write(block, ((0, 0, 1), (True, True)), 4, 2, channels_last=channels_last)
+    torch.testing.assert_close(got.movedim(-1, 1) if channels_last else got, brute)

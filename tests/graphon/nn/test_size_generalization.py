@@ -3,6 +3,7 @@ import torch
 
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphon.homomorphism import rooted_hom_density
+from graphon.nn._regression import Standardized, cosine_lr, node_mse
 from graphon.nn.size_generalization import (
     SizeGeneralizationConfig,
     build_regressor,
@@ -82,3 +83,60 @@ def test_bad_configuration_raises():
         size_generalization(SizeGeneralizationConfig(seeds=()))
     with pytest.raises(GraphDataError, match="adj, x: expected"):
         signal_triangle_density(torch.zeros(2, 3, 3), torch.zeros(2, 4))
+
+
+def test_standardized_wrapper_maps_the_output_back():
+    config = SizeGeneralizationConfig(hidden_channels=3, num_layers=2, mlp_hidden=4)
+    inner = build_regressor("iwn", config).double()
+    wrapped = Standardized(inner, 0.25, 0.5).double()
+    batch, _ = full_random_graphs(5, 2, generator=torch.Generator().manual_seed(3), dtype=DT)
+    torch.testing.assert_close(wrapped(batch), 0.25 + 0.5 * inner(batch))
+    assert set(wrapped.state_dict()) >= {"mean", "std"}
+
+
+def test_cosine_schedule_endpoints():
+    assert cosine_lr(1e-2, 0, 11) == pytest.approx(1e-2)
+    assert cosine_lr(1e-2, 5, 11) == pytest.approx(0.5 * (1e-2 + 1e-4))
+    assert cosine_lr(1e-2, 10, 11) == pytest.approx(1e-4)
+
+
+def test_validation_restores_the_best_epoch_and_stops_early():
+    gen = torch.Generator().manual_seed(4)
+    train, y = full_random_graphs(8, 16, generator=gen)
+    val_batch, val_y = full_random_graphs(8, 8, generator=gen)
+    # A large learning rate makes the validation loss non-monotone.
+    config = SizeGeneralizationConfig(epochs=12, batch_size=4, lr=0.05, weight_decay=0.0)
+
+    def fit(val):
+        model = build_regressor("mpnn", config)
+        model.reset_parameters(generator=torch.Generator().manual_seed(0))
+        shuffle = torch.Generator().manual_seed(1)
+        train_regressor(model, train, y, config, generator=shuffle, val=val)
+        with torch.no_grad():
+            return float(node_mse(model(val_batch), val_y, val_batch.mask))
+
+    last = fit(None)  # the same trajectory, the last epoch kept
+    best = fit((val_batch, val_y))
+    assert best <= last
+    stopped = SizeGeneralizationConfig(epochs=50, batch_size=4, lr=0.05, patience=2)
+    model = build_regressor("mpnn", stopped)
+    history = train_regressor(
+        model, train, y, stopped, generator=torch.Generator().manual_seed(1), val=(val_batch, val_y)
+    )
+    assert len(history) < 50
+
+
+def test_best_of_keeps_the_lowest_validation_run():
+    base = dict(
+        train_size=8, train_graphs=20, val_fraction=0.25, test_sizes=(8,), test_graphs=2,
+        models=("mpnn",), seeds=(0,), epochs=2, batch_size=5, hidden_channels=3, mlp_hidden=4,
+        standardize_target=True, lr_schedule="cosine",
+    )  # fmt: skip
+    one = size_generalization(SizeGeneralizationConfig(**base, best_of=1))
+    two = size_generalization(SizeGeneralizationConfig(**base, best_of=2))
+    # Trial 0 with best_of=2 trains run seeds 0 and 1; run seed 0 is best_of=1's only run.
+    assert two.val_loss["mpnn"][0] <= one.val_loss["mpnn"][0]
+    with pytest.raises(GraphDataError, match="config.lr_schedule: expected one of"):
+        size_generalization(SizeGeneralizationConfig(**{**base, "lr_schedule": "step"}))
+    with pytest.raises(GraphDataError, match="config.val_fraction, config.best_of"):
+        size_generalization(SizeGeneralizationConfig(**base, best_of=0))
