@@ -176,7 +176,9 @@ class Run:
             prob = self.head_probability[pos[:, 1]]  # [B]
         # The draws of kg.sampling.uniform_negatives / bernoulli_negatives, without building
         # [B, k, 3] triples: the model scores (side, replacement) pairs directly.
-        corrupt_head, replacement = _draw_corruptions(pos, prob, e, k, self.generator)
+        corrupt_head, replacement = _draw_corruptions(
+            pos, prob, e, k, self.generator, cfg.side_per_positive
+        )
         mask = None
         if self.known is not None:
             mask = false_negative_mask(

@@ -62,6 +62,7 @@ _CONFIG_FLAGS = {
     "optimizer": "optimizer",
     "num_negatives": "num_negatives",
     "sampler": "sampler",
+    "side_per_positive": "side_per_positive",
     "filter_negatives": "filter_negatives",
     "margin": "margin",
     "adversarial_temperature": "adversarial_temperature",
@@ -274,6 +275,11 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--loss", choices=losses)
     train.add_argument("--num-negatives", type=int, help="sLCWA negatives per positive")
     train.add_argument("--sampler", choices=SAMPLERS, help="sLCWA negative sampler")
+    train.add_argument(
+        "--side-per-positive",
+        action=argparse.BooleanOptionalAction,
+        help="sLCWA: all negatives of a positive corrupt the same side",
+    )
     train.add_argument(
         "--filter-negatives", action=argparse.BooleanOptionalAction, help="drop true negatives"
     )

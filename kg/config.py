@@ -57,6 +57,10 @@ class TrainingConfig:
     optimizer: str = "adam"  # key of OPTIMIZERS
     num_negatives: int = 32  # sLCWA: corrupted copies per positive
     sampler: str = "uniform"  # sLCWA: "uniform" (PyKEEN basic) or "bernoulli" (TransH)
+    # sLCWA: draw the corrupted side once per positive, shared by its k negatives (PyKEEN's basic
+    # sampler corrupts heads in one half of a batch and tails in the other; the RotatE reference
+    # code alternates head- and tail-batches); False: each negative draws its own side.
+    side_per_positive: bool = False
     filter_negatives: bool = False  # sLCWA: mask corruptions that are training triples
     margin: float | None = None  # margin/nssa gamma; None: 1.0 for margin, 0.0 for nssa
     adversarial_temperature: float = 1.0  # nssa: alpha of the self-adversarial weights

@@ -95,6 +95,7 @@ def uniform_negatives(
     *,
     num_negatives: int = 1,
     generator: torch.Generator,
+    per_positive: bool = False,
 ) -> Tensor:
     r"""Corrupt the head or the tail (probability 1/2 each) of every positive ``k`` times.
 
@@ -105,13 +106,15 @@ def uniform_negatives(
         (h, r, t)_j^- = \begin{cases} (e_j, r, t) & u_j < 1/2 \\ (h, r, e_j) & \text{otherwise}
         \end{cases}, \quad u_j \sim U[0, 1),\ e_j \sim U(\mathcal{E} \setminus \{x\})
 
-    where :math:`x` is the entity being replaced.
+    where :math:`x` is the entity being replaced. With ``per_positive`` one :math:`u` is drawn
+    per positive and shared by its :math:`k` copies, so all of them replace the same side.
 
     Args:
         positives: Positive triples as integer ids.
         num_entities: The number of entities :math:`|\mathcal{E}| \ge 2`.
         num_negatives: Copies :math:`k` per positive. Default 1.
         generator: The random generator, on the device of ``positives``.
+        per_positive: One side per positive instead of per copy (default False).
 
     Returns:
         The corrupted triples.
@@ -127,7 +130,7 @@ def uniform_negatives(
     """
     triples = _check_triples(positives, "positives")
     prob = torch.full((triples.size(0),), 0.5, device=triples.device)
-    return _corrupt(triples, prob, num_entities, num_negatives, generator)
+    return _corrupt(triples, prob, num_entities, num_negatives, generator, per_positive)
 
 
 def bernoulli_negatives(
@@ -137,6 +140,7 @@ def bernoulli_negatives(
     *,
     num_negatives: int = 1,
     generator: torch.Generator,
+    per_positive: bool = False,
 ) -> Tensor:
     r"""Corrupt the head with the relation's Bernoulli probability, else the tail, ``k`` times.
 
@@ -148,6 +152,7 @@ def bernoulli_negatives(
         \end{cases}, \quad u_j \sim U[0, 1),\ e_j \sim U(\mathcal{E} \setminus \{x\})
 
     with :math:`p_r` from :func:`bernoulli_head_probability` and :math:`x` the replaced entity.
+    With ``per_positive`` one :math:`u` is drawn per positive and shared by its copies.
 
     Args:
         positives: Positive triples as integer ids.
@@ -155,6 +160,7 @@ def bernoulli_negatives(
         head_probability: :math:`p_r` per relation, from :func:`bernoulli_head_probability`.
         num_negatives: Copies :math:`k` per positive. Default 1.
         generator: The random generator, on the device of ``positives``.
+        per_positive: One side per positive instead of per copy (default False).
 
     Returns:
         The corrupted triples.
@@ -176,7 +182,7 @@ def bernoulli_negatives(
             f"{tuple(head_probability.shape)}; use bernoulli_head_probability(train, R)"
         )
     prob = head_probability.to(triples.device)[triples[:, 1]]  # [B]
-    return _corrupt(triples, prob, num_entities, num_negatives, generator)
+    return _corrupt(triples, prob, num_entities, num_negatives, generator, per_positive)
 
 
 def false_negative_mask(negatives: Tensor, known: TripleMembership) -> Tensor:
@@ -219,20 +225,33 @@ def _check_triples(triples: Tensor, name: str) -> Tensor:
 
 
 def _corrupt(
-    triples: Tensor, head_prob: Tensor, num_entities: int, k: int, generator: torch.Generator
+    triples: Tensor,
+    head_prob: Tensor,
+    num_entities: int,
+    k: int,
+    generator: torch.Generator,
+    per_positive: bool = False,
 ) -> Tensor:
     """Replace the head (probability ``head_prob[b]``) or the tail of ``k`` copies per triple."""
-    corrupt_head, draw = _draw_corruptions(triples, head_prob, num_entities, k, generator)
+    corrupt_head, draw = _draw_corruptions(
+        triples, head_prob, num_entities, k, generator, per_positive
+    )
     return _apply_corruptions(triples, corrupt_head, draw)
 
 
 def _draw_corruptions(
-    triples: Tensor, head_prob: Tensor, num_entities: int, k: int, generator: torch.Generator
+    triples: Tensor,
+    head_prob: Tensor,
+    num_entities: int,
+    k: int,
+    generator: torch.Generator,
+    per_positive: bool = False,
 ) -> tuple[Tensor, Tensor]:
     """Which side each of ``k`` copies replaces (``True`` = head) and the replacing entity.
 
     Returns ``corrupt_head: bool [B, k]`` and ``replacement: long [B, k]``; the draws (and so the
-    generator's stream) are those of :func:`_corrupt`.
+    generator's stream) are those of :func:`_corrupt`. With ``per_positive`` one side is drawn
+    per positive and shared by its ``k`` copies.
     """
     if num_entities < 2:
         raise GraphDataError(
@@ -242,7 +261,9 @@ def _draw_corruptions(
         raise GraphDataError(f"num_negatives: expected a positive integer, got {k}")
     device = triples.device
     b = triples.size(0)
-    corrupt_head = torch.rand(b, k, device=device, generator=generator) < head_prob[:, None]
+    sides = 1 if per_positive else k
+    u = torch.rand(b, sides, device=device, generator=generator)  # [B, 1] or [B, k]
+    corrupt_head = (u < head_prob[:, None]).expand(b, k).contiguous()
     original = torch.where(corrupt_head, triples[:, :1], triples[:, 2:])  # [B, k]
     # Draw from the E - 1 other entities: shift draws at or above the original by one.
     draw = torch.randint(0, num_entities - 1, (b, k), device=device, generator=generator)

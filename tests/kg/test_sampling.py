@@ -133,3 +133,36 @@ def test_draws_match_the_public_samplers_stream():
     assert torch.equal(_apply_corruptions(pos, corrupt_head, replacement), public)
     changed_head = public[..., 0] != pos[:, None, 0]
     assert torch.equal(changed_head, corrupt_head)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "bernoulli"])
+def test_side_per_positive_shares_one_side_among_a_positives_negatives(kind):
+    pos = torch.tensor([[3, 0, 7]]).repeat(2000, 1)
+    g = torch.Generator().manual_seed(2)
+    if kind == "uniform":
+        neg = uniform_negatives(pos, 10, num_negatives=8, generator=g, per_positive=True)
+        rate = 0.5
+    else:
+        neg = bernoulli_negatives(pos, 10, torch.tensor([0.25]), num_negatives=8, generator=g,
+                                  per_positive=True)
+        rate = 0.25
+    head = neg[..., 0] != 3  # [2000, 8]: which side each negative replaced
+    assert torch.equal(head, head[:, :1].expand_as(head))  # one side per positive
+    assert bool(((neg != pos[:, None, :]).sum(-1) == 1).all())  # still exactly one side changed
+    # the side is Bernoulli(rate) per positive: 2,000 draws, s.d. <= 0.011
+    assert abs(head[:, 0].float().mean().item() - rate) < 0.04
+    # the replacements stay uniform over the 9 other entities
+    counts = torch.bincount(neg[..., 0][head], minlength=10).float()
+    assert counts[3] == 0
+    assert ((counts[torch.arange(10) != 3] / head.sum()) - 1 / 9).abs().max() < 0.02
+
+
+def test_trainer_draws_with_a_side_per_positive_match_the_public_sampler():
+    from kg.sampling import _apply_corruptions, _draw_corruptions
+
+    pos = torch.tensor([[0, 0, 1], [2, 1, 3], [4, 0, 0], [1, 1, 2]])
+    public = uniform_negatives(pos, 6, num_negatives=5, generator=torch.Generator().manual_seed(4),
+                               per_positive=True)
+    gen = torch.Generator().manual_seed(4)
+    corrupt_head, replacement = _draw_corruptions(pos, torch.full((4,), 0.5), 6, 5, gen, True)
+    assert torch.equal(_apply_corruptions(pos, corrupt_head, replacement), public)
