@@ -98,10 +98,20 @@ class ComplEx(KGEModel):
 
     def _both_sides(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
-    ) -> Tensor:
-        # Head rows: conj(r) * t, tail rows: r * h; one gather per table, one complex product.
-        a, b = self.entity(torch.cat([tail_index, head_index])).chunk(2, dim=-1)  # [2B, d]
-        a_r, b_r = self.relation(rel_type).chunk(2, dim=-1)  # [B, d]
-        a_q, b_q = torch.cat([a_r, a_r]), torch.cat([-b_r, b_r])  # [2B, d]: conj(r), then r
-        queries = torch.cat([a * a_q - b * b_q, a * b_q + b * a_q], dim=-1)  # [2B, 2d]
+    ) -> Tensor | None:
+        # Head rows: conj(r) * t, tail rows: r * h, written straight into one [2B, 2d] matrix
+        # (mul + addcmul per block: no concatenated copies or temporaries), then one matmul.
+        # out= does not record gradients: under autograd the caller scores each side instead.
+        if torch.is_grad_enabled():
+            return None
+        batch, d = head_index.numel(), self.dim
+        ent = self.entity(torch.cat([tail_index, head_index]))  # [2B, 2d]
+        rel = self.relation(rel_type)  # [B, 2d]
+        a_t, b_t, a_h, b_h = ent[:batch, :d], ent[:batch, d:], ent[batch:, :d], ent[batch:, d:]
+        a_r, b_r = rel[:, :d], rel[:, d:]
+        queries = ent.new_empty(2 * batch, 2 * d)
+        torch.mul(a_t, a_r, out=queries[:batch, :d]).addcmul_(b_t, b_r)  # Re conj(r) t
+        torch.mul(b_t, a_r, out=queries[:batch, d:]).addcmul_(a_t, b_r, value=-1)  # Im
+        torch.mul(a_h, a_r, out=queries[batch:, :d]).addcmul_(b_h, b_r, value=-1)  # Re r h
+        torch.mul(a_h, b_r, out=queries[batch:, d:]).addcmul_(b_h, a_r)  # Im r h
         return queries @ self._candidates(self.entity.weight, entities).t()
