@@ -18,6 +18,7 @@ from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphon.families import GRAPHONS
 from graphon.nn._io import save_figure, write_json, write_text
+from graphon.nn._regression import LR_SCHEDULES
 from graphon.nn.models import MODELS
 from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
 from graphon.nn.size_generalization import SizeGeneralizationConfig, size_generalization
@@ -27,6 +28,17 @@ __all__ = ["add_transfer_subparser", "run_transfer"]
 
 #: The two experiments of the subcommand.
 EXPERIMENTS = ("untrained", "trained")
+#: Trained-experiment flags (argparse dest) -> SizeGeneralizationConfig field; unset flags keep
+#: the config's defaults (Levin et al.'s settings).
+_TRAINING_FLAGS = {
+    "lr": "lr",
+    "lr_schedule": "lr_schedule",
+    "batch_size": "batch_size",
+    "weight_decay": "weight_decay",
+    "val_fraction": "val_fraction",
+    "best_of": "best_of",
+    "standardize": "standardize_target",
+}
 
 
 def _ints(text: str, name: str, low: int) -> tuple[int, ...]:
@@ -110,6 +122,11 @@ def run_transfer(args: argparse.Namespace) -> int:
             epochs=args.epochs,
             hidden_channels=args.hidden or SizeGeneralizationConfig.hidden_channels,
             num_layers=args.layers or SizeGeneralizationConfig.num_layers,
+            **{
+                field: getattr(args, dest)
+                for dest, field in _TRAINING_FLAGS.items()
+                if getattr(args, dest) is not None
+            },
         )
         print(f"graphon transfer (trained): full_random graphs, device={device} out={out}")
         print(f"config: {_config_dict(config)}")
@@ -194,6 +211,30 @@ def add_transfer_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--epochs", type=int, default=20, help="trained: epochs (default: %(default)s)")
     p.add_argument("--seeds", default="0,1", help="trained: training seeds (default: %(default)s)")
+    p.add_argument("--lr", type=float, help=f"trained: AdamW lr (default {trained.lr})")
+    p.add_argument(
+        "--lr-schedule",
+        choices=LR_SCHEDULES,
+        help=f"trained: learning-rate schedule (default {trained.lr_schedule})",
+    )
+    p.add_argument("--batch-size", type=int, help=f"trained: (default {trained.batch_size})")
+    p.add_argument(
+        "--weight-decay", type=float, help=f"trained: AdamW (default {trained.weight_decay})"
+    )
+    p.add_argument(
+        "--val-fraction",
+        type=float,
+        help=f"trained: validation share, best epoch restored (default {trained.val_fraction})",
+    )
+    p.add_argument(
+        "--best-of", type=int, help=f"trained: runs per seed, best validation kept (default "
+        f"{trained.best_of})"
+    )
+    p.add_argument(
+        "--standardize",
+        action=argparse.BooleanOptionalAction,
+        help="trained: fit standardised targets (default off, as Levin et al.)",
+    )
     p.add_argument("--seed", type=int, default=0, help="data/weight seed (default: %(default)s)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
     p.add_argument("--out", default="graphon_transfer", help="output folder (default: %(default)s)")

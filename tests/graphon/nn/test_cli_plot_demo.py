@@ -73,9 +73,25 @@ def test_cli_trained_and_bad_flags(tmp_path):
     assert args.func(args) == 0
     data = json.loads((tmp_path / "size_generalization.json").read_text())
     assert len(data["median"]["mpnn"]) == 2
+    assert data["config"]["lr_schedule"] == "constant" and data["config"]["weight_decay"] == 0.1
     bad = _parser().parse_args(["transfer", "--models", "iwn,gcn", "--out", str(tmp_path)])
     with pytest.raises(GraphDataError, match="--models: expected names from"):
         bad.func(bad)
+
+
+def test_cli_trained_training_flags_reach_the_config(tmp_path):
+    args = _parser().parse_args(
+        ["transfer", "--experiment", "trained", "--models", "mpnn", "--sizes", "8",
+         "--samples", "2", "--train-graphs", "10", "--epochs", "1", "--seeds", "0",
+         "--hidden", "3", "--device", "cpu", "--out", str(tmp_path), "--lr", "0.003",
+         "--lr-schedule", "cosine", "--weight-decay", "0", "--batch-size", "4",
+         "--val-fraction", "0.3", "--best-of", "2", "--standardize"]
+    )  # fmt: skip
+    assert args.func(args) == 0
+    config = json.loads((tmp_path / "size_generalization.json").read_text())["config"]
+    assert (config["lr"], config["lr_schedule"], config["weight_decay"]) == (0.003, "cosine", 0.0)
+    assert (config["batch_size"], config["val_fraction"], config["best_of"]) == (4, 0.3, 2)
+    assert config["standardize_target"] is True
 
 
 def test_demo_section_writes_its_figures(tmp_path, monkeypatch):
