@@ -59,6 +59,7 @@ import torch
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
+from graphdata.atomic import write_text_atomic
 from spatial._messages import edge_weights
 from spatial.celcomen import Celcomen, CelcomenConfig
 from spatial.counterfactual import relax, ring_index
@@ -436,10 +437,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.out:
         path = Path(args.out)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(results, handle, indent=1, default=str)
-        os.replace(tmp, path)
+        write_text_atomic(path, json.dumps(results, indent=1, default=str))
     return results
 
 

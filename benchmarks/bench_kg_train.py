@@ -75,12 +75,12 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import torch
 
+from graphdata.atomic import write_text_atomic
 from graphdata.triples import KGDataset
 from kg.models import DEFAULTS, MODELS
 from kg.training import Trainer, TrainingConfig, build_model
@@ -157,6 +157,14 @@ def run_pykeen(python: str, folder: Path, name: str, seed: int, epochs: int | No
     )
 
 
+def _metric_stats(runs: list[dict], prefix: str) -> dict[str, float]:
+    """``{prefix}{metric}_mean`` and ``_sd`` over the runs for every metric of ``_METRICS``."""
+    out: dict[str, float] = {}
+    for key in _METRICS:
+        out[f"{prefix}{key}_mean"], out[f"{prefix}{key}_sd"] = _mean_sd(runs, key)
+    return out
+
+
 def _mean_sd(runs: list[dict], key: str) -> tuple[float, float]:
     values = [r[key] for r in runs]
     return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
@@ -165,10 +173,7 @@ def _mean_sd(runs: list[dict], key: str) -> tuple[float, float]:
 def _write_json(path: Path, data: object) -> None:
     """Write ``data`` as JSON atomically (temp file in the same folder, then rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=1)
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(data, indent=1))
 
 
 def _cached(json_dir: Path | None, key: str, fn, *fn_args) -> dict | None:
@@ -229,11 +234,10 @@ def quality(args: argparse.Namespace, models: list[str], seeds: list[int]) -> di
             row: dict = {"epoch_budget": epochs}
             line = f"{data:8} {name:9}"
             if ours:
-                mrr, sd = _mean_sd(ours, "mrr")
+                row.update(_metric_stats(ours, ""))
+                mrr, sd = row["mrr_mean"], row["mrr_sd"]
                 row.update(
                     ours=ours,
-                    **{f"{k}_mean": _mean_sd(ours, k)[0] for k in _METRICS},
-                    **{f"{k}_sd": _mean_sd(ours, k)[1] for k in _METRICS},
                     train_s_per_epoch=statistics.median(r["train_s_per_epoch"] for r in ours),
                     fit_s_per_epoch=statistics.median(r["fit_s_per_epoch"] for r in ours),
                     eval_s=statistics.median(r["eval_s"] for r in ours),
@@ -246,11 +250,10 @@ def quality(args: argparse.Namespace, models: list[str], seeds: list[int]) -> di
                     f"{row['eval_s']:7.3f}"
                 )
             if theirs:
-                p_mrr, p_sd = _mean_sd(theirs, "mrr")
+                row.update(_metric_stats(theirs, "pykeen_"))
+                p_mrr, p_sd = row["pykeen_mrr_mean"], row["pykeen_mrr_sd"]
                 row.update(
                     pykeen=theirs,
-                    **{f"pykeen_{k}_mean": _mean_sd(theirs, k)[0] for k in _METRICS},
-                    **{f"pykeen_{k}_sd": _mean_sd(theirs, k)[1] for k in _METRICS},
                     pykeen_fit_s_per_epoch=statistics.median(t["fit_s_per_epoch"] for t in theirs),
                     pykeen_eval_s=statistics.median(t["eval_s"] for t in theirs),
                     pykeen_epochs=statistics.median(t["epochs"] for t in theirs),

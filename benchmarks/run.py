@@ -12,11 +12,12 @@ import json
 import os
 import platform
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import torch
+
+from graphdata.atomic import write_text_atomic
 
 #: Benchmark name -> module; each module's ``main()`` prints ratios and returns its numbers.
 BENCHMARKS = {
@@ -62,10 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = {"wall_s": time.perf_counter() - start, "results": numbers}
     out = Path(__file__).parent / "out"
     out.mkdir(exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out, suffix=".tmp")
-    with os.fdopen(fd, "w") as handle:
-        json.dump(results, handle, indent=2, default=str)
-    os.replace(tmp, out / "results.json")
+    write_text_atomic(out / "results.json", json.dumps(results, indent=2, default=str))
     print(f"results written to {out / 'results.json'}")
     return 0
 
