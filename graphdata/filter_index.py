@@ -295,6 +295,47 @@ class FilterIndex:
         _, row, position = self._head_positions(rel_type, tail_index)
         return row, self.rt_heads[position]
 
+    def both_coo(
+        self, head_side: tuple[Tensor, Tensor], tail_side: tuple[Tensor, Tensor]
+    ) -> tuple[Tensor, Tensor]:
+        """Return ``(row, col)`` of the known cells of a stacked both-sides score matrix.
+
+        Filtered evaluation scores the head queries ``(?, r, t)`` and the tail queries
+        ``(h, r, ?)`` in one ``[B_h + B_t, num_entities]`` matrix, head rows first. This is
+        ``head_coo(*head_side)`` followed by ``tail_coo(*tail_side)`` with its rows shifted by
+        ``B_h``, found in one look-up: the head keys :math:`r E + t` and the tail keys
+        :math:`h R + r + E R` index one sorted key array.
+
+        Args:
+            head_side: ``(rel_type [B_h], tail_index [B_h])``.
+            tail_side: ``(head_index [B_t], rel_type [B_t])``.
+
+        Returns:
+            ``row [nnz]`` (row of the stacked matrix) and ``col [nnz]`` (entity id).
+
+        Raises:
+            GraphDataError: As :meth:`head_coo` and :meth:`tail_coo`.
+
+        Examples:
+            >>> index = FilterIndex.from_triples(
+            ...     torch.tensor([[0, 0, 1], [2, 0, 1], [0, 1, 2]]), num_entities=3, num_relations=2
+            ... )
+            >>> index.both_coo((torch.tensor([0]), torch.tensor([1])),
+            ...                (torch.tensor([0, 0]), torch.tensor([1, 0])))
+            (tensor([0, 0, 1, 2]), tensor([0, 2, 2, 1]))
+        """
+        (rel_h, tail_h), (head_t, rel_t) = head_side, tail_side
+        ent, rel = self._both_ids(rel_h, tail_h, head_t, rel_t)
+        num_heads, num_keys = rel_h.numel(), self.num_entities * self.num_relations
+        key = torch.cat([
+            rel[:num_heads] * self.num_entities + ent[:num_heads],
+            ent[num_heads:] * self.num_relations + rel[num_heads:] + num_keys,
+        ])
+        keys, ptr, values = self._stacked_csr()
+        start, count, _, _ = _lookup(keys, ptr, key)
+        _, row, position = _expand(start, count)
+        return row, values[position]
+
     def contains(self, mapped: Tensor) -> Tensor:
         """Return whether each triple is known, e.g. to filter false negatives when sampling.
 
@@ -336,6 +377,41 @@ class FilterIndex:
         key = rel_type * self.num_entities + tail_index
         start, count, _, _ = _lookup(self.rt_keys, self.rt_ptr, key)
         return _expand(start, count)
+
+    def _stacked_csr(self) -> tuple[Tensor, Tensor, Tensor]:
+        """Head CSR then tail CSR with keys shifted by ``E R``: one sorted key array (cached)."""
+        if getattr(self, "_stacked", None) is None:
+            shift = self.num_entities * self.num_relations
+            self._stacked = (
+                torch.cat([self.rt_keys, self.hr_keys + shift]),
+                torch.cat([self.rt_ptr, self.hr_ptr[1:] + self.rt_ptr[-1]]),
+                torch.cat([self.rt_heads, self.hr_tails]),
+            )
+        return self._stacked
+
+    def _both_ids(
+        self, rel_h: Tensor, tail_h: Tensor, head_t: Tensor, rel_t: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """Checked ``(entities, relations)`` of both sides, head side first, as int64."""
+        names = ("head_side rel_type", "head_side tail_index", "tail_side head_index",
+                 "tail_side rel_type")
+        args = (rel_h, tail_h, head_t, rel_t)
+        if not all(
+            isinstance(x, Tensor) and x.dim() == 1 and x.device == self.device
+            and not (x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool)
+            for x in args
+        ) or rel_h.shape != tail_h.shape or head_t.shape != rel_t.shape:
+            self._pair(tail_h, rel_h, names[1::-1])  # raises the detailed message
+            self._pair(head_t, rel_t, names[2:])
+        ent = torch.cat([tail_h, head_t]).long()
+        rel = torch.cat([rel_h, rel_t]).long()
+        # One range check per kind on the happy path; the per-argument message on failure.
+        if ent.numel() and bool(
+            ((ent < 0) | (ent >= self.num_entities) | (rel < 0) | (rel >= self.num_relations)).any()
+        ):
+            self._pair(tail_h, rel_h, names[1::-1])
+            self._pair(head_t, rel_t, names[2:])
+        return ent, rel
 
     def _ids(self, ids: Tensor, upper: int, name: str) -> Tensor:
         """Check a 1-D batch of ids in ``[0, upper)`` on this device; return it as int64."""

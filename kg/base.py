@@ -187,13 +187,18 @@ class KGEModel(torch.nn.Module, abc.ABC):
         return total / (batch if kind == "l2" else 3 * batch)
 
     def _both_sides(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+        self,
+        head_side: tuple[Tensor, Tensor],
+        tail_side: tuple[Tensor, Tensor],
+        entities: EntitySelection,
     ) -> Tensor | None:
-        """``cat([score_heads(r, t), score_tails(h, r)])`` in one pass, ``[2 B, C]``, or ``None``.
+        """``cat([score_heads(*head_side), score_tails(*tail_side)])`` in one pass, or ``None``.
 
-        Evaluation ranks both sides; models whose two sides share one kernel (a matmul or a
-        distance against the entity table) score all ``2 B`` queries at once. ``None`` (the
-        default) makes the caller score the sides separately.
+        ``head_side`` is ``(rel_type [B_h], tail_index [B_h])``, the queries ``(?, r, t)``;
+        ``tail_side`` is ``(head_index [B_t], rel_type [B_t])``, the queries ``(h, r, ?)``; the
+        result is ``[B_h + B_t, C]``. Evaluation ranks both sides; models whose two sides share
+        one kernel (a matmul or a distance against the entity table) score all queries at once.
+        ``None`` (the default) makes the caller score the sides separately.
         """
         return None
 

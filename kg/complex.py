@@ -97,21 +97,27 @@ class ComplEx(KGEModel):
         return torch.cat([a_r * a_t + b_r * b_t, a_r * b_t - b_r * a_t], dim=-1)  # [B, 2d]
 
     def _both_sides(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+        self,
+        head_side: tuple[Tensor, Tensor],
+        tail_side: tuple[Tensor, Tensor],
+        entities: EntitySelection,
     ) -> Tensor | None:
-        # Head rows: conj(r) * t, tail rows: r * h, written straight into one [2B, 2d] matrix
-        # (mul + addcmul per block: no concatenated copies or temporaries), then one matmul.
-        # out= does not record gradients: under autograd the caller scores each side instead.
+        # Head rows: conj(r) * t, tail rows: r * h, written straight into one [B_h + B_t, 2d]
+        # matrix (mul + addcmul per block: no concatenated copies or temporaries), then one
+        # matmul. out= does not record gradients: under autograd the caller scores each side.
         if torch.is_grad_enabled():
             return None
-        batch, d = head_index.numel(), self.dim
-        ent = self.entity(torch.cat([tail_index, head_index]))  # [2B, 2d]
-        rel = self.relation(rel_type)  # [B, 2d]
-        a_t, b_t, a_h, b_h = ent[:batch, :d], ent[:batch, d:], ent[batch:, :d], ent[batch:, d:]
-        a_r, b_r = rel[:, :d], rel[:, d:]
-        queries = ent.new_empty(2 * batch, 2 * d)
-        torch.mul(a_t, a_r, out=queries[:batch, :d]).addcmul_(b_t, b_r)  # Re conj(r) t
-        torch.mul(b_t, a_r, out=queries[:batch, d:]).addcmul_(a_t, b_r, value=-1)  # Im
-        torch.mul(a_h, a_r, out=queries[batch:, :d]).addcmul_(b_h, b_r, value=-1)  # Re r h
-        torch.mul(a_h, b_r, out=queries[batch:, d:]).addcmul_(b_h, a_r)  # Im r h
+        (rel_h, tail_index), (head_index, rel_t) = head_side, tail_side
+        n, d = tail_index.numel(), self.dim
+        ent = self.entity(torch.cat([tail_index, head_index]))  # [B_h + B_t, 2d]
+        rel = self.relation(torch.cat([rel_h, rel_t]))  # [B_h + B_t, 2d]
+        a_e, b_e, a_r, b_r = ent[:, :d], ent[:, d:], rel[:, :d], rel[:, d:]
+        queries = ent.new_empty(ent.shape)
+        head_rows, tail_rows = slice(0, n), slice(n, None)
+        a_t, b_t, a_rh, b_rh = a_e[head_rows], b_e[head_rows], a_r[head_rows], b_r[head_rows]
+        a_h, b_h, a_rt, b_rt = a_e[tail_rows], b_e[tail_rows], a_r[tail_rows], b_r[tail_rows]
+        torch.mul(a_t, a_rh, out=queries[head_rows, :d]).addcmul_(b_t, b_rh)  # Re conj(r) t
+        torch.mul(b_t, a_rh, out=queries[head_rows, d:]).addcmul_(a_t, b_rh, value=-1)  # Im
+        torch.mul(a_h, a_rt, out=queries[tail_rows, :d]).addcmul_(b_h, b_rt, value=-1)  # Re r h
+        torch.mul(a_h, b_rt, out=queries[tail_rows, d:]).addcmul_(b_h, a_rt)  # Im r h
         return queries @ self._candidates(self.entity.weight, entities).t()

@@ -76,8 +76,12 @@ class DistMult(KGEModel):
         return query @ self._candidates(self.entity.weight, entities).t()
 
     def _both_sides(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+        self,
+        head_side: tuple[Tensor, Tensor],
+        tail_side: tuple[Tensor, Tensor],
+        entities: EntitySelection,
     ) -> Tensor:
-        r = self.relation(rel_type)
-        queries = torch.cat([r * self.entity(tail_index), self.entity(head_index) * r])  # [2B, d]
+        (rel_h, tail_index), (head_index, rel_t) = head_side, tail_side
+        entity = self.entity(torch.cat([tail_index, head_index]))
+        queries = self.relation(torch.cat([rel_h, rel_t])) * entity  # [B_h + B_t, d]
         return queries @ self._candidates(self.entity.weight, entities).t()

@@ -3,6 +3,8 @@ r"""RotatE: relations as rotations in complex space."""
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -38,7 +40,11 @@ class RotatE(KGEModel):
     ``score_heads`` compares :math:`\mathbf{e}_t \circ \bar{\mathbf{w}}_r` (rotations preserve
     moduli), broadcasting ``[B, C, d]`` over candidate chunks of at most :attr:`chunk_bytes`
     under autograd, and without it (evaluation) over reused tiles of query rows x candidates
-    of at most ``min(chunk_bytes, 1 MiB)``, small enough to stay in a CPU cache.
+    of at most ``min(chunk_bytes, 1 MiB)``, small enough to stay in a CPU cache. With
+    :attr:`compile_scoring` set (``kg.evaluation.evaluate(..., compile=True)`` sets it), the
+    evaluation sum of moduli runs as one ``torch.compile`` kernel instead (one pass, no
+    ``[B, C, d]`` buffer; several times faster on CPU, after a compilation of a few seconds
+    per process); where compilation fails it warns once and the eager tiles take over.
     Initialisation as in the reference code: entities
     :math:`\mathcal{U}(-\frac{\gamma + 2}{d}, \frac{\gamma + 2}{d})`, phases
     :math:`\mathcal{U}(-\pi, \pi)`. The regulariser penalises entity moduli only (relation
@@ -64,6 +70,8 @@ class RotatE(KGEModel):
     name = "rotate"
     #: Entity rows are ``[real | imaginary]`` halves: the regulariser takes complex moduli.
     _complex_rows = True
+    #: Score evaluation queries with the compiled kernel (see the class docstring).
+    compile_scoring: bool = False
 
     def __init__(
         self, num_entities: int, num_relations: int, dim: int, *, margin: float = 9.0
@@ -115,12 +123,18 @@ class RotatE(KGEModel):
                                         entities)
 
     def _both_sides(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+        self,
+        head_side: tuple[Tensor, Tensor],
+        tail_side: tuple[Tensor, Tensor],
+        entities: EntitySelection,
     ) -> Tensor:
-        head_re, head_im = self._rotate(tail_index, rel_type, conjugate=True)
-        tail_re, tail_im = self._rotate(head_index, rel_type, conjugate=False)
-        queries = (torch.cat([head_re, tail_re]), torch.cat([head_im, tail_im]))  # [2B, d] each
-        return self._against_candidates(*queries, entities)
+        # Head rows rotate t by conj(w_r), tail rows h by w_r: one rotation of all the rows.
+        (rel_h, tail_index), (head_index, rel_t) = head_side, tail_side
+        a, b = self.entity(torch.cat([tail_index, head_index])).chunk(2, dim=-1)  # [B_h + B_t, d]
+        theta = self.relation(torch.cat([rel_h, rel_t]))
+        cos, sin = torch.cos(theta), torch.sin(theta)
+        sin[: tail_index.numel()].neg_()
+        return self._against_candidates(a * cos - b * sin, a * sin + b * cos, entities)
 
     def _against_candidates(self, q_re: Tensor, q_im: Tensor, entities: EntitySelection) -> Tensor:
         if not torch.is_grad_enabled():
@@ -143,6 +157,14 @@ class RotatE(KGEModel):
         # (no allocation per tile). On UMLS (1,322 queries x 135 entities, d = 128, one CPU
         # thread) 8-row tiles ran 2.5x faster than 8 MiB candidate chunks.
         a, b = self._candidates(self.entity.weight, entities).chunk(2, dim=-1)  # [C, d]
+        kernel = _compiled_moduli_sum() if self.compile_scoring else None
+        if kernel is not None:
+            try:
+                return kernel(q_re, q_im, a, b).neg_().add_(self.margin)
+            except Exception as err:  # compilers fail in many ways: warn, stay correct
+                if "out of memory" in str(err).lower():
+                    raise  # the caller's out-of-memory handling shrinks the batch
+                _disable_compiled(err)
         n, c, d = q_re.size(0), a.size(0), self.dim
         out = q_re.new_empty(n, c)
         budget = max(min(self.chunk_bytes, 2**20) // (2 * q_re.element_size()), 1)  # per buffer
@@ -190,3 +212,33 @@ class RotatE(KGEModel):
     ) -> tuple[tuple[Tensor, Tensor], ...]:
         # Entities only; the rotations have modulus 1.
         return ((self.entity.weight, torch.cat([head_index, tail_index])),)
+
+
+def _moduli_sum(q_re: Tensor, q_im: Tensor, a: Tensor, b: Tensor) -> Tensor:
+    r""":math:`\sum_i |q_i - e_i|` for every query row and candidate row, ``[B, C]``."""
+    d_re = q_re.unsqueeze(1) - a.unsqueeze(0)  # [B, C, d], fused away when compiled
+    d_im = q_im.unsqueeze(1) - b.unsqueeze(0)
+    return (d_re * d_re + d_im * d_im).sqrt().sum(-1)
+
+
+# The compiled kernel, built on first use (None: not yet; False: compilation failed).
+_COMPILED: Callable[..., Tensor] | bool | None = None
+
+
+def _compiled_moduli_sum() -> Callable[..., Tensor] | None:
+    """``torch.compile`` of :func:`_moduli_sum`, shapes dynamic (one compile per process)."""
+    global _COMPILED
+    if _COMPILED is None:
+        _COMPILED = torch.compile(_moduli_sum, dynamic=True)
+    return _COMPILED or None
+
+
+def _disable_compiled(err: BaseException) -> None:
+    global _COMPILED
+    _COMPILED = False
+    warnings.warn(
+        f"RotatE.compile_scoring: torch.compile failed ({type(err).__name__}: "
+        f"{str(err).splitlines()[0] if str(err) else ''}); scoring in eager mode instead",
+        RuntimeWarning,
+        stacklevel=3,
+    )

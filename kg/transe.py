@@ -106,10 +106,16 @@ class TransE(KGEModel):
         return -torch.cdist(query, self._candidates(self.entity.weight, entities), p=self.p)
 
     def _both_sides(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection
+        self,
+        head_side: tuple[Tensor, Tensor],
+        tail_side: tuple[Tensor, Tensor],
+        entities: EntitySelection,
     ) -> Tensor:
-        r = self.relation(rel_type)
-        queries = torch.cat([self.entity(tail_index) - r, self.entity(head_index) + r])  # [2B, d]
+        (rel_h, tail_index), (head_index, rel_t) = head_side, tail_side
+        queries = torch.cat([
+            self.entity(tail_index) - self.relation(rel_h),
+            self.entity(head_index) + self.relation(rel_t),
+        ])  # [B_h + B_t, d]
         return -torch.cdist(queries, self._candidates(self.entity.weight, entities), p=self.p)
 
     def _score_corrupted(

@@ -53,6 +53,15 @@ def _check_against_brute_force(index, parts, queries, device):
     assert index.contains(q).tolist() == [tuple(x) in known for x in queries]
     assert index.num_triples == len(known)
 
+    # Stacked both sides: the first half's head queries, then every tail query.
+    half = len(queries) // 2
+    row, col = index.both_coo((r[:half], t[:half]), (h, r))
+    assert row.device == q.device
+    assert sorted(zip(row.tolist(), col.tolist())) == sorted(
+        [(b, a) for b, hs in enumerate(want_heads[:half]) for a in hs]
+        + [(half + b, c) for b, cs in enumerate(want_tails) for c in cs]
+    )
+
 
 @settings(max_examples=60, deadline=None)
 @given(knowledge_graphs())
@@ -126,6 +135,15 @@ def test_int32_queries_are_accepted():
         (lambda i: i.tails(torch.tensor([[0]]), torch.tensor([[0]])), r"expected a 1-D integer"),
         (lambda i: i.tail_coo(torch.tensor([0.0]), torch.tensor([0])), r"expected integer ids"),
         (lambda i: i.contains(torch.tensor([0, 1, 2])), r"mapped: expected a LongTensor \[B, 3\]"),
+        (lambda i: i.both_coo((torch.tensor([0]), torch.tensor([5])),
+                              (torch.tensor([0]), torch.tensor([0]))),
+         r"head_side tail_index: expected ids in \[0, 5\), got min 5"),
+        (lambda i: i.both_coo((torch.tensor([0]), torch.tensor([1])),
+                              (torch.tensor([0, 1]), torch.tensor([1]))),
+         r"tail_side head_index, tail_side rel_type: expected the same shape"),
+        (lambda i: i.both_coo((torch.tensor([0]), torch.tensor([1])),
+                              (torch.tensor([0]), torch.tensor([2]))),
+         r"tail_side rel_type: expected ids in \[0, 2\)"),
         (lambda i: i.contains(torch.tensor([[0, 2, 1]])), r"mapped relations: expected ids"),
         (lambda i: i.head_coo(torch.zeros(1, dtype=torch.long, device="meta"), torch.tensor([0])),
          r"rel_type: is on meta but the index is on cpu; call index.to\('meta'\)"),

@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+import kg.rotate
 from graphdata.errors import GraphDataError
 from graphdata.filter_index import FilterIndex
 from graphdata.triples import KGDataset
@@ -91,6 +92,27 @@ def test_non_finite_scores_are_not_options():
     metrics = evaluate(table_scorer(table), test, index, num_entities=E)
     check_against(metrics, brute_force(table_scorer(table), test, known, E))
     assert (metrics.options < E).any()
+
+
+def test_shared_queries_and_unfiltered_targets_match_brute_force(device):
+    # Distinct queries are scored once and shared (evaluation.filtered_ranks): several test
+    # triples per (h, r) and per (r, t), half of them absent from the filter (their own cell
+    # stays unmasked), ties and non-finite scores included, over several batch sizes.
+    table, known, _ = tiny_kg(6)
+    gen = torch.Generator().manual_seed(7)
+    mask = torch.rand(table.shape, generator=gen)
+    table[mask < 0.1] = float("nan")
+    h, r = known[0, 0], known[0, 1]
+    shared = torch.stack([torch.full((E,), int(h)), torch.full((E,), int(r)), torch.arange(E)], 1)
+    test = torch.cat([shared, known[:4], known[:4, [0, 1, 0]]])  # duplicates included
+    index = FilterIndex.from_triples(known.to(device), num_entities=E, num_relations=R)
+    assert not index.contains(test.to(device)).all() and index.contains(test.to(device)).any()
+    expected = brute_force(table_scorer(table), test, known, E)
+    for batch_size in (None, 1, 5):
+        metrics = evaluate(
+            table_scorer(table), test.to(device), index, num_entities=E, batch_size=batch_size
+        )
+        check_against(metrics, expected)
 
 
 def test_model_ranks_match_brute_force(device):
@@ -280,3 +302,36 @@ def test_untrained_model_on_umls_is_near_random(datasets_dir):
     metrics = evaluate(model, ds.test, ds.filter_index())
     assert metrics.num_triples == 661
     assert abs(metrics.amri) < 0.15  # filtered and untrained: close to a random ranker
+
+
+def test_compiled_rotate_ranks_match_eager():
+    # evaluate(..., compile=True) scores RotatE with one torch.compile kernel; the ranks agree
+    # with the eager tiles (random weights: no exact near-ties) and the flag is restored.
+    _, known, test = tiny_kg(2)
+    model = RotatE(E, R, dim=20)
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    eager = evaluate(model, test, index)
+    compiled = evaluate(model, test, index, compile=True)
+    assert kg.rotate._COMPILED is not False, "torch.compile fell back to eager (see the warning)"
+    assert not model.compile_scoring
+    assert torch.equal(compiled.optimistic, eager.optimistic)
+    assert torch.equal(compiled.pessimistic, eager.pessimistic)
+    with torch.no_grad():
+        model.compile_scoring = True
+        scores = model.score_tails(test[:, 0], test[:, 1])
+        model.compile_scoring = False
+        torch.testing.assert_close(scores, model.score_tails(test[:, 0], test[:, 1]))
+
+
+def test_failed_compilation_warns_and_scores_eagerly(monkeypatch):
+    def broken(*args):
+        raise RuntimeError("no C++ compiler found")
+
+    monkeypatch.setattr(kg.rotate, "_COMPILED", broken)
+    _, known, test = tiny_kg(2)
+    model = RotatE(E, R, dim=20)
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    with pytest.warns(RuntimeWarning, match="torch.compile failed .*no C\\+\\+ compiler"):
+        compiled = evaluate(model, test, index, compile=True)
+    assert kg.rotate._COMPILED is False  # later calls go straight to the eager tiles
+    assert torch.equal(compiled.optimistic, evaluate(model, test, index).optimistic)
