@@ -55,7 +55,8 @@ def test_train_evaluate_predict_round_trip(folder, tmp_path, capsys):
     assert [json.loads(x)["epoch"] for x in lines] == [1, 2, 3]
     saved = json.loads((out / "test_metrics.json").read_text())
 
-    assert _run(["kg", "evaluate", str(out / "checkpoint.pt"), "--device", "cpu",
+    # --compile only changes RotatE's kernel; for other models it must not change a number
+    assert _run(["kg", "evaluate", str(out / "checkpoint.pt"), "--device", "cpu", "--compile",
                  "--json", str(tmp_path / "eval.json")]) == 0
     again = json.loads((tmp_path / "eval.json").read_text())
     assert again["metrics"]["both"]["realistic"]["mrr"] == pytest.approx(
