@@ -1,7 +1,10 @@
 """KGExplainer against planted ground truth, baselines and the reference protocol (issue 4).
 
 Run: ``.venv/bin/python -m benchmarks.bench_explain [--models transe,distmult,complex,rotate]
-[--num-people 200] [--targets 15] [--real] [--out FILE]``.
+[--num-people 200] [--targets 10] [--real] [--out FILE]``. ``--targets`` counts test triples per
+rule length (default 10: one target moves a per-length mean by .1); the family part takes about
+13 minutes on one thread. The ground-truth table of RESULTS.md is printed at the end
+(:func:`markdown_table`) and stored under ``"markdown"``.
 
 * **Ground truth** (synthetic family KG, :func:`graphdata.synthetic.family_kg`): per model, the
   test triples it ranks first (filtered tail rank 1), stratified by the length of their planted
@@ -72,6 +75,64 @@ METHODS = {
     "shortest_base_paths": ("base", "shortest"),
     "random_base_paths": ("base", "random"),
 }
+
+
+#: Rows of the ground-truth table: label -> (method, all relations; method, base-relation paths).
+TABLE_ROWS = {
+    "KGExplainer, shortest sufficient path (default)": (
+        "kgexplainer_shortest",
+        "kgexplainer_base_paths_shortest",
+    ),
+    "KGExplainer, best path (plain greedy)": ("kgexplainer", "kgexplainer_base_paths"),
+    "KGExplainer, node by node (reference)": ("kgexplainer_nodes", "kgexplainer_base_paths_nodes"),
+    "single best path": ("single_best", "single_best_base_paths"),
+    "shortest paths": ("shortest", "shortest_base_paths"),
+    "random paths": ("random", "random_base_paths"),
+    "edge mask (GNNExplainer-style)": ("edge_mask", None),
+}
+
+
+def _cells(summary: dict | None, key: str) -> str:
+    """``a / b / c``: one figure per rule length (``n/a`` without the method)."""
+    if summary is None:
+        return "n/a"
+    per = summary.get("per_rule_length", {})
+    return " / ".join(f"{per[k][key]:.2f}".replace("0.", ".") for k in sorted(per))
+
+
+def markdown_table(family: dict) -> str:
+    """The ground-truth table of RESULTS.md: F1 raw / unfolded / base-relation paths per rule
+    length, with the base-relation best single-body F1 and full-body hit rate next to it."""
+    lines = [
+        "| model | test MRR | evaluator vs teacher: Spearman / Hits@10 / top-10 overlap | "
+        "method | F1 raw (1 / 2 / 3) | F1 unfolded | F1, base-relation paths | best F1, base | "
+        "hit, base | best F1 / hit, raw |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, entry in family.items():
+        agreement = entry["agreement"]
+        head = [
+            name,
+            f"{entry['test_mrr']:.3f}",
+            " / ".join(
+                f"{agreement[k]:.2f}".replace("0.", ".")
+                for k in ("spearman", "hits_at_10", "top10_overlap")
+            ),
+        ]
+        for i, (label, (raw, base)) in enumerate(TABLE_ROWS.items()):
+            methods = entry["methods"]
+            r, b = methods[raw], methods.get(base) if base else None
+            cells = (head if i == 0 else ["", "", ""]) + [
+                label,
+                _cells(r, "f1"),
+                _cells(r, "f1_unfolded"),
+                _cells(b, "f1"),
+                _cells(b, "best_f1"),
+                _cells(b, "hit"),
+                f"{_cells(r, 'best_f1')}; {_cells(r, 'hit')}",
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def _train(name: str, dataset: KGDataset, epochs: int, dim: int, seed: int):
@@ -396,7 +457,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--num-people", type=int, default=200)
     parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--dim", type=int, default=64)
-    parser.add_argument("--targets", type=int, default=5, help="targets per rule length")
+    parser.add_argument("--targets", type=int, default=10, help="targets per rule length")
     parser.add_argument("--max-candidates", type=int, default=150)
     parser.add_argument("--evaluator-steps", type=int, default=600)
     parser.add_argument("--evaluator-triples", type=int, default=1000)
@@ -418,6 +479,9 @@ def main(argv: list[str] | None = None) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # candidate caps, reported in each explanation
         results = {} if args.skip_family else {"family": _family(args)}
+        if "family" in results:
+            results["markdown"] = markdown_table(results["family"])
+            print(results["markdown"], flush=True)
         if args.real:
             results["real"] = _real(args)
     results["config"] = vars(args)

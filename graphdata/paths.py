@@ -137,6 +137,7 @@ def enumerate_paths(
     on_overflow: str = "raise",
     exclude_edges: Tensor | None = None,
     exclude_triples: Tensor | tuple[int, int, int] | None = None,
+    min_length: int = 1,
 ) -> Paths:
     r"""All relation-labelled simple paths from ``source`` to ``target`` of length 1 to ``L``.
 
@@ -171,6 +172,9 @@ def enumerate_paths(
         exclude_edges: Edge ids ``[M]`` or a mask ``[E]`` of edges no path may use. Default None.
         exclude_triples: ``(h, r, t)`` or ``[M, 3]``: edges equal to one of these triples are
             not used. An explainer passes the triple it explains. Default None.
+        min_length: The shortest paths enumerated, ``1 <= min_length <= L`` (``L`` alone: the
+            paths of exactly ``L`` steps, each length capped by its own ``max_paths``).
+            Default 1.
 
     Returns:
         The :class:`Paths`.
@@ -204,6 +208,7 @@ def enumerate_paths(
         on_overflow=on_overflow,
         exclude_edges=exclude_edges,
         exclude_triples=exclude_triples,
+        min_length=min_length,
     )[0]
 
 
@@ -219,6 +224,7 @@ def enumerate_paths_batch(
     target_relations: Tensor | None = None,
     exclude_edges: Tensor | None = None,
     exclude_triples: Tensor | tuple[int, int, int] | None = None,
+    min_length: int = 1,
 ) -> list[Paths]:
     r"""The paths of :func:`enumerate_paths` for many ``(source, target)`` pairs at once.
 
@@ -239,6 +245,7 @@ def enumerate_paths_batch(
             paths may not use the edges equal to it (only a one-step path could). Default None.
         exclude_edges: Edge ids ``[M]`` or a mask ``[E]`` no path may use. Default None.
         exclude_triples: ``(h, r, t)`` or ``[M, 3]``, not used by any path. Default None.
+        min_length: The shortest paths enumerated, ``1 <= min_length <= L``. Default 1.
 
     Returns:
         One :class:`Paths` per pair, in pair order.
@@ -256,6 +263,11 @@ def enumerate_paths_batch(
     num_nodes = check_graph(edge_index, edge_type, num_nodes)
     check_pairs(pairs, edge_index, num_nodes, "(source, target)")
     max_length = check_int("max_length", max_length, 1)
+    min_length = check_int("min_length", min_length, 1)
+    if min_length > max_length:
+        raise GraphDataError(
+            f"min_length: expected at most max_length={max_length}, got {min_length}"
+        )
     if max_paths is not None:
         max_paths = check_int("max_paths", max_paths, 1)
     if on_overflow not in ON_OVERFLOW:
@@ -280,6 +292,7 @@ def enumerate_paths_batch(
             on_overflow,
             None if own is None else (own[0][start:stop], *own[1:]),
             start,
+            min_length,
         )
     return results
 
@@ -294,6 +307,7 @@ def _enumerate_chunk(
     on_overflow: str,
     own: tuple[Tensor, Tensor, Tensor] | None,
     offset: int,
+    min_length: int = 1,
 ) -> list[Paths]:
     """Paths of one chunk of pairs (``offset``: index of its first pair, for messages)."""
     num_pairs = pairs.size(0)
@@ -302,7 +316,7 @@ def _enumerate_chunk(
     found = torch.zeros(num_pairs, dtype=torch.long, device=pairs.device)
     truncated = torch.zeros(num_pairs, dtype=torch.bool, device=pairs.device)
     blocks = []
-    for ell in range(1, max_length + 1):
+    for ell in range(min_length, max_length + 1):
         # Look for one path beyond the cap, to know whether a pair exceeds it.
         limits = None if max_paths is None else torch.where(truncated, 0, max_paths + 1 - found)
         pair, nodes, eids, fwd = paths_of_length(

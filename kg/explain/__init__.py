@@ -35,7 +35,7 @@ from kg.explain.ground_truth import (
     ground_truth_scores,
     unfold_triples,
 )
-from kg.explain.local import LocalStructure, local_structure
+from kg.explain.local import LocalStructure, length_shares, local_structure
 from kg.explain.node_search import node_greedy_search
 from kg.explain.retrain import INITS, RetrainConfig, RetrainScorer
 from kg.explain.search import OBJECTIVES, SELECTIONS, STOP_REASONS, SearchResult, greedy_search
@@ -51,6 +51,7 @@ __all__ = [
     "ExplainedPath",
     "LocalStructure",
     "local_structure",
+    "length_shares",
     "greedy_search",
     "SearchResult",
     "OBJECTIVES",

@@ -66,7 +66,12 @@ def _message(explainer: KGExplainer, local: LocalStructure, result: SearchResult
             f"f(empty) = {result.empty_score:.4g}): nothing to explain"
         )
     elif result.stop_reason == "min_gain" and not result.chosen:
-        notes.append(f"no path adds at least min_gain = {cfg.min_gain} of the local graph's gain")
+        if cfg.min_paths > 0:
+            notes.append("no path raises the objective above the empty explanation's")
+        else:
+            notes.append(
+                f"no path adds at least min_gain = {cfg.min_gain} of the local graph's gain"
+            )
     if local.truncated:
         notes.append(f"candidate paths capped at max_candidates = {cfg.max_candidates}")
     return "; ".join(notes)

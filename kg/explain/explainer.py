@@ -62,6 +62,7 @@ class ExplainerConfig:
     hops: int = 2  # radius k of the enclosing subgraph (k = L - 1 holds every path of length L)
     max_paths: int = 3  # path budget of the greedy search
     min_gain: float = 0.25  # stop when a path adds less than this fraction of J(G) - J(empty)
+    min_paths: int = 1  # paths taken whenever their gain is positive, even below min_gain
     objective: str = "both"  # greedy objective, one of kg.explain.search.OBJECTIVES
     selection: str = "shortest"  # step rule (SELECTIONS); "best" is the plain greedy
     strategy: str = "paths"  # one of STRATEGIES; "nodes": top max_paths neighbours per node
@@ -87,6 +88,9 @@ class ExplainerConfig:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
         if not self.min_gain >= 0:
             raise GraphDataError(f"min_gain: expected a fraction >= 0, got {self.min_gain!r}")
+        min_paths = self.min_paths
+        if isinstance(min_paths, bool) or not isinstance(min_paths, int) or min_paths < 0:
+            raise GraphDataError(f"min_paths: expected an int >= 0, got {self.min_paths!r}")
 
 
 class KGExplainer:
@@ -311,6 +315,7 @@ class KGExplainer:
             min_gain=cfg.min_gain,
             objective=cfg.objective,
             selection=cfg.selection,
+            min_paths=cfg.min_paths,
             device=local.edge_type.device,
         )
         return assemble(

@@ -8,7 +8,10 @@ here one definition serves both: the ``k``-hop enclosing subgraph (Teru et al., 
 arXiv 1911.06962), edge directions ignored, with the target triple removed, and the candidate
 paths are the simple relation-labelled paths from :math:`h` to :math:`t` inside it. Every node
 of a path of length :math:`\le k + 1` lies within :math:`k` hops of both ends, so ``hops=2``
-holds every path of length up to 3.
+holds every path of length up to 3. When there are more candidates than the cap, the budget is
+split evenly across path lengths (:func:`length_shares`): paths of length 3 outnumber shorter
+ones by far in a dense neighbourhood, and a cap that kept the shortest would drop every long
+rule body whenever the short paths alone filled it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from graphdata.errors import GraphDataError
 from graphdata.paths import enumerate_paths
 from graphdata.subgraph import k_hop_enclosing_subgraph
 
-__all__ = ["LocalStructure", "local_structure"]
+__all__ = ["LocalStructure", "length_shares", "local_structure"]
 
 
 @dataclass(frozen=True)
@@ -114,8 +117,10 @@ def local_structure(
         num_nodes: The number of entities. Default ``None``: ``edge_index.max() + 1``.
         hops: The radius :math:`k`. Default 2.
         max_length: The longest path :math:`L`. Default 3.
-        max_candidates: The most candidate paths kept (the shortest ones); more give a warning
-            that states the cap. Default 300.
+        max_candidates: The most candidate paths kept, the budget split evenly across path
+            lengths (:func:`length_shares`; within a length, the first in the order of
+            :class:`graphdata.paths.Paths`); more give a warning that states the cap and the
+            split. Default 300.
         path_relations: Relation ids candidate paths may use; default ``None``: all. The local
             graph keeps every relation (the scorer still sees all triples).
 
@@ -159,34 +164,103 @@ def local_structure(
     excluded = None
     if path_relations is not None:
         excluded = ~torch.isin(sub.edge_type, path_relations.to(sub.edge_type.device))
-    paths = enumerate_paths(
-        sub.edge_index,
-        sub.edge_type,
-        0,
-        1,
-        max_length,
-        num_nodes=sub.num_nodes,
-        max_paths=max_candidates,
-        on_overflow="truncate",
-        exclude_edges=excluded,
-    )
-    if paths.truncated:
+    # Each length is enumerated on its own, up to the whole budget, so the cap can be split.
+    by_length = [
+        enumerate_paths(
+            sub.edge_index,
+            sub.edge_type,
+            0,
+            1,
+            ell,
+            num_nodes=sub.num_nodes,
+            max_paths=max_candidates,
+            on_overflow="truncate",
+            exclude_edges=excluded,
+            min_length=ell,
+        )
+        for ell in range(1, max_length + 1)
+    ]
+    counts = [len(p) for p in by_length]
+    truncated = sum(counts) > max_candidates or any(p.truncated for p in by_length)
+    kept = length_shares(counts, max_candidates)
+    if truncated:
+        found = ", ".join(
+            f"{ell}: {n} of {c}{'+' if p.truncated else ''}"
+            for ell, (n, c, p) in enumerate(zip(kept, counts, by_length), start=1)
+        )
         warnings.warn(
             f"target {target}: more than max_candidates={max_candidates} candidate paths of "
-            f"length <= {max_length}; kept the {max_candidates} shortest (raise max_candidates "
-            "or lower max_length to search more)",
+            f"length <= {max_length}; kept {sum(kept)}, the budget split evenly across lengths "
+            f"(kept of found per length: {found}) (raise max_candidates or lower max_length "
+            "to search more)",
             stacklevel=2,
         )
-    lengths = paths.length.tolist()
-    edge_rows, node_rows = paths.edge_ids.tolist(), paths.nodes.tolist()
+    edge_paths: list[tuple[int, ...]] = []
+    node_paths: list[tuple[int, ...]] = []
+    for ell, (paths, n) in enumerate(zip(by_length, kept), start=1):
+        edge_paths += [tuple(row[:ell]) for row in paths.edge_ids[:n].tolist()]
+        node_paths += [tuple(row[: ell + 1]) for row in paths.nodes[:n].tolist()]
     return LocalStructure(
         target=(head, relation, tail),
         nodes=sub.nodes,
         edge_index=sub.edge_index,
         edge_type=sub.edge_type,
-        paths=tuple(tuple(row[:n]) for row, n in zip(edge_rows, lengths)),
-        path_nodes=tuple(tuple(row[: n + 1]) for row, n in zip(node_rows, lengths)),
-        truncated=bool(paths.truncated),
+        paths=tuple(edge_paths),
+        path_nodes=tuple(node_paths),
+        truncated=truncated,
         hops=hops,
         max_length=max_length,
     )
+
+
+def length_shares(counts: Sequence[int], budget: int) -> list[int]:
+    r"""Split a candidate budget evenly across path lengths, passing unused shares on.
+
+    With :math:`c_\ell` paths of length :math:`\ell` and budget :math:`B`: every path is kept
+    when :math:`\sum_\ell c_\ell \le B`; otherwise the level
+    :math:`s = \max\{s : \sum_\ell \min(c_\ell, s) \le B\}` is filled (water-filling, so a
+    length with fewer than its share passes the rest on to the others) and the
+    :math:`r = B - \sum_\ell \min(c_\ell, s)` paths left over go one each to the shortest
+    lengths with :math:`c_\ell > s`:
+
+    .. math::
+        a_\ell = \min(c_\ell, s) + \mathbb{1}\bigl[c_\ell > s \wedge
+        |\{\ell' < \ell : c_{\ell'} > s\}| < r\bigr].
+
+    This is the max-min fair split: no length can get more without one that has no more
+    getting less. A cap that kept the shortest paths first (the order of
+    :class:`graphdata.paths.Paths`) would drop every long path, rule bodies of length 3
+    included, whenever short paths alone exceed the budget.
+
+    Args:
+        counts: :math:`c_\ell`, the number of paths of each length (length 1 first).
+        budget: :math:`B \ge 0`.
+
+    Returns:
+        :math:`a_\ell`, how many paths of each length to keep.
+
+    Examples:
+        >>> length_shares([2, 40, 300], 100)
+        [2, 40, 58]
+        >>> length_shares([0, 80, 300], 100)
+        [0, 50, 50]
+        >>> length_shares([1, 80, 300], 100)
+        [1, 50, 49]
+    """
+    counts = [int(c) for c in counts]
+    if sum(counts) <= budget:
+        return counts
+    low, high = 0, max(counts)  # the level s: sum(min(c, s)) <= budget holds at low
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sum(min(c, mid) for c in counts) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    shares = [min(c, low) for c in counts]
+    left = budget - sum(shares)
+    for i, c in enumerate(counts):
+        if left and c > low:
+            shares[i] += 1
+            left -= 1
+    return shares

@@ -18,7 +18,8 @@ together: the synergy the paper is after. Each step scores every remaining path 
 :math:`J(E \cup p)` in **one** call of the scorer, adds the best (the first, hence shortest,
 among ties) and stops by an explicit rule: the path budget, or a marginal gain
 :math:`J(E \cup p) - J(E)` below ``min_gain`` times :math:`J(G) - J(\varnothing)`, the gain of
-the whole local graph.
+the whole local graph; the first ``min_paths`` paths need only a positive gain (the best single
+path is an explanation even when no path alone reaches the threshold).
 
 ``selection="shortest"`` is the parsimonious variant: among the candidates whose marginal gain
 reaches the threshold, a step takes one that adds the fewest new triples (the best of those),
@@ -105,6 +106,7 @@ def greedy_search(
     min_gain: float = 0.05,
     objective: str = "both",
     selection: str = "best",
+    min_paths: int = 0,
     device: torch.device | str | None = None,
 ) -> SearchResult:
     r"""Grow a path set greedily by the change of the target's score (module docstring).
@@ -120,6 +122,9 @@ def greedy_search(
             :math:`J(G) - J(\varnothing)`. Default 0.05.
         objective: One of :data:`OBJECTIVES`. Default ``"both"``.
         selection: One of :data:`SELECTIONS`. Default ``"best"``.
+        min_paths: The first ``min_paths`` paths need only a positive marginal gain, not
+            ``min_gain``: the best single path explains a prediction even when it carries less
+            than ``min_gain`` of the local graph's gain on its own. Default 0.
         device: Where the masks live. Default ``None``: the CPU.
 
     Returns:
@@ -146,6 +151,8 @@ def greedy_search(
         )
     if not min_gain >= 0:
         raise GraphDataError(f"min_gain: expected a fraction >= 0, got {min_gain!r}")
+    if isinstance(min_paths, bool) or not isinstance(min_paths, int) or min_paths < 0:
+        raise GraphDataError(f"min_paths: expected an int >= 0, got {min_paths!r}")
     masks = torch.zeros(len(paths), num_edges, dtype=torch.bool, device=device)  # [P, m]
     for p, edges in enumerate(paths):
         masks[p, list(edges)] = True
@@ -193,7 +200,8 @@ def greedy_search(
                     pool = enough & (added == fewest)
                     best = int(torch.argmax(torch.where(pool, values, -torch.inf)))
             gain = float(values[best]) - j_current
-            if gain < min_gain * total:
+            below = gain <= 0 if len(chosen) < min_paths else gain < min_gain * total
+            if below:
                 stop = "min_gain"
                 break
             chosen.append(int(candidates[best]))

@@ -165,3 +165,20 @@ def test_shortest_selection_prefers_the_fewest_triples_that_suffice():
     assert strict.chosen == (1,)
     with pytest.raises(GraphDataError, match="selection: expected one of"):
         greedy_search(paths, m, scorer, selection="longest")
+
+
+def test_min_paths_takes_the_best_path_below_the_threshold():
+    local = _local(max_length=2)
+    scorer = _additive(local, {0: 0.1, 1: 0.1, 2: 0.1, 3: 0.3})
+    # Path 3 adds 2 * 0.3 of J(G) - J(empty) = 1.2, half of it: under min_gain = 0.6.
+    strict = greedy_search(local.paths, local.num_edges, scorer, min_gain=0.6)
+    assert strict.chosen == () and strict.stop_reason == "min_gain"
+    for selection in ("best", "shortest"):
+        one = greedy_search(
+            local.paths, local.num_edges, scorer, min_gain=0.6, min_paths=1, selection=selection
+        )
+        # The first path needs only a positive gain; the second is held to min_gain again.
+        assert one.chosen == (3,) and one.gains == pytest.approx((0.6,))
+        assert one.stop_reason == "min_gain"
+    with pytest.raises(GraphDataError, match="min_paths: expected an int >= 0"):
+        greedy_search(local.paths, local.num_edges, scorer, min_paths=-1)
