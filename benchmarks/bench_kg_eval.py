@@ -89,14 +89,15 @@ def _interleaved_best(fns: list, rounds: int) -> list[tuple[float, object]]:
     """Best wall time of each function over ``rounds`` rounds that call them in turn.
 
     Alternating the contenders exposes them to the same background load, so their ratio
-    holds on a shared machine even when absolute times drift. Each turn times three
-    back-to-back calls (the best counts): a millisecond call right after another contender
-    otherwise measures that contender's cache and allocator state.
+    holds on a shared machine even when absolute times drift. Each turn repeats its calls for
+    at least 0.2 s (three at least; the best counts): a millisecond call right after another
+    contender otherwise measures that contender's cache and allocator state, and the minimum
+    of few samples overstates the undisturbed time.
     """
     best: list[tuple[float, object]] = [(float("inf"), None)] * len(fns)
     for _ in range(rounds):
         for i, fn in enumerate(fns):
-            t, out = _best_of(fn, 3, min_total_s=0.0)
+            t, out = _best_of(fn, 3, min_total_s=0.2)
             if t < best[i][0]:
                 best[i] = (t, out)
     return best
