@@ -24,7 +24,6 @@ def _apply(a: Tensor, b: Tensor, cos: Tensor, sin: Tensor) -> tuple[Tensor, Tens
     return a * cos - b * sin, a * sin + b * cos
 
 
-
 class RotatE(KGEModel):
     r"""RotatE: relations rotate complex embeddings (Sun et al., arXiv 1902.10197).
 
