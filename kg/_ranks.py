@@ -76,7 +76,9 @@ def filtered_ranks(
         self_masked = ((flat[true_cell] == float("-inf")) & (true != float("-inf"))).long()
         filtered = torch.bincount(filter_row, minlength=num_rows)[row_of] - self_masked
     sign = scores.index_select(0, row_of).sub_(true.unsqueeze(1)).sign_()  # [Q, E]
-    total, magnitude = sign.sum(dim=1), sign.abs_().sum(dim=1)  # exact small integers
+    # Sums of +-1 are exact integers in float32 up to 2**24 (not in a half-precision dtype).
+    acc = torch.float32 if num_entities < 2**24 else torch.float64
+    total, magnitude = sign.sum(dim=1, dtype=acc), sign.abs_().sum(dim=1, dtype=acc)
     greater = ((total + magnitude) / 2).long()
     optimistic = greater + 1
     pessimistic = greater + (num_entities - magnitude.long()) + self_masked

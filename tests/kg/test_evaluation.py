@@ -115,6 +115,23 @@ def test_shared_queries_and_unfiltered_targets_match_brute_force(device):
         check_against(metrics, expected)
 
 
+def test_half_precision_scores_with_many_entities_count_exactly():
+    # float16 holds integers exactly only up to 2048: the rank counts must not be summed in it.
+    num_entities, gen = 3000, torch.Generator().manual_seed(8)
+    table = torch.randint(-4, 5, (num_entities, 1, num_entities), generator=gen).half()
+    test = torch.tensor([[0, 0, 5], [7, 0, 2999], [12, 0, 5]])
+    known = torch.cat([test, torch.tensor([[0, 0, 9], [3, 0, 5]])])
+    index = FilterIndex.from_triples(known, num_entities=num_entities, num_relations=1)
+    metrics = evaluate(table_scorer(table), test, index, num_entities=num_entities)
+    known_set = {tuple(x) for x in known.tolist()}
+    for i, (h, r, t) in enumerate(test.tolist()):
+        row = table[h, r].float()  # tail side: (h, r, ?)
+        keep = torch.tensor([(h, r, e) not in known_set or e == t for e in range(num_entities)])
+        assert metrics.optimistic[1, i] == 1 + int(((row > row[t]) & keep).sum())
+        assert metrics.pessimistic[1, i] == int(((row >= row[t]) & keep).sum())
+    assert (metrics.options[1] > 2048).all()  # the sums over a row exceed float16's integers
+
+
 def test_model_ranks_match_brute_force(device):
     _, known, test = tiny_kg(1)
     model = DistMult(E, R, dim=3).to(device)
