@@ -18,6 +18,7 @@ from kg.explain.evaluator import (
     EvaluatorConfig,
     distillation_targets,
     graph_fingerprint,
+    member_seed,
 )
 from kg.explain.explainer import BASELINES, MODES, STRATEGIES, ExplainerConfig, KGExplainer
 from kg.explain.explanation import ExplainedPath, PathExplanation
@@ -62,6 +63,7 @@ __all__ = [
     "DistillationTargets",
     "distillation_targets",
     "graph_fingerprint",
+    "member_seed",
     "RetrainScorer",
     "RetrainConfig",
     "INITS",

@@ -11,7 +11,7 @@ import torch
 from graphdata.atomic import atomic_path
 from graphdata.errors import GraphDataError
 from graphdata.typing import PathLike
-from kg.explain._network import SubgraphGNN
+from kg.explain._network import EnsembleGNN, SubgraphGNN
 from kg.explain.distillation import EvaluatorConfig
 
 if TYPE_CHECKING:
@@ -21,8 +21,11 @@ __all__: list[str] = []
 
 _FORMAT = "graphlib-kg-explain-evaluator"
 #: Version 2 added path reduction and distance labels up to ``max_length``; version-1 files
-#: load with ``max_length = hops`` (their distance labels stop there).
-_VERSION = 2
+#: load with ``max_length = hops`` (their distance labels stop there). Version 3 added
+#: ``ensemble`` and ``resample`` (state keys ``members.<j>.`` and the members' statistics
+#: ``stats`` when ``ensemble`` exceeds 1); older files load with
+#: ``ensemble = 1``, files of a newer version are refused.
+_VERSION = 3
 _FITTED = (
     "score_mean_",
     "score_std_",
@@ -66,21 +69,32 @@ def load_evaluator(
             f"path: {str(path)!r} is not a distilled-evaluator file (no format marker "
             f"{_FORMAT!r}); write one with DistilledEvaluator.save"
         )
+    version = data.get("version", 1)
+    if not isinstance(version, int) or version > _VERSION:
+        raise GraphDataError(
+            f"path: {str(path)!r} is an evaluator file of version {version!r}, this graphlib "
+            f"reads versions up to {_VERSION}; upgrade graphlib or distil the evaluator again"
+        )
     config = dict(data["config"])
     config.setdefault("max_length", config["hops"])
     config.setdefault("path_fraction", 0.0)
     evaluator = cls(EvaluatorConfig(**config))
     cfg = evaluator.config
     fitted = data["fitted"]
-    network = SubgraphGNN(
-        fitted["num_relations_"],
-        data["teacher_dim"],
-        hidden=cfg.hidden,
-        num_layers=cfg.num_layers,
-        num_bases=cfg.num_bases,
-        max_distance=max(cfg.hops, cfg.max_length),
-        dropout=cfg.dropout,
-    )
+    members = [
+        SubgraphGNN(
+            fitted["num_relations_"],
+            data["teacher_dim"],
+            hidden=cfg.hidden,
+            num_layers=cfg.num_layers,
+            num_bases=cfg.num_bases,
+            max_distance=max(cfg.hops, cfg.max_length),
+            dropout=cfg.dropout,
+        )
+        for _ in range(cfg.ensemble)
+    ]
+    stats = torch.zeros(cfg.ensemble, 3, dtype=torch.float64)  # filled by load_state_dict
+    network = members[0] if cfg.ensemble == 1 else EnsembleGNN(members, stats)
     network.load_state_dict(data["state"])
     evaluator.network_ = network.to(map_location).eval()
     for key, value in fitted.items():

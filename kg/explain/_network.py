@@ -91,3 +91,40 @@ class SubgraphGNN(torch.nn.Module):
         z = torch.cat([pooled, head, tail, rel, head * rel, tail * rel], dim=1)  # [B, 6 hidden]
         u = F.relu(self.lin1(z))
         return self.lin_score(u).squeeze(-1), self.lin_rep(u)
+
+
+class EnsembleGNN(torch.nn.Module):
+    r"""The mean of :math:`k` :class:`SubgraphGNN` members in teacher units.
+
+    Member :math:`j` standardises with its own sample's :math:`(\mu_j, \sigma_j,
+    \sigma_{\rho,j})` (row :math:`j` of ``stats``); the output is standardised with member 0's,
+
+    .. math::
+        s = \frac{1}{\sigma_0}\Bigl(\frac{1}{k} \sum_j (\mu_j + \sigma_j s_j) - \mu_0\Bigr),
+        \qquad
+        \hat\rho = \frac{1}{\sigma_{\rho,0}} \frac{1}{k} \sum_j \sigma_{\rho,j} \hat\rho_j,
+
+    so that :math:`\mu_0 + \sigma_0 s` is the mean of the members' teacher-unit scores. Each
+    member runs once on the whole batch (all candidates of a search step in one call per member).
+    """
+
+    def __init__(self, members: list[SubgraphGNN], stats: Tensor) -> None:
+        super().__init__()
+        self.members = torch.nn.ModuleList(members)
+        self.register_buffer("stats", stats)  # [k, 3] float64: mean, std, representation scale
+
+    @property
+    def lin_rep(self) -> torch.nn.Linear:
+        """The first member's representation head (its size is the teacher's)."""
+        return self.members[0].lin_rep
+
+    def forward(self, batch: GraphBatch) -> tuple[Tensor, Tensor]:
+        """Scores ``[B]`` and representations ``[B, D]`` in member 0's standardised units."""
+        outputs = [member(batch) for member in self.members]
+        score = torch.stack([o[0] for o in outputs])  # [k, B]
+        rep = torch.stack([o[1] for o in outputs])  # [k, B, D]
+        stats = self.stats.to(score.dtype)
+        mean, std, scale = stats[:, 0:1], stats[:, 1:2], stats[:, 2:3]
+        teacher = (mean + std * score).mean(0)  # [B] the members' mean in teacher units
+        rep = (scale.unsqueeze(-1) * rep).mean(0) / scale[0]
+        return (teacher - mean[0]) / std[0], rep

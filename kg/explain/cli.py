@@ -77,7 +77,12 @@ def _explain(args: argparse.Namespace) -> int:
         objective=args.objective,
         max_candidates=args.max_candidates,
         seed=args.seed,
-        evaluator=EvaluatorConfig(hops=args.hops, steps=args.evaluator_steps, seed=args.seed),
+        evaluator=EvaluatorConfig(
+            hops=args.hops,
+            steps=args.evaluator_steps,
+            ensemble=args.evaluator_ensemble,
+            seed=args.seed,
+        ),
     )
     print(f"checkpoint: {args.checkpoint} ({model!r}); dataset: {dataset}; device {device}")
     print("explainer config:")
@@ -135,6 +140,12 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")
     ex.add_argument("--evaluator-steps", type=int, default=300, help="distillation steps (300)")
+    ex.add_argument(
+        "--evaluator-ensemble",
+        type=int,
+        default=1,
+        help="evaluators distilled with different seeds, their scores averaged (1)",
+    )
     ex.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
     ex.add_argument("--out", default="explanation.png", help="PNG file (default explanation.png)")
     ex.add_argument("--json", help="also write the explanation to this JSON file")

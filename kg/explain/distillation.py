@@ -32,6 +32,8 @@ lengths), the shape of the explanations the greedy search scores; the teacher's 
 unchanged, so the evaluator learns how much of the score each kind of path carries on its own
 (without it, a lone three-step rule body scored as low as the empty graph), and the distance
 labels of the GNN run up to ``max_length`` so that a three-step connection is visible.
+**Ensemble**: ``ensemble = k`` distils :math:`k` evaluators and averages their scores
+(:mod:`kg.explain.evaluator`).
 """
 
 from __future__ import annotations
@@ -79,6 +81,8 @@ class EvaluatorConfig:
     path_fraction: float = 0.5  # share reduced to 1-3 random h-t paths (explanation-shaped)
     max_length: int = 3  # longest path the evaluator must credit: distance labels up to it
     paths_per_graph: int = 200  # paths enumerated per training subgraph for path reduction
+    ensemble: int = 1  # k evaluators distilled (seeds member_seed(seed, j)), scores averaged
+    resample: bool = True  # each member draws its own sample (False: all share member 0's)
     seed: int = 0  # seeds sampling, initialisation and dropout
 
     def validate(self) -> None:
@@ -99,6 +103,14 @@ class EvaluatorConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
+        k = self.ensemble
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise GraphDataError(
+                f"ensemble: expected the number k of evaluators to distil and average, a positive "
+                f"int (1: a single evaluator), got {k!r}"
+            )
+        if not isinstance(self.resample, bool):
+            raise GraphDataError(f"resample: expected a bool, got {self.resample!r}")
         if not 0.0 <= self.hard_negative_fraction <= 1.0:
             raise GraphDataError(
                 "hard_negative_fraction: expected a value in [0, 1], got "
@@ -178,7 +190,7 @@ def distillation_targets(
 
 
 def train_network(
-config: EvaluatorConfig,
+    config: EvaluatorConfig,
     network: SubgraphGNN,
     bank: SubgraphBank,
     table: PathTable | None,

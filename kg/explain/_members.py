@@ -1,0 +1,93 @@
+"""Distilling one evaluator network, alone or as an ensemble member (private).
+
+See ``evaluator.py``: a sample of teacher targets and subgraphs, and one network trained on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from graphdata.triples import TripleSet
+from kg.base import KGEModel
+from kg.explain._batch import SubgraphBank
+from kg.explain._distill import _bank_and_ids, _negatives
+from kg.explain._network import SubgraphGNN
+from kg.explain._pathbank import PathTable, path_table
+from kg.explain.distillation import EvaluatorConfig, distillation_targets, train_network
+
+__all__: list[str] = []
+
+
+@dataclass
+class Sample:
+    """The teacher targets of one distillation sample and the subgraphs they live on."""
+
+    count: int  # positives; graph g < count is a positive, count + g Q + q its q-th negative
+    z: Tensor  # standardised teacher scores, [P (1 + Q)]
+    rho: Tensor  # scaled teacher representations, [P (1 + Q), D]
+    bank: SubgraphBank
+    table: PathTable | None
+    score_mean: float
+    score_std: float
+    representation_scale: float
+
+
+def draw_sample(
+    teacher: KGEModel, graph: TripleSet, cfg: EvaluatorConfig, generator: torch.Generator
+) -> Sample:
+    """Sample positives and negatives, compute their teacher targets, extract their subgraphs."""
+    device = next(teacher.parameters()).device
+    triples = graph.mapped_triples.to(device)
+    count = min(cfg.num_train_triples, triples.size(0))
+    positives = triples[torch.randperm(triples.size(0), generator=generator)[:count].to(device)]
+    negatives = _negatives(teacher, positives, cfg, generator)  # [P, Q, 3]
+    targets = distillation_targets(teacher, positives, negatives)
+    scores = torch.cat([targets.positive_score, targets.negative_score.reshape(-1)])
+    reps = torch.cat(
+        [targets.positive_representation, targets.negative_representation.flatten(0, 1)]
+    )
+    mean, std = float(scores.mean()), float(scores.std().clamp_min(1e-8))
+    scale = float(reps.std().clamp_min(1e-8))
+    everything = torch.cat([positives, negatives.reshape(-1, 3)])
+    bank, edge_id = _bank_and_ids(everything, graph, teacher.num_entities, cfg.hops)
+    table = None
+    if cfg.path_fraction > 0:
+        table = path_table(everything, graph, bank, edge_id, cfg.max_length, cfg.paths_per_graph)
+    return Sample(count, (scores - mean) / std, reps / scale, bank, table, mean, std, scale)
+
+
+def train_member(
+    cfg: EvaluatorConfig,
+    num_relations: int,
+    sample: Sample,
+    seed: int,
+    stream: torch.Generator,
+) -> tuple[SubgraphGNN, list[dict[str, float]]]:
+    """Initialise a network with ``seed`` and distil it on ``sample`` (mini-batches ``stream``)."""
+    device = sample.z.device
+    with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
+        torch.manual_seed(seed)  # initialisation and dropout
+        network = SubgraphGNN(
+            num_relations,
+            sample.rho.size(1),
+            hidden=cfg.hidden,
+            num_layers=cfg.num_layers,
+            num_bases=cfg.num_bases,
+            max_distance=max(cfg.hops, cfg.max_length),
+            dropout=cfg.dropout,
+        ).to(device)
+        history = train_network(
+            cfg,
+            network,
+            sample.bank,
+            sample.table,
+            sample.z,
+            sample.rho,
+            sample.count,
+            cfg.num_negatives,
+            stream,
+        )
+    return network.eval(), history
