@@ -296,7 +296,11 @@ class FilterIndex:
         return row, self.rt_heads[position]
 
     def both_coo(
-        self, head_side: tuple[Tensor, Tensor], tail_side: tuple[Tensor, Tensor]
+        self,
+        head_side: tuple[Tensor, Tensor],
+        tail_side: tuple[Tensor, Tensor],
+        *,
+        check: bool = True,
     ) -> tuple[Tensor, Tensor]:
         """Return ``(row, col)`` of the known cells of a stacked both-sides score matrix.
 
@@ -309,6 +313,9 @@ class FilterIndex:
         Args:
             head_side: ``(rel_type [B_h], tail_index [B_h])``.
             tail_side: ``(head_index [B_t], rel_type [B_t])``.
+            check: Validate the ids (types, shapes, device, ranges). ``False`` is for callers
+                that validated them already, e.g. once per evaluation instead of per batch;
+                out-of-range ids then give wrong rows, not an error. Default True.
 
         Returns:
             ``row [nnz]`` (row of the stacked matrix) and ``col [nnz]`` (entity id).
@@ -325,7 +332,10 @@ class FilterIndex:
             (tensor([0, 0, 1, 2]), tensor([0, 2, 2, 1]))
         """
         (rel_h, tail_h), (head_t, rel_t) = head_side, tail_side
-        ent, rel = self._both_ids(rel_h, tail_h, head_t, rel_t)
+        if check:
+            ent, rel = self._both_ids(rel_h, tail_h, head_t, rel_t)
+        else:
+            ent, rel = torch.cat([tail_h, head_t]), torch.cat([rel_h, rel_t])
         num_heads, num_keys = rel_h.numel(), self.num_entities * self.num_relations
         key = torch.cat([
             rel[:num_heads] * self.num_entities + ent[:num_heads],

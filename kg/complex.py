@@ -108,16 +108,12 @@ class ComplEx(KGEModel):
         if torch.is_grad_enabled():
             return None
         (rel_h, tail_index), (head_index, rel_t) = head_side, tail_side
-        n, d = tail_index.numel(), self.dim
+        d = self.dim
         ent = self.entity(torch.cat([tail_index, head_index]))  # [B_h + B_t, 2d]
-        rel = self.relation(torch.cat([rel_h, rel_t]))  # [B_h + B_t, 2d]
-        a_e, b_e, a_r, b_r = ent[:, :d], ent[:, d:], rel[:, :d], rel[:, d:]
-        queries = ent.new_empty(ent.shape)
-        head_rows, tail_rows = slice(0, n), slice(n, None)
-        a_t, b_t, a_rh, b_rh = a_e[head_rows], b_e[head_rows], a_r[head_rows], b_r[head_rows]
-        a_h, b_h, a_rt, b_rt = a_e[tail_rows], b_e[tail_rows], a_r[tail_rows], b_r[tail_rows]
-        torch.mul(a_t, a_rh, out=queries[head_rows, :d]).addcmul_(b_t, b_rh)  # Re conj(r) t
-        torch.mul(b_t, a_rh, out=queries[head_rows, d:]).addcmul_(a_t, b_rh, value=-1)  # Im
-        torch.mul(a_h, a_rt, out=queries[tail_rows, :d]).addcmul_(b_h, b_rt, value=-1)  # Re r h
-        torch.mul(a_h, b_rt, out=queries[tail_rows, d:]).addcmul_(b_h, a_rt)  # Im r h
+        rel = self.relation(torch.cat([rel_h, rel_t]))  # [B_h + B_t, 2d], a fresh copy
+        rel[: tail_index.numel(), d:].neg_()  # head rows use conj(r): Re<h, r, conj t> symmetry
+        a, b, a_r, b_r = ent[:, :d], ent[:, d:], rel[:, :d], rel[:, d:]
+        queries = torch.empty_like(ent)
+        torch.mul(a, a_r, out=queries[:, :d]).addcmul_(b, b_r, value=-1)  # Re r e
+        torch.mul(a, b_r, out=queries[:, d:]).addcmul_(b, a_r)  # Im r e
         return queries @ self._candidates(self.entity.weight, entities).t()

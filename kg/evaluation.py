@@ -427,8 +427,8 @@ def _rank_batch(
     scores = _score_matrix(scorer.both, head_side, tail_side, num_entities, chunk)
     row_of = torch.cat([head_of, tail_of + num_head_rows])  # [2B]
     row = col = None
-    if filter_index is not None:
-        row, col = filter_index.both_coo(head_side, tail_side)
+    if filter_index is not None:  # ids checked once in evaluate (_check_triples)
+        row, col = filter_index.both_coo(head_side, tail_side, check=False)
     ranks = filtered_ranks(scores, row_of, torch.cat([head, tail]), row, col)
     return tuple(x.view(2, batch) for x in ranks)  # type: ignore[return-value]
 
@@ -473,18 +473,22 @@ def _check_triples(
         )
     if not triples.numel():
         return
-    entities = triples[:, [0, 2]]
-    if int(entities.min()) < 0 or int(entities.max()) >= num_entities:
+    low, high = (x.tolist() for x in torch.aminmax(triples, dim=0))  # per column: h, r, t
+    if min(low[0], low[2]) < 0 or max(high[0], high[2]) >= num_entities:
         raise GraphDataError(
-            f"triples: entity ids must lie in [0, {num_entities}), got min {int(entities.min())} "
-            f"and max {int(entities.max())}; entities unseen in training need "
-            "KGDataset.from_folder(..., on_unknown='drop')"
+            f"triples: entity ids must lie in [0, {num_entities}), got min "
+            f"{min(low[0], low[2])} and max {max(high[0], high[2])}; entities unseen in training "
+            "need KGDataset.from_folder(..., on_unknown='drop')"
         )
     if _is_kge_model(model):
         num_relations = model.num_relations // 2 if reciprocal else model.num_relations
-        if int(triples[:, 1].min()) < 0 or int(triples[:, 1].max()) >= num_relations:
+        if low[1] < 0 or high[1] >= num_relations:
             hint = " (reciprocal: the first half of the model's relations)" if reciprocal else ""
             raise GraphDataError(
-                f"triples: relation ids must lie in [0, {num_relations}){hint}, got max "
-                f"{int(triples[:, 1].max())}"
+                f"triples: relation ids must lie in [0, {num_relations}){hint}, got max {high[1]}"
             )
+    if filter_index is not None and (low[1] < 0 or high[1] >= filter_index.num_relations):
+        raise GraphDataError(
+            f"triples: relation ids must lie in [0, {filter_index.num_relations}) of "
+            f"filter_index, got min {low[1]} and max {high[1]}; build it from the same dataset"
+        )

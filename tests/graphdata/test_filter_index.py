@@ -56,6 +56,8 @@ def _check_against_brute_force(index, parts, queries, device):
     # Stacked both sides: the first half's head queries, then every tail query.
     half = len(queries) // 2
     row, col = index.both_coo((r[:half], t[:half]), (h, r))
+    unchecked = index.both_coo((r[:half], t[:half]), (h, r), check=False)
+    assert torch.equal(unchecked[0], row) and torch.equal(unchecked[1], col)
     assert row.device == q.device
     assert sorted(zip(row.tolist(), col.tolist())) == sorted(
         [(b, a) for b, hs in enumerate(want_heads[:half]) for a in hs]

@@ -132,6 +132,18 @@ def test_half_precision_scores_with_many_entities_count_exactly():
     assert (metrics.options[1] > 2048).all()  # the sums over a row exceed float16's integers
 
 
+def test_relations_beyond_the_filter_index_are_refused():
+    # The filter look-up trusts the ids that evaluate checked once: a relation id the index
+    # does not know must be refused there, not alias another relation's known triples.
+    table, known, test = tiny_kg()
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    bad = test.clone()
+    bad[0, 1] = R
+    wide = torch.zeros(E, R + 1, E)
+    with pytest.raises(GraphDataError, match=r"relation ids must lie in \[0, 2\) of filter_index"):
+        evaluate(table_scorer(wide), bad, index, num_entities=E)
+
+
 def test_model_ranks_match_brute_force(device):
     _, known, test = tiny_kg(1)
     model = DistMult(E, R, dim=3).to(device)
