@@ -66,10 +66,10 @@ def filtered_ranks(
     # A finite row sum means every score in the row is finite (a sum of finite float32 scores
     # only overflows beyond ~1e38).
     finite_rows = torch.isfinite(scores.sum(dim=1))  # [U]
-    filtered = torch.zeros(row_of.numel(), dtype=torch.long, device=scores.device)
-    self_masked = torch.zeros_like(filtered)
     cells = None
-    if filter_row is not None and filter_row.numel():
+    if filter_row is None or not filter_row.numel():
+        filtered = self_masked = torch.zeros_like(row_of)
+    else:
         cells = filter_row * num_entities + filter_col
         flat.index_fill_(0, cells, float("-inf"))
         # [Q]: the filter knows the evaluated triple (its finite true cell now reads -inf).

@@ -346,7 +346,7 @@ def evaluate(
             "reciprocal: only applies to a KGEModel (heads scored as tails of r + R); wrap a "
             "plain scorer so that it scores heads itself"
         )
-    _check_triples(triples, model, num_entities, reciprocal, filter_index)
+    num_rel = _check_triples(triples, model, num_entities, reciprocal, filter_index)
     _check_choice("rank_type", rank_type, RANK_TYPES)
     ks = tuple(int(k) for k in ks)
     if any(k < 1 for k in ks):
@@ -382,7 +382,7 @@ def evaluate(
             while start < triples.size(0):
                 rows = triples[start : start + batch].to(device)
                 try:
-                    parts.append(_rank_batch(scorer, rows, filter_index, chunk))
+                    parts.append(_rank_batch(scorer, rows, filter_index, chunk, num_rel))
                 except RuntimeError as err:
                     if not _is_oom(err) or (batch == 1 and chunk == 1):
                         raise
@@ -410,13 +410,15 @@ def evaluate(
 
 
 def _rank_batch(
-    scorer: _Scorer, rows: Tensor, filter_index: FilterIndex | None, chunk: int
+    scorer: _Scorer, rows: Tensor, filter_index: FilterIndex | None, chunk: int, num_rel: int
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Ranks of one batch on both sides, each output ``[2, B]`` (head row, tail row)."""
+    """Ranks of one batch on both sides, each output ``[2, B]`` (head row, tail row).
+
+    ``num_rel`` bounds the batch's relation ids (from :func:`_check_triples`).
+    """
     head, rel, tail = rows.unbind(dim=1)
     batch, num_entities = head.numel(), scorer.num_entities
     # Score each distinct query once: test triples share (h, r) and (r, t) queries.
-    num_rel = int(rel.max()) + 1 if batch else 1
     head_keys, head_of = torch.unique(rel * num_entities + tail, return_inverse=True)
     tail_keys, tail_of = torch.unique(head * num_rel + rel, return_inverse=True)
     head_side = (head_keys // num_entities, head_keys % num_entities)  # (r, t) of (?, r, t)
@@ -454,7 +456,8 @@ def _check_triples(
     num_entities: int,
     reciprocal: bool,
     filter_index: FilterIndex | None,
-) -> None:
+) -> int:
+    """Validate ``triples``; return an upper bound of their relation ids (at least 1)."""
     if not isinstance(triples, Tensor) or triples.dim() != 2 or triples.size(1) != 3:
         raise GraphDataError(
             "triples: expected a LongTensor [N, 3] of (head, relation, tail) ids, got "
@@ -472,7 +475,7 @@ def _check_triples(
             f"scores {num_entities}; build it from the same dataset vocabulary"
         )
     if not triples.numel():
-        return
+        return 1
     low, high = (x.tolist() for x in torch.aminmax(triples, dim=0))  # per column: h, r, t
     if min(low[0], low[2]) < 0 or max(high[0], high[2]) >= num_entities:
         raise GraphDataError(
@@ -492,3 +495,4 @@ def _check_triples(
             f"triples: relation ids must lie in [0, {filter_index.num_relations}) of "
             f"filter_index, got min {low[1]} and max {high[1]}; build it from the same dataset"
         )
+    return high[1] + 1

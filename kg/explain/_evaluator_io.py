@@ -11,7 +11,8 @@ import torch
 from graphdata.atomic import atomic_path
 from graphdata.errors import GraphDataError
 from graphdata.typing import PathLike
-from kg.explain._network import EnsembleGNN, SubgraphGNN
+from kg.explain._members import build_network
+from kg.explain._network import EnsembleGNN
 from kg.explain.distillation import EvaluatorConfig
 
 if TYPE_CHECKING:
@@ -82,15 +83,7 @@ def load_evaluator(
     cfg = evaluator.config
     fitted = data["fitted"]
     members = [
-        SubgraphGNN(
-            fitted["num_relations_"],
-            data["teacher_dim"],
-            hidden=cfg.hidden,
-            num_layers=cfg.num_layers,
-            num_bases=cfg.num_bases,
-            max_distance=max(cfg.hops, cfg.max_length),
-            dropout=cfg.dropout,
-        )
+        build_network(cfg, fitted["num_relations_"], data["teacher_dim"])
         for _ in range(cfg.ensemble)
     ]
     stats = torch.zeros(cfg.ensemble, 3, dtype=torch.float64)  # filled by load_state_dict

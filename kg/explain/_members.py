@@ -59,6 +59,19 @@ def draw_sample(
     return Sample(count, (scores - mean) / std, reps / scale, bank, table, mean, std, scale)
 
 
+def build_network(cfg: EvaluatorConfig, num_relations: int, teacher_dim: int) -> SubgraphGNN:
+    """The evaluator network ``cfg`` describes, freshly initialised (distillation and loading)."""
+    return SubgraphGNN(
+        num_relations,
+        teacher_dim,
+        hidden=cfg.hidden,
+        num_layers=cfg.num_layers,
+        num_bases=cfg.num_bases,
+        max_distance=max(cfg.hops, cfg.max_length),
+        dropout=cfg.dropout,
+    )
+
+
 def train_member(
     cfg: EvaluatorConfig,
     num_relations: int,
@@ -70,15 +83,7 @@ def train_member(
     device = sample.z.device
     with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
         torch.manual_seed(seed)  # initialisation and dropout
-        network = SubgraphGNN(
-            num_relations,
-            sample.rho.size(1),
-            hidden=cfg.hidden,
-            num_layers=cfg.num_layers,
-            num_bases=cfg.num_bases,
-            max_distance=max(cfg.hops, cfg.max_length),
-            dropout=cfg.dropout,
-        ).to(device)
+        network = build_network(cfg, num_relations, sample.rho.size(1)).to(device)
         history = train_network(
             cfg,
             network,
