@@ -90,6 +90,9 @@ class FilterIndex:
         tensor([ True, False])
     """
 
+    #: Largest dense known-answer table (bytes) that :meth:`stacked_score_mask` caches.
+    DENSE_MASK_LIMIT = 1 << 25
+
     def __init__(
         self,
         *,
@@ -341,10 +344,106 @@ class FilterIndex:
             rel[:num_heads] * self.num_entities + ent[:num_heads],
             ent[num_heads:] * self.num_relations + rel[num_heads:] + num_keys,
         ])
-        keys, ptr, values = self._stacked_csr()
-        start, count, _, _ = _lookup(keys, ptr, key)
+        return self.stacked_coo(key)
+
+    def stacked_keys(self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor) -> Tensor:
+        r"""Return the stacked query keys of a batch of triples: head queries, then tail queries.
+
+        A head query :math:`(?, r, t)` has key :math:`rE + t \in [0, ER)`, a tail query
+        :math:`(h, r, ?)` has key :math:`hR + r + ER \in [ER, 2ER)`: one integer per query of
+        either side, so a single ``torch.unique`` finds the distinct queries of both sides
+        (head queries sort first) and :meth:`stacked_coo` / :meth:`stacked_score_mask` look up their
+        known answers. The ids are not checked.
+
+        Args:
+            head_index: Head ids, ``[B]``.
+            rel_type: Relation ids in ``[0, num_relations)``, ``[B]``.
+            tail_index: Tail ids, ``[B]``.
+
+        Returns:
+            ``LongTensor [2B]``: the ``B`` head-query keys, then the ``B`` tail-query keys.
+
+        Examples:
+            >>> index = FilterIndex.from_triples(
+            ...     torch.tensor([[0, 0, 1]]), num_entities=3, num_relations=2)
+            >>> index.stacked_keys(torch.tensor([0]), torch.tensor([1]), torch.tensor([2]))
+            tensor([5, 7])
+        """
+        num_entities, num_relations = self.num_entities, self.num_relations
+        return torch.cat([
+            rel_type * num_entities + tail_index,
+            head_index * num_relations + rel_type + num_entities * num_relations,
+        ])
+
+    def stacked_coo(self, keys: Tensor) -> tuple[Tensor, Tensor]:
+        """Return ``(row, col)``: the known answers of each stacked query key.
+
+        Row ``i`` of the result is query ``keys[i]`` (layout: :meth:`stacked_keys`); its
+        known heads (a head query) or tails (a tail query) are the ``col`` entries of that row.
+        The keys are not checked: a key outside ``[0, 2ER)`` gives an empty row.
+
+        Args:
+            keys: Stacked query keys, ``LongTensor [U]``.
+
+        Returns:
+            ``row [nnz]`` and ``col [nnz]`` (entity id).
+
+        Examples:
+            >>> index = FilterIndex.from_triples(
+            ...     torch.tensor([[0, 0, 1], [2, 0, 1]]), num_entities=3, num_relations=2)
+            >>> index.stacked_coo(torch.tensor([1, 6]))  # (?, 0, 1) and (0, 0, ?)
+            (tensor([0, 0, 1]), tensor([0, 2, 1]))
+        """
+        keys_sorted, ptr, values = self._stacked_csr()
+        start, count, _, _ = _lookup(keys_sorted, ptr, keys)
         _, row, position = _expand(start, count)
         return row, values[position]
+
+    @property
+    def dense_mask_bytes(self) -> int:
+        r"""Bytes of the dense known-answer table, :math:`2ER \times E` float32 values."""
+        return 4 * 2 * self.num_entities * self.num_relations * self.num_entities
+
+    def has_dense_mask(self) -> bool:
+        """Whether :meth:`stacked_score_mask` reads rows of a cached dense table (small graphs).
+
+        The table takes :attr:`dense_mask_bytes`; it is used up to :attr:`DENSE_MASK_LIMIT`
+        (32 MiB: UMLS needs 6.7 MB, FB15k-237 would need 400 GB). Above it
+        :meth:`stacked_score_mask` builds each mask from :meth:`stacked_coo`.
+        """
+        return self.dense_mask_bytes <= self.DENSE_MASK_LIMIT
+
+    def stacked_score_mask(self, keys: Tensor) -> tuple[Tensor, Tensor]:
+        r"""Return the known answers of each stacked query key as an additive mask and a count.
+
+        The mask is :math:`-\infty` at each known answer and 0 elsewhere, to be added to a score
+        matrix (like a float attention mask): ``scores + mask`` filters it in one vectorised
+        addition, where ``masked_fill`` with a boolean mask takes ~15x longer on CPU. On a
+        small graph (:meth:`has_dense_mask`) the rows are gathered from a dense table built
+        once and cached: one ``index_select`` per batch instead of a CSR expansion. The keys are
+        not checked (layout: :meth:`stacked_keys`).
+
+        Args:
+            keys: Stacked query keys in ``[0, 2ER)``, ``LongTensor [U]``.
+
+        Returns:
+            ``mask`` (``FloatTensor [U, num_entities]``: ``-inf`` at each known answer, else
+            0) and ``count`` (``LongTensor [U]``, the known answers per key).
+
+        Examples:
+            >>> index = FilterIndex.from_triples(
+            ...     torch.tensor([[0, 0, 1], [2, 0, 1]]), num_entities=3, num_relations=2)
+            >>> index.stacked_score_mask(torch.tensor([1, 6]))  # (?, 0, 1) and (0, 0, ?)
+            (tensor([[-inf, 0., -inf],
+                    [0., -inf, 0.]]), tensor([2, 1]))
+        """
+        if self.has_dense_mask():
+            table, counts = self._dense_mask()
+            return table.index_select(0, keys), counts.index_select(0, keys)
+        row, col = self.stacked_coo(keys)
+        mask = torch.zeros(keys.numel(), self.num_entities, device=keys.device)
+        mask[row, col] = float("-inf")
+        return mask, torch.bincount(row, minlength=keys.numel())
 
     def contains(self, mapped: Tensor) -> Tensor:
         """Return whether each triple is known, e.g. to filter false negatives when sampling.
@@ -398,6 +497,19 @@ class FilterIndex:
                 torch.cat([self.rt_heads, self.hr_tails]),
             )
         return self._stacked
+
+    def _dense_mask(self) -> tuple[Tensor, Tensor]:
+        """The dense ``[2ER, E]`` additive known-answer mask and its row counts (cached)."""
+        if getattr(self, "_dense", None) is None:
+            keys, ptr, values = self._stacked_csr()
+            num_keys = 2 * self.num_entities * self.num_relations
+            counts = ptr[1:] - ptr[:-1]
+            table = torch.zeros(num_keys, self.num_entities, device=self.device)
+            table[torch.repeat_interleave(keys, counts), values] = float("-inf")
+            per_key = torch.zeros(num_keys, dtype=torch.long, device=self.device)
+            per_key[keys] = counts
+            self._dense = (table, per_key)
+        return self._dense
 
     def _both_ids(
         self, rel_h: Tensor, tail_h: Tensor, head_t: Tensor, rel_t: Tensor

@@ -29,19 +29,20 @@ def filtered_ranks(
     scores: Tensor,
     row_of: Tensor,
     true_col: Tensor,
-    filter_row: Tensor | None,
-    filter_col: Tensor | None,
+    known: Tensor | tuple[Tensor, Tensor] | None,
+    known_count: Tensor | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
     r"""Return (optimistic, pessimistic, options) per ranked query; ``scores`` may be modified.
 
     ``scores`` holds one row per *distinct* query (``(h, r)`` or ``(r, t)``); ranked query
     ``i`` reads row ``row_of[i]`` and its true entity is ``true_col[i]``. Test triples share
     queries (UMLS: 661 triples, 362 distinct ``(h, r)``), so scoring and filtering the distinct
-    rows only saves work. ``filter_row``/``filter_col`` are the distinct known cells of those
-    rows (a :class:`FilterIndex` gives them). When the evaluated triple is itself known, the
-    filter masks its own cell too; instead of writing the true score back (PyKEEN's way, which
-    a shared row cannot take) its self-count is added to the pessimistic rank and to the
-    options.
+    rows only saves work. ``known`` marks the known cells of those rows, as an additive mask of
+    ``scores``' shape (:math:`-\infty` at a known cell, else 0; with ``known_count``, the known
+    cells per row) or as ``(row, col)`` coordinates (a :class:`FilterIndex` gives either). When
+    the evaluated triple is itself known, the filter masks its own cell too; instead of writing
+    the true score back (PyKEEN's way, which a shared row cannot take) its self-count is added
+    to the pessimistic rank and to the options.
 
     Rows whose scores are all finite (the normal case) are counted with arithmetic instead of
     two boolean comparison passes: masked cells are set to :math:`-\infty`, and with
@@ -55,8 +56,8 @@ def filtered_ranks(
     Rows with a non-finite score are counted by comparisons, as PyKEEN does.
 
     Shapes:
-        scores: ``[U, E]``; row_of, true_col: ``[Q]``; filter_row, filter_col: ``[nnz]``;
-        outputs ``[Q]`` each (int64).
+        scores: ``[U, E]``; row_of, true_col: ``[Q]``; known: ``[U, E]`` (float) or two
+        ``[nnz]``; known_count: ``[U]``; outputs ``[Q]`` each (int64).
     """
     num_rows, num_entities = scores.shape
     scores = scores.contiguous()
@@ -66,15 +67,25 @@ def filtered_ranks(
     # A finite row sum means every score in the row is finite (a sum of finite float32 scores
     # only overflows beyond ~1e38).
     finite_rows = torch.isfinite(scores.sum(dim=1))  # [U]
-    cells = None
-    if filter_row is None or not filter_row.numel():
+    keep = None  # [U, E] bool, built only for rows with non-finite scores
+    if known is None:
         filtered = self_masked = torch.zeros_like(row_of)
+    elif isinstance(known, Tensor):  # an additive mask [U, E] (0 / -inf) and its row counts
+        if known_count is None:
+            raise ValueError("known_count: required with an additive known mask")
+        scores.add_(known)  # on finite rows: -inf exactly at the known cells
+        # [Q]: the filter knows the evaluated triple.
+        self_masked = (known.view(-1)[true_cell] == float("-inf")).long()
+        filtered = known_count[row_of] - self_masked
+        keep = known
     else:
+        filter_row, filter_col = known
         cells = filter_row * num_entities + filter_col
         flat.index_fill_(0, cells, float("-inf"))
         # [Q]: the filter knows the evaluated triple (its finite true cell now reads -inf).
         self_masked = ((flat[true_cell] == float("-inf")) & (true != float("-inf"))).long()
         filtered = torch.bincount(filter_row, minlength=num_rows)[row_of] - self_masked
+        keep = cells
     sign = scores.index_select(0, row_of).sub_(true.unsqueeze(1)).sign_()  # [Q, E]
     # Sums of +-1 are exact integers in float32 up to 2**24 (not in a half-precision dtype).
     acc = torch.float32 if num_entities < 2**24 else torch.float64
@@ -85,21 +96,27 @@ def filtered_ranks(
     options = num_entities - filtered
     bad = ~finite_rows[row_of]  # [Q]
     if bool(bad.any()):
-        _count_non_finite(scores, row_of, true_col, true, cells, bad,
+        _count_non_finite(scores, row_of, true_col, true, keep, bad,
                           optimistic, pessimistic, options)
     return optimistic, pessimistic, options
 
 
 def _count_non_finite(
-    scores: Tensor, row_of: Tensor, true_col: Tensor, true: Tensor, cells: Tensor | None,
+    scores: Tensor, row_of: Tensor, true_col: Tensor, true: Tensor, known: Tensor | None,
     bad: Tensor, optimistic: Tensor, pessimistic: Tensor, options: Tensor,
 ) -> None:
-    """Rank the ``bad`` queries by comparisons: filtered cells out, the true one back in."""
+    """Rank the ``bad`` queries by comparisons: filtered cells out, the true one back in.
+
+    ``known`` is None, an additive known-cell mask ``[U, E]`` or flat known-cell indices.
+    """
     num_rows, num_entities = scores.shape
-    keep = torch.ones(num_rows * num_entities, dtype=torch.bool, device=scores.device)
-    if cells is not None:
-        keep[cells] = False
-    keep = keep.view(num_rows, num_entities)[row_of[bad]]  # [Q_bad, E]
+    if known is not None and known.is_floating_point():  # an additive mask
+        keep = known.index_select(0, row_of[bad]) == 0  # [Q_bad, E]
+    else:
+        keep = torch.ones(num_rows * num_entities, dtype=torch.bool, device=scores.device)
+        if known is not None:
+            keep[known] = False
+        keep = keep.view(num_rows, num_entities)[row_of[bad]]  # [Q_bad, E]
     values = scores.index_select(0, row_of[bad])
     rows = torch.arange(values.size(0), device=scores.device)
     keep[rows, true_col[bad]] = True

@@ -418,20 +418,29 @@ def _rank_batch(
     """
     head, rel, tail = rows.unbind(dim=1)
     batch, num_entities = head.numel(), scorer.num_entities
-    # Score each distinct query once: test triples share (h, r) and (r, t) queries.
-    head_keys, head_of = torch.unique(rel * num_entities + tail, return_inverse=True)
-    tail_keys, tail_of = torch.unique(head * num_rel + rel, return_inverse=True)
+    num_relations = filter_index.num_relations if filter_index is not None else num_rel
+    # Score each distinct query once: test triples share (h, r) and (r, t) queries. Both sides'
+    # queries as one integer each (FilterIndex.stacked_keys: head queries r E + t first, tail
+    # queries h R + r + E R after them), so one unique finds them all.
+    shift = num_entities * num_relations
+    keys, row_of = torch.unique(
+        torch.cat([rel * num_entities + tail, head * num_relations + rel + shift]),
+        return_inverse=True,
+    )
+    num_head_rows = int(torch.searchsorted(keys, shift))
+    head_keys, tail_keys = keys[:num_head_rows], keys[num_head_rows:] - shift
     head_side = (head_keys // num_entities, head_keys % num_entities)  # (r, t) of (?, r, t)
-    tail_side = (tail_keys // num_rel, tail_keys % num_rel)  # (h, r) of (h, r, ?)
-    num_head_rows = head_keys.numel()
+    tail_side = (tail_keys // num_relations, tail_keys % num_relations)  # (h, r) of (h, r, ?)
     # Both sides in one [U_h + U_t, E] matrix (one model call where the model allows): one
     # pass of the ranking ops instead of two.
     scores = _score_matrix(scorer.both, head_side, tail_side, num_entities, chunk)
-    row_of = torch.cat([head_of, tail_of + num_head_rows])  # [2B]
-    row = col = None
+    known = count = None
     if filter_index is not None:  # ids checked once in evaluate (_check_triples)
-        row, col = filter_index.both_coo(head_side, tail_side, check=False)
-    ranks = filtered_ranks(scores, row_of, torch.cat([head, tail]), row, col)
+        if filter_index.has_dense_mask():  # small graphs: rows of a cached dense table
+            known, count = filter_index.stacked_score_mask(keys)
+        else:
+            known = filter_index.stacked_coo(keys)
+    ranks = filtered_ranks(scores, row_of, torch.cat([head, tail]), known, count)
     return tuple(x.view(2, batch) for x in ranks)  # type: ignore[return-value]
 
 

@@ -64,6 +64,28 @@ def _check_against_brute_force(index, parts, queries, device):
         + [(half + b, c) for b, cs in enumerate(want_tails) for c in cs]
     )
 
+    # Stacked keys: every head query, then every tail query; COO and additive mask agree, from
+    # the cached dense table and, above its size limit, built from the COO.
+    keys = index.stacked_keys(h, r, t)
+    row, col = index.stacked_coo(keys)
+    want = [(b, a) for b, hs in enumerate(want_heads) for a in hs] + [
+        (len(queries) + b, c) for b, cs in enumerate(want_tails) for c in cs
+    ]
+    assert sorted(zip(row.tolist(), col.tolist())) == sorted(want)
+    if index.num_entities > 1000:  # no dense rows of 2**40 entities
+        return
+    dense = torch.zeros(2 * len(queries), index.num_entities)
+    for b, a in want:
+        dense[b, a] = float("-inf")
+    counts = [len(x) for x in want_heads + want_tails]
+    assert index.has_dense_mask()
+    for limit in (FilterIndex.DENSE_MASK_LIMIT, 0):
+        index.DENSE_MASK_LIMIT = limit  # instance attribute: this index only
+        mask, count = index.stacked_score_mask(keys)
+        assert mask.device == q.device and torch.equal(mask.cpu(), dense)
+        assert count.tolist() == counts
+    del index.DENSE_MASK_LIMIT
+
 
 @settings(max_examples=60, deadline=None)
 @given(knowledge_graphs())

@@ -19,6 +19,14 @@ from kg.rotate import RotatE
 E, R = 6, 2
 
 
+@pytest.fixture(params=["dense", "csr"])
+def filter_path(request, monkeypatch):
+    """Run a test with the filter read from a dense mask table and from the CSR look-up."""
+    if request.param == "csr":
+        monkeypatch.setattr(FilterIndex, "DENSE_MASK_LIMIT", 0)
+    return request.param
+
+
 def table_scorer(table: torch.Tensor):
     """A plain scorer reading a fixed [E, R, E] score table."""
 
@@ -69,7 +77,7 @@ def check_against(metrics: RankMetrics, expected) -> None:
         assert metrics.ranks(side).tolist() == realistic.tolist()
 
 
-def test_plain_scorer_ranks_match_brute_force_with_ties(device):
+def test_plain_scorer_ranks_match_brute_force_with_ties(device, filter_path):
     table, known, test = tiny_kg()
     index = FilterIndex.from_triples(known.to(device), num_entities=E, num_relations=R)
     metrics = evaluate(table_scorer(table), test.to(device), index, num_entities=E)
@@ -80,7 +88,7 @@ def test_plain_scorer_ranks_match_brute_force_with_ties(device):
     assert (metrics.options < E).any()  # filtering removed candidates
 
 
-def test_non_finite_scores_are_not_options():
+def test_non_finite_scores_are_not_options(filter_path):
     table, known, test = tiny_kg(4)
     gen = torch.Generator().manual_seed(5)
     mask = torch.rand(table.shape, generator=gen)
@@ -94,7 +102,7 @@ def test_non_finite_scores_are_not_options():
     assert (metrics.options < E).any()
 
 
-def test_shared_queries_and_unfiltered_targets_match_brute_force(device):
+def test_shared_queries_and_unfiltered_targets_match_brute_force(device, filter_path):
     # Distinct queries are scored once and shared (evaluation.filtered_ranks): several test
     # triples per (h, r) and per (r, t), half of them absent from the filter (their own cell
     # stays unmasked), ties and non-finite scores included, over several batch sizes.
@@ -144,7 +152,7 @@ def test_relations_beyond_the_filter_index_are_refused():
         evaluate(table_scorer(wide), bad, index, num_entities=E)
 
 
-def test_model_ranks_match_brute_force(device):
+def test_model_ranks_match_brute_force(device, filter_path):
     _, known, test = tiny_kg(1)
     model = DistMult(E, R, dim=3).to(device)
     with torch.no_grad():  # integer embeddings: exact float scores, with ties
