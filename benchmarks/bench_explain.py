@@ -257,6 +257,9 @@ def _row(explanation, world, target) -> dict:
         "p_full": explanation.full_probability,
         "p_joint": explanation.joint_probability,
         "p_complement": explanation.complement_probability,
+        # Per-target record (JSON only): the target and the explanation's triples.
+        "target": " ".join(map(str, target)),
+        "triples": [" ".join(map(str, t)) for t in explanation.triples],
     }
 
 
@@ -273,6 +276,9 @@ def _explain_all(explainers: dict, world: FamilyKG, targets: list, names: tuple)
                 explanation = explainer.explain_baseline(target, baseline)
             rows.append(_row(explanation, world, target))
         results[method] = _summarise(rows)
+        results[method]["targets"] = [
+            {k: row[k] for k in ("target", "rule_length", "f1", "triples")} for row in rows
+        ]
     return results
 
 
@@ -335,6 +341,10 @@ def _family(args: argparse.Namespace) -> dict:
             num_train_triples=args.evaluator_triples,
             ensemble=args.ensemble,
             seed=evaluator_seed,
+            **({} if args.relation_negatives is None
+               else {"relation_negative_fraction": args.relation_negatives}),
+            **({} if args.evaluator_negatives is None
+               else {"num_negatives": args.evaluator_negatives}),
         )
         config = ExplainerConfig(
             evaluator=evaluator_cfg,
@@ -507,6 +517,15 @@ def main(argv: list[str] | None = None) -> dict:
         default=1,
         help="evaluators distilled with their own seeds and samples, scores averaged (k, 1); "
         "k = 3 raised mean F1 but not its robustness to the seed, and costs the speed goal",
+    )
+    parser.add_argument("--evaluator-negatives", type=int, default=None,
+                        help="EvaluatorConfig.num_negatives: corruptions per positive (default 2)")
+    parser.add_argument(
+        "--relation-negatives",
+        type=float,
+        default=None,
+        help="EvaluatorConfig.relation_negative_fraction: share of relation-corrupted negatives "
+        "(default .5; 0 is the entity-only distillation of earlier sessions)",
     )
     parser.add_argument(
         "--methods",

@@ -27,9 +27,17 @@ def _graph(graph: TripleSet) -> tuple[Tensor, Tensor]:
 
 
 def _negatives(
-    teacher: KGEModel, positives: Tensor, cfg: EvaluatorConfig, generator: torch.Generator
+    teacher: KGEModel,
+    positives: Tensor,
+    cfg: EvaluatorConfig,
+    generator: torch.Generator,
+    num_relations: int | None = None,
 ) -> Tensor:
-    """Corrupt each positive ``num_negatives`` times: head or tail, uniform or teacher-hard."""
+    """Corrupt each positive ``num_negatives`` times: head or tail, uniform or teacher-hard.
+
+    A share ``relation_negative_fraction`` corrupts the relation instead (among the graph's
+    ``num_relations``; default the teacher's).
+    """
     device = positives.device
     num, q, num_entities = positives.size(0), cfg.num_negatives, teacher.num_entities
 
@@ -70,7 +78,54 @@ def _negatives(
     negatives = positives.unsqueeze(1).repeat(1, q, 1)  # [P, Q, 3]
     negatives[..., 0] = torch.where(corrupt_head, replacement, negatives[..., 0])
     negatives[..., 2] = torch.where(corrupt_head, negatives[..., 2], replacement)
+    if cfg.relation_negative_fraction > 0:
+        on_relation = draw(num, q) < cfg.relation_negative_fraction  # [P, Q]
+        other = _other_relations(
+            teacher, positives, cfg, generator, num_relations or teacher.num_relations, (num, q)
+        )
+        negatives[..., 0] = torch.where(on_relation, h.unsqueeze(1), negatives[..., 0])
+        negatives[..., 2] = torch.where(on_relation, t.unsqueeze(1), negatives[..., 2])
+        negatives[..., 1] = torch.where(on_relation, other, negatives[..., 1])
     return negatives
+
+
+def _other_relations(
+    teacher: KGEModel,
+    positives: Tensor,
+    cfg: EvaluatorConfig,
+    generator: torch.Generator,
+    num_relations: int,
+    pick_shape: tuple[int, int],
+) -> Tensor:
+    r"""A relation :math:`r' \ne r` for each negative slot: teacher-hard or uniform.
+
+    Hard picks (share ``hard_negative_fraction``) come from the teacher's highest-scoring other
+    relations of :math:`(h, \cdot, t)`, the relation the evaluator most needs to tell apart on
+    the same subgraph; the rest are uniform over the other relations.
+    """
+    device = positives.device
+    h, r, t = positives.unbind(1)
+    if num_relations < 2:
+        return r.unsqueeze(1).expand(pick_shape).clone()
+    with torch.no_grad():
+        rels = torch.arange(num_relations, device=device)
+        scores = torch.cat([
+            teacher(
+                h[lo : lo + 256].repeat_interleave(num_relations),
+                rels.repeat(h[lo : lo + 256].numel()),
+                t[lo : lo + 256].repeat_interleave(num_relations),
+            ).view(-1, num_relations)
+            for lo in range(0, h.numel(), 256)
+        ])  # [P, R]
+        scores[torch.arange(h.numel(), device=device), r] = -math.inf
+        pool = min(3, num_relations - 1)
+        top = scores.topk(pool, dim=1).indices  # [P, pool]
+    pick = torch.randint(pool, pick_shape, generator=generator).to(device)
+    hard = top.gather(1, pick)
+    uniform = torch.randint(num_relations - 1, pick_shape, generator=generator).to(device)
+    uniform = uniform + (uniform >= r.unsqueeze(1)).long()  # skip r itself
+    use_hard = torch.rand(pick_shape, generator=generator).to(device) < cfg.hard_negative_fraction
+    return torch.where(use_hard, hard, uniform)
 
 
 def _bank(triples: Tensor, graph: TripleSet, num_entities: int, hops: int) -> SubgraphBank:
@@ -79,18 +134,29 @@ def _bank(triples: Tensor, graph: TripleSet, num_entities: int, hops: int) -> Su
 
 
 def _bank_and_ids(
-    triples: Tensor, graph: TripleSet, num_entities: int, hops: int
+    triples: Tensor,
+    graph: TripleSet,
+    num_entities: int,
+    hops: int,
+    removed_relations: Tensor | None = None,
 ) -> tuple[SubgraphBank, Tensor]:
-    """:func:`_bank` and the graph's edge id of every bank edge, ``[E_bank]``."""
+    """:func:`_bank` and the graph's edge id of every bank edge, ``[E_bank]``.
+
+    Subgraph ``b`` lacks the triple :math:`(h_b, r^{rm}_b, t_b)` with ``removed_relations``
+    :math:`r^{rm}` (default: the scored relation ``triples[:, 1]``): a relation-corrupted
+    negative lives on its positive's subgraph, without the positive triple.
+    """
     edge_index, edge_type = _graph(graph)
     edge_index, edge_type = edge_index.to(triples.device), edge_type.to(triples.device)
+    if removed_relations is None:
+        removed_relations = triples[:, 1]
     sub = k_hop_enclosing_subgraphs(
         triples[:, [0, 2]],
         edge_index,
         edge_type,
         num_entities,
         k=hops,
-        target_relations=triples[:, 1],
+        target_relations=removed_relations,
     )
     bank = SubgraphBank(sub.node_ptr, sub.edge_ptr, sub.edge_index, sub.edge_type, triples[:, 1])
     return bank, sub.edge_id

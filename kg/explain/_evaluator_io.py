@@ -79,6 +79,7 @@ def load_evaluator(
     config = dict(data["config"])
     config.setdefault("max_length", config["hops"])
     config.setdefault("path_fraction", 0.0)
+    config.setdefault("relation_negative_fraction", 0.0)  # distilled before it existed
     evaluator = cls(EvaluatorConfig(**config))
     cfg = evaluator.config
     fitted = data["fitted"]

@@ -43,7 +43,7 @@ def draw_sample(
     triples = graph.mapped_triples.to(device)
     count = min(cfg.num_train_triples, triples.size(0))
     positives = triples[torch.randperm(triples.size(0), generator=generator)[:count].to(device)]
-    negatives = _negatives(teacher, positives, cfg, generator)  # [P, Q, 3]
+    negatives = _negatives(teacher, positives, cfg, generator, graph.num_relations)  # [P, Q, 3]
     targets = distillation_targets(teacher, positives, negatives)
     scores = torch.cat([targets.positive_score, targets.negative_score.reshape(-1)])
     reps = torch.cat(
@@ -52,7 +52,14 @@ def draw_sample(
     mean, std = float(scores.mean()), float(scores.std().clamp_min(1e-8))
     scale = float(reps.std().clamp_min(1e-8))
     everything = torch.cat([positives, negatives.reshape(-1, 3)])
-    bank, edge_id = _bank_and_ids(everything, graph, teacher.num_entities, cfg.hops)
+    # A relation-corrupted negative (h, r', t) is scored on its positive's subgraph: (h, r, t)
+    # removed, as the explainer removes its target.
+    same_pair = (negatives[..., 0] == positives[:, None, 0]) & (
+        negatives[..., 2] == positives[:, None, 2]
+    )
+    removed = torch.where(same_pair, positives[:, None, 1], negatives[..., 1])
+    removed = torch.cat([positives[:, 1], removed.reshape(-1)])
+    bank, edge_id = _bank_and_ids(everything, graph, teacher.num_entities, cfg.hops, removed)
     table = None
     if cfg.path_fraction > 0:
         table = path_table(everything, graph, bank, edge_id, cfg.max_length, cfg.paths_per_graph)

@@ -26,6 +26,16 @@ negatives are hard ones drawn from the teacher's top-ranked wrong entities (so t
 learns the teacher's ranking where it matters), and a share ``perturb_fraction`` of the subgraphs
 not path-reduced is thinned by edge or relation dropout (the explainer scores such reduced
 graphs; targets stay the teacher's).
+**Relation negatives**: a share ``relation_negative_fraction`` of the corruptions replace the
+relation instead of an entity, :math:`(h, r', t)`, with :math:`r'` one of the teacher's three
+highest-scoring other relations of the pair (share ``hard_negative_fraction``) or uniform over
+the others. Such a negative is scored on its positive's subgraph (the positive triple removed,
+as the explainer removes its target), so the two graphs are identical and only the queried
+relation differs: the evaluator must learn what in the subgraph separates :math:`r` from
+:math:`r'` (``uncle`` from ``aunt``: the head's gender, carried by ``brother(X, Y)`` and not by
+the reverse sibling edge ``sister(Y, X)`` that always accompanies it). Entity corruptions alone
+never show that contrast, and the search then cannot tell a rule body from its parallel edge.
+
 **Path reduction**: a share ``path_fraction`` of the training subgraphs is cut down to the union
 of 1-3 random :math:`h`-to-:math:`t` paths of length up to ``max_length`` (drawn evenly over
 lengths), the shape of the explanations the greedy search scores; the teacher's target is
@@ -75,6 +85,7 @@ class EvaluatorConfig:
     hard_negative_pool: int = (
         10  # how many of the teacher's top entities a hard negative is drawn from
     )
+    relation_negative_fraction: float = 0.5  # share of negatives (h, r', t): relation corrupted
     rank_margin: float = 1.0  # gamma of the ranking loss, in standardised score units
     rank_weight: float = 1.0  # lambda, weight of the ranking loss
     perturb_fraction: float = 0.5  # share of training subgraphs thinned by edge/relation dropout
@@ -115,6 +126,11 @@ class EvaluatorConfig:
             raise GraphDataError(
                 "hard_negative_fraction: expected a value in [0, 1], got "
                 f"{self.hard_negative_fraction!r}"
+            )
+        if not 0.0 <= self.relation_negative_fraction <= 1.0:
+            raise GraphDataError(
+                "relation_negative_fraction: expected a value in [0, 1], got "
+                f"{self.relation_negative_fraction!r}"
             )
         if not 0.0 <= self.path_fraction <= 1.0:
             raise GraphDataError(

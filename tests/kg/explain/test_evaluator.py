@@ -102,7 +102,8 @@ def test_negatives_corrupt_exactly_one_side_and_never_make_self_pairs():
     world = family_kg(24, seed=1)
     teacher = DistMult(world.dataset.num_entities, world.dataset.num_relations, dim=4)
     positives = world.dataset.train.mapped_triples[:50]
-    config = EvaluatorConfig(num_negatives=4, hard_negative_fraction=0.5)
+    config = EvaluatorConfig(num_negatives=4, hard_negative_fraction=0.5,
+                             relation_negative_fraction=0.0)
     neg = _negatives(teacher, positives, config, torch.Generator().manual_seed(0))
     assert neg.shape == (50, 4, 3)
     pos = positives.unsqueeze(1).expand_as(neg)
@@ -110,6 +111,56 @@ def test_negatives_corrupt_exactly_one_side_and_never_make_self_pairs():
     same_head, same_tail = neg[..., 0] == pos[..., 0], neg[..., 2] == pos[..., 2]
     assert bool((same_head | same_tail).all())
     assert bool((neg[..., 0] != neg[..., 2]).all())
+
+
+def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
+    world = family_kg(24, seed=1)
+    ds = world.dataset
+    torch.manual_seed(0)
+    teacher = DistMult(ds.num_entities, ds.num_relations, dim=4)
+    positives = ds.train.mapped_triples[:60]
+    config = EvaluatorConfig(num_negatives=3, relation_negative_fraction=1.0,
+                             hard_negative_fraction=1.0)
+    neg = _negatives(teacher, positives, config, torch.Generator().manual_seed(0),
+                     ds.num_relations)
+    pos = positives.unsqueeze(1).expand_as(neg)
+    assert torch.equal(neg[..., [0, 2]], pos[..., [0, 2]])  # the same pair (h, t)
+    assert bool((neg[..., 1] != pos[..., 1]).all())
+    assert bool(((neg[..., 1] >= 0) & (neg[..., 1] < ds.num_relations)).all())
+    # Hard picks: among the teacher's three best other relations of (h, ., t) (brute force).
+    for (h, r, t), rels in zip(positives.tolist(), neg[..., 1].tolist()):
+        with torch.no_grad():
+            scores = {x: float(teacher(*torch.tensor([[h], [x], [t]])))
+                      for x in range(ds.num_relations) if x != r}
+        best = sorted(scores, key=scores.get, reverse=True)[:3]
+        assert set(rels) <= set(best)
+    # Uniform picks cover every other relation.
+    config.hard_negative_fraction = 0.0
+    neg = _negatives(teacher, positives, config, torch.Generator().manual_seed(1),
+                     ds.num_relations)
+    assert bool((neg[..., 1] != pos[..., 1]).all())
+    assert set(neg[..., 1].flatten().tolist()) == set(range(ds.num_relations))
+    # The default mixes both kinds: a changed relation keeps the pair, else one entity changes.
+    mixed = _negatives(teacher, positives, EvaluatorConfig(num_negatives=4),
+                       torch.Generator().manual_seed(3), ds.num_relations)
+    pos = positives.unsqueeze(1).expand_as(mixed)
+    on_relation = mixed[..., 1] != pos[..., 1]
+    assert 0 < int(on_relation.sum()) < on_relation.numel()
+    assert torch.equal(mixed[on_relation][:, [0, 2]], pos[on_relation][:, [0, 2]])
+    same_head, same_tail = mixed[..., 0] == pos[..., 0], mixed[..., 2] == pos[..., 2]
+    assert bool((same_head | same_tail)[~on_relation].all())
+    # The negative is scored on its positive's subgraph: the positive triple removed from both.
+    from kg.explain._members import draw_sample
+
+    config = EvaluatorConfig(num_negatives=1, num_train_triples=20, relation_negative_fraction=1.0,
+                             path_fraction=0.0)
+    sample = draw_sample(teacher, ds.train, config, torch.Generator().manual_seed(2))
+    bank = sample.bank
+    for g in range(sample.count):
+        edges = [bank.select(torch.tensor([i])) for i in (g, sample.count + g)]
+        assert torch.equal(edges[0].edge_index, edges[1].edge_index)
+        assert torch.equal(edges[0].edge_type, edges[1].edge_type)
+        assert int(edges[0].relation) != int(edges[1].relation)
 
 
 def test_batched_perturbations_equal_one_by_one(explainer, world):
