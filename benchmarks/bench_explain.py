@@ -2,13 +2,16 @@
 
 Run: ``.venv/bin/python -m benchmarks.bench_explain [--models transe,distmult,complex,rotate]
 [--num-people 200] [--targets 10] [--real] [--out FILE]``. ``--targets`` counts test triples per
-rule length (default 10: one target moves a per-length mean by .1); the family part takes about
-13 minutes on one thread (19 with ``--ensemble 3``). The ground-truth table of RESULTS.md is
-printed at the end (:func:`markdown_table`) and stored under ``"markdown"``.
+rule length (default 10: one target moves a per-length mean by .1); the family part takes 6-13
+minutes on one thread, depending on the host (about 1.5x that with ``--ensemble 3``). The
+ground-truth table of RESULTS.md is printed at the end (:func:`markdown_table`) and stored under
+``"markdown"``; each method's ``"targets"`` lists its explanation of every target.
 ``--evaluator-seed`` (default ``--seed``) seeds the evaluator's distillation alone (same models,
 same targets); ``--ensemble K`` distils and averages K evaluators (``EvaluatorConfig.ensemble``,
-default 1); ``--methods default`` runs only the default method (raw, unfolded and base-relation
-paths; no baselines, no speed part) for short robustness experiments.
+default 1); ``--relation-negatives F`` sets ``EvaluatorConfig.relation_negative_fraction``
+(default .5, 0 for the entity-only distillation of earlier sessions); ``--methods default`` runs
+only the default method (raw, unfolded and base-relation paths; no baselines, no speed part)
+for short robustness experiments.
 
 * **Ground truth** (synthetic family KG, :func:`graphdata.synthetic.family_kg`): per model, the
   test triples it ranks first (filtered tail rank 1), stratified by the length of their planted
