@@ -38,7 +38,22 @@ class Sample:
 def draw_sample(
     teacher: KGEModel, graph: TripleSet, cfg: EvaluatorConfig, generator: torch.Generator
 ) -> Sample:
-    """Sample positives and negatives, compute their teacher targets, extract their subgraphs."""
+    """Sample positives and negatives, compute their teacher targets, extract their subgraphs.
+
+    The teacher scores in evaluation mode (no dropout, no batch-norm statistics updated) and
+    is returned to its previous mode.
+    """
+    was_training = teacher.training
+    teacher.eval()
+    try:
+        return _draw_sample(teacher, graph, cfg, generator)
+    finally:
+        teacher.train(was_training)
+
+
+def _draw_sample(
+    teacher: KGEModel, graph: TripleSet, cfg: EvaluatorConfig, generator: torch.Generator
+) -> Sample:
     device = next(teacher.parameters()).device
     triples = graph.mapped_triples.to(device)
     count = min(cfg.num_train_triples, triples.size(0))

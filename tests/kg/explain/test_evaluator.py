@@ -163,6 +163,23 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
         assert int(edges[0].relation) != int(edges[1].relation)
 
 
+def test_distillation_leaves_a_training_mode_teacher_untouched():
+    # ConvE has dropout and batch norm: scoring it in training mode would make the teacher's
+    # targets noisy and move its running statistics.
+    from kg.conve import ConvE
+
+    world = family_kg(24, seed=1)
+    ds = world.dataset
+    torch.manual_seed(0)
+    teacher = ConvE(ds.num_entities, ds.num_relations, 20, embedding_height=4).train()
+    before = {k: v.clone() for k, v in teacher.state_dict().items()}
+    config = EvaluatorConfig(steps=2, num_train_triples=30, hidden=8)
+    DistilledEvaluator(config).fit(teacher, ds.train)
+    assert teacher.training
+    for key, value in teacher.state_dict().items():
+        assert torch.equal(value, before[key]), key
+
+
 def test_batched_perturbations_equal_one_by_one(explainer, world):
     evaluator = explainer.evaluator_
     target = world.derived_triples("test")[0]
