@@ -13,6 +13,7 @@ from kg.explain.baselines import (
     single_best_path,
 )
 from kg.explain.evaluator import (
+    CONTRASTS,
     DistillationTargets,
     DistilledEvaluator,
     EvaluatorConfig,
@@ -60,6 +61,7 @@ __all__ = [
     "STOP_REASONS",
     "DistilledEvaluator",
     "EvaluatorConfig",
+    "CONTRASTS",
     "DistillationTargets",
     "distillation_targets",
     "graph_fingerprint",

@@ -178,3 +178,41 @@ def test_retrain_mode_and_baselines(explainer, world):
     assert len(mask.triples) <= explainer.config.max_paths * explainer.config.max_length
     with pytest.raises(GraphDataError, match="baseline: expected one of"):
         explainer.explain_baseline(target, "best")
+
+
+def test_contrastive_search_reports_the_targets_own_scores(world, teacher, explainer):
+    # contrast="relations" chooses paths by the target relation's log-probability; the
+    # explanation's scores and fidelity are the plain scorer's on the chosen paths.
+    contrastive = KGExplainer(teacher, dataclasses.replace(explainer.config, contrast="relations"))
+    contrastive.fit(world.dataset, evaluator=explainer.evaluator_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # candidate caps
+        for target in world.derived_triples("test"):
+            out = contrastive.explain(target)
+            if out.paths:
+                break
+        local = contrastive.local_structure(target)
+    assert out.paths and out.target == tuple(target)
+    keep = torch.zeros(1, local.num_edges, dtype=torch.bool)
+    for path in out.paths:
+        for triple in path.triples:
+            keep[0, [i for i, t in enumerate(out.local_triples) if t == triple]] = True
+    plain = explainer.evaluator_.scorer(local)
+    full = torch.ones(1, local.num_edges, dtype=torch.bool)
+    torch.testing.assert_close(out.joint_score, float(plain(keep)[0]), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(out.full_score, float(plain(full)[0]), rtol=1e-5, atol=1e-5)
+    gains = [p.gain for p in out.paths]
+    assert all(g > 0 for g in gains)  # log-probability gains of the search
+
+
+def test_contrast_needs_the_evaluator_mode(world, teacher, explainer):
+    with pytest.raises(GraphDataError, match="contrast: expected one of"):
+        KGExplainer(teacher, ExplainerConfig(contrast="foil")).fit(world.dataset)
+    with pytest.raises(GraphDataError, match="use mode='evaluator'"):
+        KGExplainer(teacher, ExplainerConfig(contrast="relations", mode="retrain")).fit(
+            world.dataset
+        )
+    contrastive = KGExplainer(teacher, dataclasses.replace(explainer.config, contrast="relations"))
+    contrastive.fit(world.dataset, evaluator=explainer.evaluator_)
+    with pytest.raises(GraphDataError, match="needs mode='evaluator'"):
+        contrastive.explain(world.derived_triples("test")[0], mode="retrain")
