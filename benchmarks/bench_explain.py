@@ -357,7 +357,6 @@ def _family(args: argparse.Namespace) -> dict:
             seed=args.seed,
             selection="best",
             strategy="paths",
-            contrast=args.contrast,
         )
         full = KGExplainer(model, config).fit(world.dataset)
         evaluator = full.evaluator_
@@ -390,7 +389,6 @@ def _family(args: argparse.Namespace) -> dict:
                     path_relations=relations,
                     selection=selection,
                     strategy=strategy,
-                    contrast=args.contrast,
                 ),
             ).fit(world.dataset, evaluator=evaluator)
         methods = _explain_all(variants, world, targets, names)
@@ -613,12 +611,6 @@ def main(argv: list[str] | None = None) -> dict:
         default=None,
         help="EvaluatorConfig.relation_negative_fraction: share of relation-corrupted negatives "
         "(default .5; 0 is the entity-only distillation of earlier sessions)",
-    )
-    parser.add_argument(
-        "--contrast",
-        default="none",
-        help="ExplainerConfig.contrast of the KGExplainer variants: 'none' (the target's score, "
-        "default) or 'relations' (its log-probability against every other relation)",
     )
     parser.add_argument(
         "--evaluator-seeds",

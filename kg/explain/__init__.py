@@ -13,7 +13,6 @@ from kg.explain.baselines import (
     single_best_path,
 )
 from kg.explain.evaluator import (
-    CONTRASTS,
     DistillationTargets,
     DistilledEvaluator,
     EvaluatorConfig,
@@ -61,7 +60,6 @@ __all__ = [
     "STOP_REASONS",
     "DistilledEvaluator",
     "EvaluatorConfig",
-    "CONTRASTS",
     "DistillationTargets",
     "distillation_targets",
     "graph_fingerprint",

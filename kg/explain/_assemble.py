@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import TYPE_CHECKING
 
@@ -44,21 +43,6 @@ def _scores(
         complement_score=scores[3],
         stop_reason=stop_reason,
         num_scored=masks.size(0),
-    )
-
-
-def rescore(
-    explainer: KGExplainer, local: LocalStructure, result: SearchResult, mask: Tensor
-) -> SearchResult:
-    """``result`` with its scores taken again by the explainer's plain scorer.
-
-    A contrastive search (``ExplainerConfig.contrast``) chooses paths by the target relation's
-    log-probability; the explanation reports the target's own scores and fidelity, and keeps
-    the search's gains, stop reason and scoring count.
-    """
-    plain = _scores(explainer, local, result.chosen, mask, result.stop_reason)
-    return dataclasses.replace(
-        plain, gains=result.gains, num_scored=result.num_scored + plain.num_scored
     )
 
 

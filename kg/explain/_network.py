@@ -69,33 +69,6 @@ class SubgraphGNN(torch.nn.Module):
 
     def forward(self, batch: GraphBatch) -> tuple[Tensor, Tensor]:
         """Standardised scores ``[B]`` and representations ``[B, D]`` of the batch's graphs."""
-        pooled, head, tail = self.embed(batch)
-        u = self._hidden(pooled, head, tail, self.relation(batch.relation))
-        return self.lin_score(u).squeeze(-1), self.lin_rep(u)
-
-    def relation_scores(self, batch: GraphBatch) -> Tensor:
-        """Standardised scores ``[B, R]`` of every relation on each graph (one message pass).
-
-        Column :math:`r` equals :meth:`forward`'s score with target relation :math:`r`: the
-        relation enters only the read-out, so the graph is embedded once.
-        """
-        pooled, head, tail = self.embed(batch)
-        b, rel = pooled.size(0), self.relation.weight  # [R, hidden]
-        r = rel.size(0)
-
-        def spread(x: Tensor) -> Tensor:
-            return x.unsqueeze(1).expand(b, r, x.size(1))
-
-        u = self._hidden(spread(pooled), spread(head), spread(tail), rel.expand(b, r, -1))
-        return self.lin_score(u).squeeze(-1)
-
-    def _hidden(self, pooled: Tensor, head: Tensor, tail: Tensor, rel: Tensor) -> Tensor:
-        r""":math:`u = \operatorname{ReLU}(W_1 z + b_1)` of the class docstring."""
-        z = torch.cat([pooled, head, tail, rel, head * rel, tail * rel], dim=-1)  # [..., 6h]
-        return F.relu(self.lin1(z))
-
-    def embed(self, batch: GraphBatch) -> tuple[Tensor, Tensor, Tensor]:
-        """Mean-pooled, head and tail embeddings ``[B, hidden]`` of the batch's graphs."""
         dh = distances(batch, batch.head, self.max_distance)  # [N]
         dt = distances(batch, batch.tail, self.max_distance)
         x = self.dist_head(dh) + self.dist_tail(dt)  # [N, hidden]
@@ -113,7 +86,11 @@ class SubgraphGNN(torch.nn.Module):
         counts = torch.bincount(batch.batch, minlength=num_graphs).clamp_min(1).to(x.dtype)
         pooled = total.new_zeros(num_graphs, total.size(1)).index_add(0, batch.batch, total)
         pooled = pooled / counts.unsqueeze(1)  # [B, hidden] mean over each graph's nodes
-        return pooled, total[batch.head], total[batch.tail]
+        rel = self.relation(batch.relation)
+        head, tail = total[batch.head], total[batch.tail]
+        z = torch.cat([pooled, head, tail, rel, head * rel, tail * rel], dim=1)  # [B, 6 hidden]
+        u = F.relu(self.lin1(z))
+        return self.lin_score(u).squeeze(-1), self.lin_rep(u)
 
 
 class EnsembleGNN(torch.nn.Module):
@@ -140,13 +117,6 @@ class EnsembleGNN(torch.nn.Module):
     def lin_rep(self) -> torch.nn.Linear:
         """The first member's representation head (its size is the teacher's)."""
         return self.members[0].lin_rep
-
-    def relation_scores(self, batch: GraphBatch) -> Tensor:
-        """Scores ``[B, R]`` of every relation, in member 0's standardised units."""
-        score = torch.stack([member.relation_scores(batch) for member in self.members])
-        stats = self.stats.to(score.dtype)
-        mean, std = stats[:, 0:1, None], stats[:, 1:2, None]  # [k, 1, 1]
-        return ((mean + std * score).mean(0) - mean[0]) / std[0]
 
     def forward(self, batch: GraphBatch) -> tuple[Tensor, Tensor]:
         """Scores ``[B]`` and representations ``[B, D]`` in member 0's standardised units."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import FamilyKG, family_kg
-from kg.explain.evaluator import CONTRASTS, DistilledEvaluator, EvaluatorConfig
+from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explainer import MODES, ExplainerConfig, KGExplainer
 from kg.explain.ground_truth import ground_truth_scores
 from kg.explain.search import OBJECTIVES
@@ -75,7 +75,6 @@ def _explain(args: argparse.Namespace) -> int:
         max_paths=args.paths,
         min_gain=args.min_gain,
         objective=args.objective,
-        contrast=args.contrast,
         max_candidates=args.max_candidates,
         seed=args.seed,
         evaluator=EvaluatorConfig(
@@ -137,8 +136,6 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument("--mode", choices=MODES, default="evaluator", help="(default evaluator)")
     ex.add_argument("--objective", choices=OBJECTIVES, default="both", help="(default both)")
     ex.add_argument("--min-gain", type=float, default=0.25, help="stop threshold (default 0.25)")
-    ex.add_argument("--contrast", choices=CONTRASTS, default="none",
-                    help="'relations': why this relation rather than another (default none)")
     ex.add_argument("--max-candidates", type=int, default=300, help="path cap (default 300)")
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")

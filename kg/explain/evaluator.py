@@ -58,7 +58,6 @@ from kg.explain.distillation import (
 from kg.explain.local import LocalStructure
 
 __all__ = [
-    "CONTRASTS",
     "EvaluatorConfig",
     "DistillationTargets",
     "distillation_targets",
@@ -66,10 +65,6 @@ __all__ = [
     "graph_fingerprint",
     "member_seed",
 ]
-
-#: What a perturbation scorer measures (:meth:`DistilledEvaluator.scorer`): the target's score,
-#: or its log-probability against every other relation between head and tail.
-CONTRASTS = ("none", "relations")
 
 
 def member_seed(seed: int, member: int) -> int:
@@ -223,12 +218,7 @@ class DistilledEvaluator:
         return self._to_teacher_units(torch.cat(out)) if out else triples.new_zeros(0).float()
 
     def score_local(
-        self,
-        local: LocalStructure,
-        mask: Tensor,
-        *,
-        max_copies: int | None = None,
-        all_relations: bool = False,
+        self, local: LocalStructure, mask: Tensor, *, max_copies: int | None = None
     ) -> Tensor:
         """Score a target under edge masks over its local triples, all copies batched.
 
@@ -238,12 +228,9 @@ class DistilledEvaluator:
                 differentiable).
             max_copies: Copies per forward pass. Default ``None``: as many as keep the
                 per-layer aggregate ``[copies * n * 2R, hidden]`` under :math:`2^{24}` floats.
-            all_relations: Score every relation between the target's head and tail on each
-                masked graph (one message pass; the relation enters only the read-out), not
-                just the target's. Default False.
 
         Returns:
-            ``[C]`` scores in teacher units, or ``[C, R]`` with ``all_relations``.
+            ``[C]`` scores in teacher units.
         """
         self._check_fitted()
         if local.hops != self.config.hops:
@@ -255,40 +242,20 @@ class DistilledEvaluator:
         if max_copies is None:
             per_copy = local.num_nodes * 2 * self.num_relations_ * self.config.hidden
             max_copies = max(1, (1 << 24) // max(per_copy, 1))
-        out = []
-        network = self.network_
-        for chunk in mask.split(max_copies):
-            batch = copies(
-                local.num_nodes, local.edge_index, local.edge_type, local.target[1], chunk
-            )
-            out.append(network.relation_scores(batch) if all_relations else network(batch)[0])
+        out = [
+            self.network_(
+                copies(local.num_nodes, local.edge_index, local.edge_type, local.target[1], chunk)
+            )[0]
+            for chunk in mask.split(max_copies)
+        ]
         return self._to_teacher_units(torch.cat(out))
 
-    def scorer(self, local: LocalStructure, *, contrast: str = "none") -> Any:
-        r"""A perturbation scorer for :func:`kg.explain.search.greedy_search` (no gradients).
-
-        Args:
-            local: The target's local structure.
-            contrast: ``"none"``: the target's score :math:`f_r(M)` in teacher units.
-                ``"relations"``: the evaluator's log-probability of the target relation among
-                all relations between head and tail,
-
-                .. math::
-                    f^{c}_r(M) = f_r(M) - \log \sum_{r'} \exp f_{r'}(M),
-
-                so that a path counts by how much it makes :math:`r`, rather than another
-                relation, the link (a contrastive explanation: "why uncle and not aunt").
-        """
-        if contrast not in CONTRASTS:
-            raise GraphDataError(f"contrast: expected one of {CONTRASTS}, got {contrast!r}")
-        relation = local.target[1]
+    def scorer(self, local: LocalStructure) -> Any:
+        """A perturbation scorer for :func:`kg.explain.search.greedy_search` (no gradients)."""
 
         def score(keep: Tensor) -> Tensor:
             with torch.no_grad():
-                if contrast == "none":
-                    return self.score_local(local, keep)
-                scores = self.score_local(local, keep, all_relations=True)  # [C, R]
-                return scores[:, relation] - torch.logsumexp(scores, dim=1)
+                return self.score_local(local, keep)
 
         return score
 

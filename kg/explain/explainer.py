@@ -16,12 +16,6 @@ xiaomingaaa/KGExplainer). For a predicted triple :math:`(h, r, t)`:
 3. report the paths with their individual and joint scores and fidelity figures
    (:class:`~kg.explain.explanation.PathExplanation`).
 
-``contrast="relations"`` (an extension, evaluator mode only) runs step 2 on the evaluator's
-log-probability of the target relation among all relations between :math:`h` and :math:`t`,
-:math:`f_r(M) - \log \sum_{r'} \exp f_{r'}(M)`, instead of :math:`f_r(M)`: a path then counts by
-how much it makes :math:`r`, rather than another relation, the link ("why uncle and not
-aunt?"). Scores and fidelity of the result stay in the target's own units.
-
 Probabilities use one calibration of the teacher's scores, fitted on training triples and
 uniform tail corruptions: :math:`p = \sigma((f - \tau) / \sigma_f)` with :math:`\tau` halfway
 between the mean positive and mean corrupted score and :math:`\sigma_f` the scores' standard
@@ -41,8 +35,8 @@ from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.triples import KGDataset, TripleSet
 from kg.base import KGEModel
 from kg.explain import baselines
-from kg.explain._assemble import assemble, rescore
-from kg.explain.evaluator import CONTRASTS, DistilledEvaluator, EvaluatorConfig
+from kg.explain._assemble import assemble
+from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explanation import PathExplanation
 from kg.explain.local import LocalStructure, local_structure
 from kg.explain.node_search import node_greedy_search
@@ -72,7 +66,6 @@ class ExplainerConfig:
     objective: str = "both"  # greedy objective, one of kg.explain.search.OBJECTIVES
     selection: str = "shortest"  # step rule (SELECTIONS); "best" is the plain greedy
     strategy: str = "paths"  # one of STRATEGIES; "nodes": top max_paths neighbours per node
-    contrast: str = "none"  # search on f_r ("none") or log p(r | h, t, M) ("relations")
     max_candidates: int = 300  # cap on candidate paths (the shortest are kept, with a warning)
     path_relations: tuple[str, ...] | None = None  # relations paths may use; None: all
     seed: int = 0  # seeds the calibration sample and the baselines
@@ -89,13 +82,6 @@ class ExplainerConfig:
             raise GraphDataError(f"strategy: expected one of {STRATEGIES}, got {self.strategy!r}")
         if self.selection not in SELECTIONS:
             raise GraphDataError(f"selection: expected one of {SELECTIONS}, got {self.selection!r}")
-        if self.contrast not in CONTRASTS:
-            raise GraphDataError(f"contrast: expected one of {CONTRASTS}, got {self.contrast!r}")
-        if self.contrast != "none" and self.mode != "evaluator":
-            raise GraphDataError(
-                f"contrast: {self.contrast!r} scores every relation with the distilled evaluator; "
-                "use mode='evaluator' or contrast='none'"
-            )
         for name in ("max_length", "hops", "max_paths", "max_candidates"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -313,15 +299,8 @@ class KGExplainer:
         mode = cfg.mode if mode is None else mode
         if mode not in MODES:
             raise GraphDataError(f"mode: expected one of {MODES}, got {mode!r}")
-        if cfg.contrast != "none" and mode != "evaluator":
-            raise GraphDataError(
-                f"mode: contrast={cfg.contrast!r} needs mode='evaluator', got {mode!r}"
-            )
         local = self.local_structure(triple)
         scorer = self.scorer(local, mode=mode)
-        if cfg.contrast != "none":
-            assert self.evaluator_ is not None  # mode "evaluator"
-            scorer = self.evaluator_.scorer(local, contrast=cfg.contrast)
         if cfg.strategy == "nodes":
             chosen, mask, _ = node_greedy_search(local, scorer, top_k=cfg.max_paths)
             reason = "reached_tail" if chosen else "tail_not_reached"
@@ -339,10 +318,6 @@ class KGExplainer:
             min_paths=cfg.min_paths,
             device=local.edge_type.device,
         )
-        if cfg.contrast != "none":
-            # The explanation's scores and fidelity stay in the target's own units; the gains
-            # are the contrastive objective's (log-probability units).
-            result = rescore(self, local, result, local.edge_mask(result.chosen))
         return assemble(
             self,
             local,

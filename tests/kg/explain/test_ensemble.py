@@ -140,22 +140,3 @@ def test_members_are_the_single_evaluators_of_their_seeds(fitted, world, teacher
     assert not torch.allclose(first.score_triples(triples), second.score_triples(triples))
     with pytest.raises(GraphDataError, match="resample: expected a bool"):
         dataclasses.replace(CONFIG, resample=1).validate()
-
-
-@pytest.mark.parametrize("k", [1, 3])
-def test_all_relation_scores_equal_one_relation_at_a_time(fitted, local, k):
-    # The relation enters only the read-out: one message pass scores every relation, and
-    # column r' is the score of the target with its relation replaced by r'.
-    evaluator = fitted[k]
-    masks = torch.rand(5, local.num_edges, generator=torch.Generator().manual_seed(0)) < 0.7
-    with torch.no_grad():
-        every = evaluator.score_local(local, masks, all_relations=True)  # [5, R]
-        assert every.shape == (5, evaluator.num_relations_)
-        for r in range(evaluator.num_relations_):
-            one = dataclasses.replace(local, target=(local.target[0], r, local.target[2]))
-            torch.testing.assert_close(every[:, r], evaluator.score_local(one, masks))
-        # The contrastive scorer is the target relation's log-softmax over those scores.
-        contrast = evaluator.scorer(local, contrast="relations")(masks)
-    torch.testing.assert_close(contrast, torch.log_softmax(every, dim=1)[:, local.target[1]])
-    with pytest.raises(GraphDataError, match="contrast: expected one of"):
-        evaluator.scorer(local, contrast="relation")
