@@ -26,7 +26,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 
-__all__ = ["FilterIndex"]
+__all__ = ["FilterIndex", "stacked_query_keys"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -369,11 +369,9 @@ class FilterIndex:
             >>> index.stacked_keys(torch.tensor([0]), torch.tensor([1]), torch.tensor([2]))
             tensor([5, 7])
         """
-        num_entities, num_relations = self.num_entities, self.num_relations
-        return torch.cat([
-            rel_type * num_entities + tail_index,
-            head_index * num_relations + rel_type + num_entities * num_relations,
-        ])
+        return stacked_query_keys(
+            head_index, rel_type, tail_index, self.num_entities, self.num_relations
+        )
 
     def stacked_coo(self, keys: Tensor) -> tuple[Tensor, Tensor]:
         """Return ``(row, col)``: the known answers of each stacked query key.
@@ -570,6 +568,24 @@ class FilterIndex:
             self._ids(entity, self.num_entities, names[0]),
             self._ids(relation, self.num_relations, names[1]),
         )
+
+
+def stacked_query_keys(
+    head_index: Tensor, rel_type: Tensor, tail_index: Tensor, num_entities: int, num_relations: int
+) -> Tensor:
+    r"""Head-query keys :math:`rE + t`, then tail-query keys :math:`hR + r + ER`, ``[2B]``.
+
+    :meth:`FilterIndex.stacked_keys` with explicit sizes, for callers without an index (an
+    unfiltered evaluation bounds :math:`R` by its batch's relation ids).
+
+    Examples:
+        >>> stacked_query_keys(torch.tensor([0]), torch.tensor([1]), torch.tensor([2]), 3, 2)
+        tensor([5, 7])
+    """
+    return torch.cat([
+        rel_type * num_entities + tail_index,
+        head_index * num_relations + rel_type + num_entities * num_relations,
+    ])
 
 
 def _check_range(ids: Tensor, upper: int, name: str) -> None:

@@ -44,7 +44,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from graphdata.filter_index import FilterIndex
+from graphdata.filter_index import FilterIndex, stacked_query_keys
 from kg._ranks import filtered_ranks, rank_summary
 from kg.base import EntitySelection, KGEModel
 
@@ -420,12 +420,11 @@ def _rank_batch(
     batch, num_entities = head.numel(), scorer.num_entities
     num_relations = filter_index.num_relations if filter_index is not None else num_rel
     # Score each distinct query once: test triples share (h, r) and (r, t) queries. Both sides'
-    # queries as one integer each (FilterIndex.stacked_keys: head queries r E + t first, tail
-    # queries h R + r + E R after them), so one unique finds them all.
+    # queries as one integer each (head queries r E + t first, tail queries h R + r + E R after
+    # them), so one unique finds them all.
     shift = num_entities * num_relations
     keys, row_of = torch.unique(
-        torch.cat([rel * num_entities + tail, head * num_relations + rel + shift]),
-        return_inverse=True,
+        stacked_query_keys(head, rel, tail, num_entities, num_relations), return_inverse=True
     )
     num_head_rows = int(torch.searchsorted(keys, shift))
     head_keys, tail_keys = keys[:num_head_rows], keys[num_head_rows:] - shift
