@@ -139,7 +139,12 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument("--max-candidates", type=int, default=300, help="path cap (default 300)")
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")
-    ex.add_argument("--evaluator-steps", type=int, default=300, help="distillation steps (300)")
+    ex.add_argument(
+        "--evaluator-steps",
+        type=int,
+        default=EvaluatorConfig.steps,
+        help=f"distillation steps ({EvaluatorConfig.steps})",
+    )
     ex.add_argument(
         "--evaluator-ensemble",
         type=int,
