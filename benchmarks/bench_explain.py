@@ -457,7 +457,10 @@ def _real(args: argparse.Namespace) -> dict:
         first = [t for t, r in zip(dataset.test.to_labeled_triples(), ranks.tolist()) if r == 1.0]
         targets = first[: args.real_targets]
         evaluator_cfg = EvaluatorConfig(
-            hops=1, steps=args.evaluator_steps // 2, num_train_triples=300, seed=args.seed
+            hops=1,
+            steps=args.evaluator_steps,
+            num_train_triples=args.evaluator_triples,
+            seed=args.seed,
         )
         config = ExplainerConfig(
             hops=1,
