@@ -91,6 +91,13 @@ def _explain(args: argparse.Namespace) -> int:
     evaluator = None
     if args.evaluator:
         evaluator = DistilledEvaluator.load(args.evaluator, map_location=device)
+    elif config.mode == "evaluator":
+        hint = "" if args.save_evaluator else "; --save-evaluator FILE keeps it for --evaluator"
+        print(
+            f"distilling the evaluator ({config.evaluator.steps} steps; minutes on UMLS-sized "
+            f"graphs on a CPU{hint})",
+            flush=True,
+        )
     explainer = KGExplainer(model, config).fit(dataset, evaluator=evaluator)
     if explainer.evaluator_ is not None and evaluator is None:
         print(f"distilled the evaluator in {explainer.evaluator_.fit_seconds_:.1f} s")
