@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -20,7 +21,31 @@ from graphdata.errors import GraphDataError
 from kg._distance import Workspace
 from kg._regularizers import n3_sum
 
-__all__ = ["KGEModel", "EntitySelection", "REGULARIZERS"]
+__all__ = ["KGEModel", "EntitySelection", "REGULARIZERS", "eval_mode"]
+
+
+@contextmanager
+def eval_mode(module: torch.nn.Module) -> Iterator[torch.nn.Module]:
+    """Run a block with ``module`` in evaluation mode, then restore its mode (also on errors).
+
+    A teacher or model scored in training mode would apply dropout and move batch-norm running
+    statistics (ConvE); every scoring of a model the caller owns goes through this.
+
+    Examples:
+        >>> layer = torch.nn.Dropout().train()
+        >>> with eval_mode(layer):
+        ...     layer.training
+        False
+        >>> layer.training
+        True
+    """
+    was_training = module.training
+    module.eval()
+    try:
+        yield module
+    finally:
+        module.train(was_training)
+
 
 #: Which candidate entities to score: all (``None``), a contiguous ``slice`` (a view, no copy),
 #: or a 1-D ``LongTensor`` of entity ids.

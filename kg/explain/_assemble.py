@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import Tensor
 
+from kg.base import eval_mode
 from kg.explain.explanation import ExplainedPath, PathExplanation
 from kg.explain.fidelity import characterization_score, sparsity
 from kg.explain.local import LocalStructure
@@ -114,12 +115,9 @@ def assemble(
     h, r, t = local.target
     model = explainer.model
     device = local.edge_type.device
-    with torch.no_grad():
-        was_training = model.training
-        model.eval()
+    with torch.no_grad(), eval_mode(model):
         ids = torch.tensor([[h], [r], [t]], device=device)
         teacher = float(model(ids[0], ids[1], ids[2])[0])
-        model.train(was_training)
     probs = explainer.probability(
         torch.tensor([result.full_score, result.explanation_score, result.complement_score])
     ).tolist()

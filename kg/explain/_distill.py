@@ -111,12 +111,12 @@ def _other_relations(
         rels = torch.arange(num_relations, device=device)
         scores = torch.cat([
             teacher(
-                h[lo : lo + 256].repeat_interleave(num_relations),
-                rels.repeat(h[lo : lo + 256].numel()),
-                t[lo : lo + 256].repeat_interleave(num_relations),
+                hc.repeat_interleave(num_relations),
+                rels.repeat(hc.numel()),
+                tc.repeat_interleave(num_relations),
             ).view(-1, num_relations)
-            for lo in range(0, h.numel(), 256)
-        ])  # [P, R]
+            for hc, tc in zip(h.split(256), t.split(256))
+        ])  # [P, R]: every relation of each pair, 256 pairs per call
         scores[torch.arange(h.numel(), device=device), r] = -math.inf
         pool = min(3, num_relations - 1)
         top = scores.topk(pool, dim=1).indices  # [P, pool]

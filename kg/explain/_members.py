@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from graphdata.triples import TripleSet
-from kg.base import KGEModel
+from kg.base import KGEModel, eval_mode
 from kg.explain._batch import SubgraphBank
 from kg.explain._distill import _bank_and_ids, _negatives
 from kg.explain._network import SubgraphGNN
@@ -43,12 +43,8 @@ def draw_sample(
     The teacher scores in evaluation mode (no dropout, no batch-norm statistics updated) and
     is returned to its previous mode.
     """
-    was_training = teacher.training
-    teacher.eval()
-    try:
+    with eval_mode(teacher):
         return _draw_sample(teacher, graph, cfg, generator)
-    finally:
-        teacher.train(was_training)
 
 
 def _draw_sample(

@@ -55,7 +55,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg.base import KGEModel
+from kg.base import KGEModel, eval_mode
 from kg.explain._batch import SubgraphBank
 from kg.explain._distill import _thin
 from kg.explain._network import SubgraphGNN
@@ -186,16 +186,12 @@ def distillation_targets(
         >>> bool(out.negative_score[0, 0] == teacher(*torch.tensor([[0], [0], [2]])))
         True
     """
-    was_training = teacher.training
-    teacher.eval()
-    try:
+    with eval_mode(teacher):
         flat = negatives.reshape(-1, 3)
         pos_score = teacher(positives[:, 0], positives[:, 1], positives[:, 2])
         neg_score = teacher(flat[:, 0], flat[:, 1], flat[:, 2])
         pos_rep = triple_representation(teacher, positives[:, 0], positives[:, 1], positives[:, 2])
         neg_rep = triple_representation(teacher, flat[:, 0], flat[:, 1], flat[:, 2])
-    finally:
-        teacher.train(was_training)
     b, q = negatives.shape[:2]
     return DistillationTargets(
         positive_score=pos_score,

@@ -33,7 +33,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.triples import KGDataset, TripleSet
-from kg.base import KGEModel
+from kg.base import KGEModel, eval_mode
 from kg.explain import baselines
 from kg.explain._assemble import assemble
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
@@ -377,12 +377,8 @@ def _calibrate(model: KGEModel, triples: Tensor, seed: int) -> tuple[float, floa
     pick = torch.randperm(triples.size(0), generator=generator)[:2000].to(triples.device)
     pos = triples[pick]
     tails = torch.randint(model.num_entities, (pos.size(0),), generator=generator)
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         f_pos = model(pos[:, 0], pos[:, 1], pos[:, 2])
         f_neg = model(pos[:, 0], pos[:, 1], tails.to(triples.device))
-    finally:
-        model.train(was_training)
     sigma = float(torch.cat([f_pos, f_neg]).std().clamp_min(1e-8))
     return 0.5 * float(f_pos.mean() + f_neg.mean()), sigma

@@ -36,7 +36,7 @@ from torch import Tensor
 from torch.func import functional_call
 
 from graphdata.errors import GraphDataError
-from kg.base import KGEModel
+from kg.base import KGEModel, eval_mode
 from kg.explain._teacher import entity_parameters
 from kg.explain.local import LocalStructure
 from kg.models import DEFAULTS
@@ -188,9 +188,7 @@ class RetrainScorer:
             shift.unsqueeze(1) + self.neg_tails[triple],
         )  # [P, Q]
         project = _PROJECTIONS.get(self.model.name)
-        was_training = self.model.training
-        self.model.eval()  # no dropout inside the re-training
-        try:
+        with eval_mode(self.model):  # no dropout inside the re-training
             with torch.enable_grad():
                 for _ in range(cfg.steps):
                     params = {**self.frozen, **{k: v.flatten(0, 1) for k, v in trainable.items()}}
@@ -214,5 +212,3 @@ class RetrainScorer:
                 params = {**self.frozen, **{k: v.flatten(0, 1) for k, v in trainable.items()}}
                 rel = torch.full((c,), self.local.target[1], device=keep.device)
                 return self._score(params, offset, rel, offset + 1)
-        finally:
-            self.model.train(was_training)
