@@ -34,6 +34,7 @@ from kg.explain.ground_truth import (
     canonical_triple,
     equivalence_classes,
     ground_truth_scores,
+    is_symmetric,
     unfold_triples,
 )
 from kg.explain.local import LocalStructure, length_shares, local_structure
@@ -76,6 +77,7 @@ __all__ = [
     "ground_truth_scores",
     "canonical_triple",
     "equivalence_classes",
+    "is_symmetric",
     "unfold_triples",
     "random_paths",
     "shortest_paths",

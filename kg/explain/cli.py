@@ -18,7 +18,7 @@ from graphdata.errors import GraphDataError
 from graphdata.synthetic import FamilyKG, family_kg
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explainer import MODES, ExplainerConfig, KGExplainer
-from kg.explain.ground_truth import ground_truth_scores
+from kg.explain.ground_truth import ground_truth_scores, is_symmetric
 from kg.explain.search import OBJECTIVES
 
 __all__ = ["add_explain_subparser"]
@@ -55,6 +55,11 @@ def _print_ground_truth(world: FamilyKG, triple: tuple[str, str, str], predicted
     print("ground truth (planted rule groundings):")
     for explanation in explanations:
         print(f"  {explanation}")
+    if is_symmetric(world, triple[1]):
+        print(
+            f"  ({triple[1]} is symmetric: a grounding of the reversed triple over the same "
+            "people counts as the same proof)"
+        )
     scores = ground_truth_scores(predicted, world, triple)
     print(
         f"  precision {scores.precision:.2f}  recall {scores.recall:.2f}  F1 {scores.f1:.2f}  "

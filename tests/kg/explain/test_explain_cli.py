@@ -96,3 +96,15 @@ def test_bad_triples(checkpoint):
                 "retrain",
             ]
         )
+
+
+def test_ground_truth_of_a_symmetric_target_counts_the_mirrored_proof(capsys):
+    from graphdata.synthetic import family_kg
+    from kg.explain.cli import _print_ground_truth
+
+    world = family_kg(40, seed=0)
+    h, r, t = next(x for x in world.explanations if x[1] == "cousin")
+    mirror = world.explanations[(t, r, h)][0].path  # the proof named from the other side
+    _print_ground_truth(world, (h, r, t), mirror)
+    out = capsys.readouterr().out
+    assert "cousin is symmetric" in out and "F1 1.00" in out

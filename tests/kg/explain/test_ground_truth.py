@@ -96,3 +96,74 @@ def test_unfolding_replaces_derived_triples_by_their_bodies(small_world):
     assert unfold_triples(body, small_world) == body
     child_of = next(t for t in small_world.derived_triples("train") if t[1] == "child_of")
     assert unfold_triples([child_of], small_world) == (child_of,)
+
+
+def _mirror(world, target, grounding):
+    """The grounding of the reversed target over the same people (the same proof)."""
+    h, r, t = target
+    people = {x for a, _, b in grounding.path for x in (a, b)}
+    (mirror,) = [
+        e
+        for e in world.explanations[(t, r, h)]
+        if {x for a, _, b in e.path for x in (a, b)} == people
+    ]
+    return mirror
+
+
+def test_symmetric_targets_accept_the_mirrored_proof(small_world):
+    from kg.explain.ground_truth import is_symmetric
+
+    assert is_symmetric(small_world, "cousin") and not is_symmetric(small_world, "aunt")
+    target = next(t for t in small_world.explanations if t[1] == "cousin")
+    (grounding,) = small_world.explanations_for(target)
+    mirror = _mirror(small_world, target, grounding)
+    # parent(Y,X), sister(Y,Z), parent(Z,W) against parent(Z,W), brother(Z,Y), parent(Y,X):
+    # the two parent facts are shared, the sibling link is named from the other sibling.
+    shared = set(grounding.path) & set(mirror.path)
+    assert len(shared) == 2 and set(mirror.path) != set(grounding.path)
+    scores = ground_truth_scores(mirror.path, small_world, target)
+    assert scores.f1 == 1.0 and scores.hit and scores.best_f1 == 1.0
+    strict = ground_truth_scores(mirror.path, small_world, target, symmetric_targets=False)
+    assert strict.precision == strict.recall == strict.f1 == pytest.approx(2 / 3)
+    assert not strict.hit
+    # The target's own body scores the same either way; both renderings at once are one
+    # extra triple: P = 3/4 against the better rendering.
+    assert ground_truth_scores(grounding.path, small_world, target).f1 == 1.0
+    both = ground_truth_scores(grounding.path + mirror.path, small_world, target)
+    assert (both.precision, both.recall, both.hit) == (0.75, 1.0, True)
+
+
+def test_symmetric_targets_choose_a_rendering_per_grounding():
+    world = family_kg(80, seed=0)
+    target = next(
+        t for t in world.explanations if t[1] == "cousin" and len(world.explanations[t]) == 2
+    )
+    first, second = world.explanations_for(target)
+    # The first proof as the target's body, the second as its mirror: both proofs, exactly.
+    guess = first.path + _mirror(world, target, second).path
+    scores = ground_truth_scores(guess, world, target)
+    assert (scores.precision, scores.recall, scores.f1) == (1.0, 1.0, 1.0)
+    assert scores.num_true == len(set(guess))
+    strict = ground_truth_scores(guess, world, target, symmetric_targets=False)
+    assert strict.f1 < 1.0
+
+
+def test_the_reverse_sibling_edge_is_not_an_aunt_body(small_world):
+    # aunt(X,Z) <- sister(X,Y), parent(Y,Z): the reverse edge (brother or sister)(Y,X) does
+    # not say that X is a woman, and aunt is not symmetric: half the body, either reading.
+    target = next(
+        t
+        for t in small_world.explanations
+        if t[1] == "aunt" and [e.length for e in small_world.explanations[t]] == [2]
+    )
+    (sister, parent) = small_world.explanations_for(target)[0].path
+    (reverse,) = [
+        (y, r, x)
+        for (y, r, x) in small_world.base_triples
+        if (y, x) == (sister[2], sister[0]) and r in ("brother", "sister")
+    ]
+    for symmetric in (True, False):
+        scores = ground_truth_scores(
+            [reverse, parent], small_world, target, symmetric_targets=symmetric
+        )
+        assert scores.f1 == 0.5 and not scores.hit
