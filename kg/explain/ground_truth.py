@@ -144,11 +144,12 @@ class GroundTruthScores:
 
     Attributes:
         precision: :math:`P`.
-        recall: :math:`R` against the union of all ground-truth bodies.
+        recall: :math:`R` against the union :math:`T` of all ground-truth bodies (one
+            rendering per grounding for a symmetric target, module docstring).
         f1: :math:`F_1`.
         jaccard: :math:`J`.
-        hit: Whether one full rule body is inside the explanation.
-        best_f1: The best :math:`F_1` against a single rule body.
+        hit: Whether one full rule body (or rendering) is inside the explanation.
+        best_f1: The best :math:`F_1` against a single rule body (or rendering).
         rule_length: Length of the target's shortest ground-truth explanation.
         num_predicted: :math:`|\hat S|` (canonical triples).
         num_true: :math:`|T|`.
