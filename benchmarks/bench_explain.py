@@ -209,24 +209,24 @@ def _ranked_first(world: FamilyKG, model, reciprocal: bool, per_length: int, see
     return picked, len(first), len(ranks)
 
 
+#: The per-target ground-truth figures averaged per method and per rule length.
+GROUND_TRUTH_KEYS = (
+    "precision",
+    "recall",
+    "f1",
+    "f1_strict",
+    "best_f1",
+    "hit",
+    "f1_unfolded",
+    "hit_unfolded",
+)
+
+
 def _summarise(rows: list[dict]) -> dict:
     out: dict = {"n": len(rows)}
     if not rows:
         return out
-    for key in (
-        "precision",
-        "recall",
-        "f1",
-        "f1_strict",
-        "best_f1",
-        "hit",
-        "f1_unfolded",
-        "sparsity",
-        "seconds",
-        "num_paths",
-        "fid_plus",
-        "fid_minus",
-    ):
+    for key in (*GROUND_TRUTH_KEYS, "sparsity", "seconds", "num_paths"):
         out[key] = statistics.fmean(float(r[key]) for r in rows)
     p = {k: torch.tensor([r[k] for r in rows]) for k in ("p_full", "p_joint", "p_complement")}
     out["fid_plus"], out["fid_minus"] = probability_fidelity(
@@ -242,16 +242,7 @@ def _summarise(rows: list[dict]) -> dict:
     out["per_rule_length"] = {
         length: {
             k: statistics.fmean(float(r[k]) for r in group)
-            for k in (
-                "precision",
-                "recall",
-                "f1",
-                "f1_strict",
-                "best_f1",
-                "hit",
-                "f1_unfolded",
-                "hit_unfolded",
-            )
+            for k in GROUND_TRUTH_KEYS
         }
         | {"n": len(group)}
         for length, group in sorted(by_length.items())

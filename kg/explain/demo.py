@@ -1,12 +1,16 @@
 """The KGExplainer section of ``graphlib demo``: three predictions explained next to the truth.
 
 A small DistMult is trained on the synthetic family KG (:func:`graphdata.synthetic.family_kg`),
-three test triples it ranks first are explained with the distilled evaluator, and each
-explanation is drawn and compared with the planted rule groundings.
+three test triples it ranks first are explained with the distilled evaluator twice, over all
+relations (the model's own view, derived shortcuts included) and over paths of base relations
+(``ExplainerConfig.path_relations``, the setting of the benchmark's ground-truth goals, with the
+same evaluator), and each explanation is compared with the planted rule groundings; the
+base-relation explanations are drawn.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -14,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from graphdata.synthetic import FamilyKG, family_kg
+from graphdata.synthetic import BASE_RELATIONS, FamilyKG, family_kg
 from kg.evaluation import evaluate
 from kg.explain.evaluator import EvaluatorConfig
 from kg.explain.explainer import ExplainerConfig, KGExplainer
@@ -84,6 +88,8 @@ def _run(out_dir: Path, *, seed: int, device: torch.device, settings: DemoSettin
         evaluator=settings.evaluator, max_candidates=settings.max_candidates, seed=seed
     )
     explainer = KGExplainer(model.eval(), explainer_config).fit(dataset)
+    base_config = dataclasses.replace(explainer_config, path_relations=tuple(BASE_RELATIONS))
+    base_explainer = KGExplainer(model, base_config).fit(dataset, evaluator=explainer.evaluator_)
     agreement = explainer.evaluator_.agreement(
         model, dataset.test.mapped_triples.to(device), num_queries=5, max_candidates=50, seed=seed
     )
@@ -97,35 +103,46 @@ def _run(out_dir: Path, *, seed: int, device: torch.device, settings: DemoSettin
         f"{agreement['spearman']:.2f} and top-10 overlap {agreement['top10_overlap']:.2f}. "
         f"{len(targets)} test triples the model ranks first, explained by at most "
         f"{explainer_config.max_paths} paths of length <= {explainer_config.max_length} "
-        "(greedy search on the evaluator), next to the planted rule groundings:\n",
-        "| target | explanation (greedy paths) | ground truth | F1 (best rule) | rule found |",
-        "|---|---|---|---|---|",
+        "(greedy search on the evaluator), over all relations and over paths of base relations "
+        f"({', '.join(BASE_RELATIONS)}), next to the planted rule groundings; F1 against the "
+        "planted bodies (`kg.explain.ground_truth_scores`):\n",
+        "| target | explanation, all relations | F1 | explanation, base-relation paths | F1 | "
+        "ground truth | rule found (base) |",
+        "|---|---|---|---|---|---|---|",
     ]
     figures = []
     for i, target in enumerate(targets, start=1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the candidate cap is reported in the text
             explanation = explainer.explain(target)
+            base = base_explainer.explain(target)
         scores = ground_truth_scores(explanation.triples, world, target)
+        base_scores = ground_truth_scores(base.triples, world, target)
         truth = "; ".join(str(e).split("  [")[0] for e in world.explanations_for(target)[:2])
-        paths = "<br>".join(p.to_text() for p in explanation.paths) or explanation.message
         lines.append(
-            f"| ({', '.join(target)}) | {paths} | {truth} | {scores.best_f1:.2f} | "
-            f"{'yes' if scores.hit else 'no'} |"
+            f"| ({', '.join(target)}) | {_paths(explanation)} | {scores.f1:.2f} | "
+            f"{_paths(base)} | {base_scores.f1:.2f} | {truth} | "
+            f"{'yes' if base_scores.hit else 'no'} |"
         )
         name = f"kg_explain_{i}.png"
-        explanation.plot(out_dir / name)
+        base.plot(out_dir / name)
         figures.append(f"![explanation {i}]({name})")
     lines.append("")
     lines.append(
-        "Paths are drawn in black, the explained triple dashed red, other local triples among "
-        "the drawn entities in grey. A path of derived relations (say `grandparent` of a "
-        "sibling) is a valid reason for the model but not a planted rule body, which is why "
-        "the F1 against the planted rules can be low for a faithful explanation.\n"
+        "The figures draw the base-relation explanations: paths in black, the explained triple "
+        "dashed red, other local triples among the drawn entities in grey. Over all relations "
+        "a path of derived relations (say `grandparent` of a sibling) is a valid reason for the "
+        "model but not a planted rule body, which is why that F1 can be low for a faithful "
+        "explanation.\n"
     )
     lines += figures
     lines.append(f"\n({time.perf_counter() - start:.0f} s on `{device}`.)\n")
     return "\n".join(lines)
+
+
+def _paths(explanation) -> str:
+    """The explanation's paths, one per table line (its message when it has none)."""
+    return "<br>".join(p.to_text() for p in explanation.paths) or explanation.message
 
 
 def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:

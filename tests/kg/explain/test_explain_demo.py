@@ -21,3 +21,8 @@ def test_demo_section_writes_figures_it_references(tmp_path):
     assert figures and all((tmp_path / name).read_bytes()[:4] == b"\x89PNG" for name in figures)
     rows = [line for line in text.splitlines() if line.startswith("| (")]
     assert len(rows) == len(figures) == 2
+    # target | all relations | F1 | base-relation paths | F1 | ground truth | rule found
+    for row in rows:
+        cells = row.strip("|").split("|")
+        assert len(cells) == 7 and all(0 <= float(cells[k]) <= 1 for k in (2, 4))
+        assert cells[6].strip() in ("yes", "no")
