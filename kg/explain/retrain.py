@@ -10,9 +10,13 @@ of the :math:`n` local entities' rows, the copies are stacked into one entity ta
 :math:`c`'s local entity :math:`p` has id :math:`c n + p`), relations and all other parameters
 stay frozen, and one optimiser minimises the sum of the candidates' losses. Gradients and Adam's
 element-wise updates never mix rows of different candidates, so the batched run equals re-training
-each candidate alone (``max_batch=1``, the reference's sequential protocol), up to rounding. On a
-CPU the work is memory-bound and large batches do not run faster than small ones (they overflow
-the caches); on a GPU they fill the device.
+each candidate alone (``max_batch=1``, the reference's sequential protocol), up to rounding.
+A chunk holds :math:`\min(\texttt{max\_batch}, \max(1, \lfloor B / m \rfloor))` candidates
+for :math:`m` local triples and the budget :math:`B` = ``max_batch_triples``: on a CPU the work
+is memory-bound, and a chunk pays only while its rows fit the caches (one thread, DistMult,
+dim 64, 40 masks: a 150-triple family graph runs 2.8x faster in chunks of 16 than one at a time,
+while UMLS's 1,933 local triples run fastest in pairs and 1.4x slower in chunks of 16; the budget
+of 4,000 picks the fastest size of both to within 5%). On a GPU raise both to fill the device.
 
 Per candidate, with keep mask :math:`k_c` over the local triples :math:`j` (with their inverses
 for a reciprocal model), :math:`Q` pre-drawn corruptions :math:`j_q` of each triple by local
@@ -61,11 +65,12 @@ class RetrainConfig:
     margin: float | None = None  # NSSA gamma; None: the model's sLCWA default (kg.models), else 0
     adversarial_temperature: float = 1.0  # NSSA alpha
     max_batch: int = 16  # candidates re-trained together; 1 is the reference's sequential protocol
+    max_batch_triples: int = 4000  # most candidates x local triples in one chunk (module doc)
     seed: int = 0  # seeds the corruptions and the random init
 
     def validate(self) -> None:
         """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
-        for name in ("steps", "num_negatives", "max_batch"):
+        for name in ("steps", "num_negatives", "max_batch", "max_batch_triples"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
@@ -159,8 +164,15 @@ class RetrainScorer:
                 f"keep: expected a mask of shape [C, {self.local.num_edges}] over the local "
                 f"triples, got {tuple(keep.shape)}"
             )
-        chunks = keep.split(self.config.max_batch)
+        chunks = keep.split(self.chunk_size)
         return torch.cat([self._retrain(chunk.bool()) for chunk in chunks])
+
+    @property
+    def chunk_size(self) -> int:
+        """Candidates re-trained together: ``min(max_batch, max(1, max_batch_triples // m))``."""
+        cfg = self.config
+        per_chunk = cfg.max_batch_triples // max(1, self.local.num_edges)
+        return min(cfg.max_batch, max(1, per_chunk))
 
     def _score(self, params: dict[str, Tensor], h: Tensor, r: Tensor, t: Tensor) -> Tensor:
         return functional_call(self.model, params, (h.reshape(-1), r.reshape(-1), t.reshape(-1)))

@@ -52,6 +52,19 @@ def test_batched_equals_sequential_protocol():
     torch.testing.assert_close(batched, sequential, rtol=1e-5, atol=1e-5)
 
 
+def test_chunks_follow_the_triple_budget():
+    torch.manual_seed(1)
+    model = DistMult(6, 6, dim=4)
+    local = _local()  # 8 local triples
+    masks = _masks(local, count=7, seed=3)
+    reference = RetrainScorer(model, local, RetrainConfig(steps=4, max_batch=1))(masks)
+    for max_batch, budget, size in ((16, 4000, 16), (16, 24, 3), (16, 7, 1), (2, 4000, 2)):
+        config = RetrainConfig(steps=4, max_batch=max_batch, max_batch_triples=budget)
+        scorer = RetrainScorer(model, local, config)
+        assert scorer.chunk_size == size
+        torch.testing.assert_close(scorer(masks), reference, rtol=1e-5, atol=1e-5)
+
+
 def test_retraining_moves_scores_and_leaves_the_model_untouched():
     torch.manual_seed(2)
     model = DistMult(6, 6, dim=4)
@@ -94,5 +107,7 @@ def test_bad_config_and_masks():
         RetrainScorer(model, local, RetrainConfig(init="zeros"))
     with pytest.raises(GraphDataError, match="steps: expected a positive int"):
         RetrainScorer(model, local, RetrainConfig(steps=0))
+    with pytest.raises(GraphDataError, match="max_batch_triples: expected a positive int"):
+        RetrainScorer(model, local, RetrainConfig(max_batch_triples=0))
     with pytest.raises(GraphDataError, match=r"keep: expected a mask of shape \[C, 8\]"):
         RetrainScorer(model, local)(torch.ones(2, 3, dtype=torch.bool))
