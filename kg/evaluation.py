@@ -35,6 +35,7 @@ a Python loop) is the counter-example.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ from torch import Tensor
 from graphdata.errors import GraphDataError
 from graphdata.filter_index import FilterIndex, stacked_query_keys
 from kg._ranks import filtered_ranks, rank_summary
-from kg.base import EntitySelection, KGEModel
+from kg.base import EntitySelection, KGEModel, eval_mode
 
 __all__ = ["RankMetrics", "evaluate", "SIDES", "RANK_TYPES"]
 
@@ -369,15 +370,12 @@ def evaluate(
     batch = min(batch_size, max(triples.size(0), 1))
     chunk = num_entities
 
-    was_training = model.training if is_model else False
     was_compiled = getattr(model, "compile_scoring", None) if is_model else None
-    if is_model:
-        model.eval()
-        if was_compiled is not None:
-            model.compile_scoring = bool(compile)
+    if was_compiled is not None:
+        model.compile_scoring = bool(compile)
     parts: list[tuple[Tensor, Tensor, Tensor]] = []
     try:
-        with torch.no_grad():
+        with torch.no_grad(), eval_mode(model) if is_model else contextlib.nullcontext():
             start = 0
             while start < triples.size(0):
                 rows = triples[start : start + batch].to(device)
@@ -396,10 +394,8 @@ def evaluate(
                     continue
                 start += rows.size(0)
     finally:
-        if is_model:
-            model.train(was_training)
-            if was_compiled is not None:
-                model.compile_scoring = was_compiled
+        if was_compiled is not None:
+            model.compile_scoring = was_compiled
     if parts:
         optimistic, pessimistic, options = (torch.cat(x, dim=1).cpu() for x in zip(*parts))
     else:

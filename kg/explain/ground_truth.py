@@ -304,8 +304,10 @@ def ground_truth_scores(
     if unfold:
         predicted = unfold_triples(predicted, world)
     guess = {canonical_triple(t, classes) for t in predicted}
-    target = (target[0], target[1], target[2])
-    symmetric = symmetric_targets and is_symmetric(world, target[1])
+    h, r, t = target
+    target = (h, r, t)
+    # The reverse triple's presence is a cheap necessary condition for the full scan.
+    symmetric = symmetric_targets and (t, r, h) in world.explanations and is_symmetric(world, r)
     groups = _renderings(world, target, classes, symmetric)
     best: tuple[float, float, float, set] | None = None
     for choice in itertools.product(*groups):  # the target's own bodies first

@@ -2,6 +2,7 @@ import re
 
 import torch
 
+from graphdata.synthetic import BASE_RELATIONS
 from kg.explain.demo import DemoSettings, _run
 from kg.explain.evaluator import EvaluatorConfig
 
@@ -26,3 +27,5 @@ def test_demo_section_writes_figures_it_references(tmp_path):
         cells = row.strip("|").split("|")
         assert len(cells) == 7 and all(0 <= float(cells[k]) <= 1 for k in (2, 4))
         assert cells[6].strip() in ("yes", "no")
+        # The base-relation explanation walks base relations only (unless it names no path).
+        assert set(re.findall(r"\[(\w+)\]", cells[3])) <= set(BASE_RELATIONS)
