@@ -4,7 +4,10 @@ The format of PyKEEN's ``TriplesFactory.from_path`` and LibKGE's raw files: UTF-
 per line, three tab-separated labels, no header. What the reader does with each irregularity:
 
 * **UTF-8 byte-order mark, CRLF line endings**: handled silently; they are encoding artefacts
-  (some FB15k-237 copies have CRLF endings) and carry no meaning.
+  (some FB15k-237 copies have CRLF endings) and carry no meaning. A byte-order mark at the start
+  of any line (two files with marks joined by ``cat``) is removed like a leading one; a label
+  that still starts with U+FEFF (a doubled mark, one after a tab) is a
+  :class:`~graphdata.errors.TSVFormatError` naming ``file:line``.
 * **Missing final newline**: accepted.
 * **Invalid UTF-8, a lone carriage return, a wrong number of fields, an empty field**: always a
   :class:`~graphdata.errors.TSVFormatError` naming ``file:line``.
@@ -77,8 +80,8 @@ def _decode(data: bytes | str, source: str) -> str:
                 f"expected UTF-8 text, got the invalid byte {data[err.start]:#04x} ({err.reason}); "
                 "re-encode the file as UTF-8",
             ) from None
-    if text.startswith("\ufeff"):
-        text = text[1:]  # byte-order mark: an encoding artefact
+    if "\ufeff" in text:
+        text = _strip_byte_order_marks(text, source)
     if "\r" in text:
         text = text.replace("\r\n", "\n")
         where = text.find("\r")
@@ -90,6 +93,32 @@ def _decode(data: bytes | str, source: str) -> str:
                 "expected lines ending in \\n or \\r\\n, got a lone carriage return \\r "
                 f"in {_show(text.split(chr(10))[line - 1])}; convert the line endings",
             )
+    return text
+
+
+def _strip_byte_order_marks(text: str, source: str) -> str:
+    """Remove a byte-order mark at the start of the text and at the start of every line.
+
+    A mark at a line start is what ``cat a.tsv b.tsv`` leaves when both files begin with one:
+    kept, it would make ``\ufeffalice`` a second entity that prints like ``alice``. A field that
+    still starts with U+FEFF after that (a second mark, or one after a tab) is refused, as the
+    writer refuses such labels.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]  # byte-order mark: an encoding artefact
+    text = text.replace("\n\ufeff", "\n")  # the marks of files joined with cat
+    starts = [0] if text.startswith("\ufeff") else []
+    starts += [text.find(mark) + 1 for mark in ("\n\ufeff", "\t\ufeff") if mark in text]
+    if starts:
+        where = min(starts)
+        line = text.count("\n", 0, where) + 1
+        raise TSVFormatError(
+            source,
+            line,
+            "expected labels that do not start with U+FEFF (a byte-order mark, invisible when "
+            f"printed), got one in {_show(text.split(chr(10))[line - 1])}; remove the stray "
+            "byte-order mark from the file",
+        )
     return text
 
 
@@ -316,8 +345,11 @@ def format_labeled_triples(triples: Iterable[Sequence[str]]) -> str:
 def write_labeled_triples(path: str | os.PathLike[str], triples: Iterable[Sequence[str]]) -> None:
     """Write labelled triples to a TSV file atomically (temporary file, then ``os.replace``).
 
+    A symbolic link, FIFO or device at ``path`` is handled as :func:`graphdata.atomic.atomic_path`
+    says: written through, never replaced.
+
     Args:
-        path: The destination file; its folder must exist.
+        path: The destination file; its folder is created if missing.
         triples: ``(head, relation, tail)`` label triples.
 
     Raises:
@@ -326,9 +358,7 @@ def write_labeled_triples(path: str | os.PathLike[str], triples: Iterable[Sequen
     """
     path = Path(path)
     text = format_labeled_triples(triples)
-    # mkstemp creates the file private (0o600); keep an existing file's mode, else rw-r--r--.
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    # atomic_path keeps an existing file's mode and gives a new one 0o666 minus the umask.
     with atomic_path(path, suffix=".tmp") as temp:
         with open(temp, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
-        os.chmod(temp, mode)
