@@ -4,10 +4,17 @@
   with the model's tuned defaults (:data:`kg.models.DEFAULTS`) overridden by the flags given,
   prints the resolved configuration, writes ``DIR/checkpoint.pt``, ``DIR/metrics.jsonl`` and
   ``DIR/test_metrics.json``, and prints the filtered test metrics. ``--resume`` continues a
-  killed run from ``DIR/checkpoint.pt``.
+  killed run from ``DIR/checkpoint.pt``; a ``DIR`` that already holds a run (a checkpoint or
+  ``test_metrics.json``) is refused unless ``--resume`` or ``--overwrite`` (start over) is given.
+  The run holds a lock on ``DIR`` (:func:`graphdata.run_folder.run_lock`): a second run into it
+  stops at once with the first one's pid.
 * ``graphlib kg evaluate CHECKPOINT [--dataset ...]`` prints filtered metrics of a checkpoint.
 * ``graphlib kg predict CHECKPOINT --head LABEL --relation LABEL --top 10`` prints the most
   plausible tails, by label.
+
+Output paths are checked before any work (:mod:`graphdata.run_folder`) and every numeric flag
+is validated at parse time (:mod:`graphdata.cli_types`): ``--margin nan`` ends with argparse's
+usage message and exit code 2.
 
 ``PATH`` is a folder with ``train.txt``, ``valid.txt`` and ``test.txt`` (labelled TSV, e.g.
 Nations or UMLS); ``synthetic`` is the embedded family KG (:func:`graphdata.synthetic.family_kg`).
@@ -25,9 +32,11 @@ from pathlib import Path
 
 import torch
 
+from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
+from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from kg.base import KGEModel
@@ -48,7 +57,7 @@ from kg.training import (
     build_model,
 )
 
-__all__ = ["add_subparser", "load_dataset"]
+__all__ = ["add_subparser", "load_dataset", "RUN_FILES"]
 
 _SYNTHETIC = re.compile(r"^synthetic:num_people=(\d+),seed=(\d+)$")
 
@@ -76,6 +85,10 @@ _CONFIG_FLAGS = {
     "seed": "seed",
     "checkpoint_every": "checkpoint_every",
 }
+
+
+#: Files a ``kg train`` run writes in ``--out`` (what ``--overwrite`` removes first).
+RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json")
 
 
 def load_dataset(spec: str, *, num_people: int = 300, seed: int = 0) -> KGDataset:
@@ -117,10 +130,29 @@ def _print_config(title: str, values: dict) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    out = check_output_folder(args.out, argument="--out")
+    with run_lock(out, argument="--out"):
+        old = check_run_state(
+            out,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            finished="test_metrics.json",
+            checkpoint="checkpoint.pt",
+            owned=RUN_FILES,
+        )
+        if args.overwrite:
+            for path in old:
+                path.unlink()
+            if old:
+                print(f"--overwrite: removed {', '.join(p.name for p in old)} from {out}")
+        if args.resume and not (out / "checkpoint.pt").is_file():
+            print(f"--resume: no checkpoint at {out / 'checkpoint.pt'}; starting from scratch")
+        return _train_locked(args, out)
+
+
+def _train_locked(args: argparse.Namespace, out: Path) -> int:
     device = resolve_device(args.device)
     dataset = load_dataset(args.dataset, num_people=args.num_people, seed=args.seed or 0)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     overrides = {
         field: getattr(args, dest)
         for dest, field in _CONFIG_FLAGS.items()
@@ -198,6 +230,8 @@ def load_checkpoint_with_dataset(
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    if args.json:
+        check_output_file(args.json, argument="--json")
     device = resolve_device(args.device)
     model, ckpt, dataset = load_checkpoint_with_dataset(args.checkpoint, args.dataset, device)
     reciprocal = bool(ckpt["training"]["config"]["reciprocal"])
@@ -265,16 +299,25 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--dataset", default="synthetic", help="folder or 'synthetic' (default)")
     train.add_argument("--model", default="rotate", choices=sorted(MODELS), help="(default rotate)")
-    train.add_argument("--num-people", type=int, default=300, help="synthetic KG size (300)")
-    train.add_argument("--dim", type=int, default=None, help="embedding size")
-    train.add_argument("--epochs", type=int)
-    train.add_argument("--batch-size", type=int)
-    train.add_argument("--lr", type=float, help="learning rate")
+    train.add_argument(
+        "--num-people",
+        type=cli_types.positive_int,
+        default=300,
+        help="synthetic KG size (300)",
+    )
+    train.add_argument("--dim", type=cli_types.positive_int, default=None, help="embedding size")
+    train.add_argument("--epochs", type=cli_types.positive_int)
+    train.add_argument("--batch-size", type=cli_types.positive_int)
+    train.add_argument("--lr", type=cli_types.positive_float, help="learning rate")
     train.add_argument("--optimizer", choices=sorted(OPTIMIZERS))
     train.add_argument("--regime", choices=REGIMES)
     losses = sorted({loss for names in LOSSES.values() for loss in names})
     train.add_argument("--loss", choices=losses)
-    train.add_argument("--num-negatives", type=int, help="sLCWA negatives per positive")
+    train.add_argument(
+        "--num-negatives",
+        type=cli_types.positive_int,
+        help="sLCWA negatives per positive",
+    )
     train.add_argument("--sampler", choices=SAMPLERS, help="sLCWA negative sampler")
     train.add_argument(
         "--side-per-positive",
@@ -284,20 +327,42 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--filter-negatives", action=argparse.BooleanOptionalAction, help="drop true negatives"
     )
-    train.add_argument("--margin", type=float, help="margin / NSSA gamma")
-    train.add_argument("--adversarial-temperature", type=float, help="NSSA alpha")
-    train.add_argument("--label-smoothing", type=float)
+    train.add_argument(
+        "--margin", type=cli_types.nonnegative_float, help="margin / NSSA gamma (>= 0)"
+    )
+    train.add_argument(
+        "--adversarial-temperature", type=cli_types.nonnegative_float, help="NSSA alpha (>= 0)"
+    )
+    train.add_argument("--label-smoothing", type=cli_types.fraction, help="in [0, 1)")
     train.add_argument("--reciprocal", action=argparse.BooleanOptionalAction)
     train.add_argument("--regularizer", choices=[*REGULARIZERS, "none"])
-    train.add_argument("--regularizer-weight", type=float)
-    train.add_argument("--grad-clip", type=float, help="max gradient norm")
-    train.add_argument("--eval-every", type=int, help="epochs between validations (0: never)")
-    train.add_argument("--patience", type=int, help="validations without improvement")
-    train.add_argument("--seed", type=int, help="random seed (default 0)")
+    train.add_argument("--regularizer-weight", type=cli_types.nonnegative_float)
+    train.add_argument("--grad-clip", type=cli_types.positive_float, help="max gradient norm")
+    train.add_argument(
+        "--eval-every",
+        type=cli_types.nonnegative_int,
+        help="epochs between validations (0: never)",
+    )
+    train.add_argument(
+        "--patience",
+        type=cli_types.positive_int,
+        help="validations without improvement",
+    )
+    train.add_argument("--seed", type=cli_types.seed, help="random seed (default 0)")
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     train.add_argument("--out", default="kg-run", help="output folder (default kg-run)")
-    train.add_argument("--checkpoint-every", type=int, help="epochs between checkpoints (1)")
-    train.add_argument("--resume", action="store_true", help="continue OUT/checkpoint.pt")
+    train.add_argument(
+        "--checkpoint-every",
+        type=cli_types.positive_int,
+        help="epochs between checkpoints (1)",
+    )
+    again = train.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="continue OUT/checkpoint.pt")
+    again.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an OUT that holds a run (removes its checkpoint and metrics)",
+    )
     train.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     train.set_defaults(func=_train)
 
@@ -318,7 +383,12 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     pr.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
     pr.add_argument("--head", required=True, help="head entity label")
     pr.add_argument("--relation", required=True, help="relation label")
-    pr.add_argument("--top", type=int, default=10, help="how many tails (default 10)")
+    pr.add_argument(
+        "--top",
+        type=cli_types.positive_int,
+        default=10,
+        help="how many tails (default 10)",
+    )
     pr.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     pr.set_defaults(func=_predict)
 

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import pickle
 import re
 from pathlib import Path
 
+import torch
+
+from graphdata import cli_types
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
+from graphdata.run_folder import check_output_file
 from graphdata.synthetic import FamilyKG, family_kg
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explainer import MODES, ExplainerConfig, KGExplainer
@@ -33,6 +38,22 @@ def _parse_triple(text: str) -> tuple[str, str, str]:
             f'--triple: expected three space-separated labels "head relation tail", got {text!r}'
         )
     return parts[0], parts[1], parts[2]
+
+
+def _load_evaluator(path: str, device: torch.device) -> DistilledEvaluator:
+    """``DistilledEvaluator.load`` with every unreadable-file failure as one GraphDataError."""
+    try:
+        return DistilledEvaluator.load(path, map_location=device)
+    except (GraphDataError, OSError):
+        raise
+    # A file that is not an evaluator fails inside torch.load or while reading its fields.
+    except (pickle.UnpicklingError, EOFError, KeyError, IndexError, TypeError, AttributeError,
+            RuntimeError, ValueError) as err:
+        raise GraphDataError(
+            f"--evaluator: {path!r} is not an evaluator file ({type(err).__name__}: {err}); "
+            "pass a file written by `graphlib kg explain --save-evaluator`, or leave out "
+            "--evaluator to distil a new one"
+        ) from err
 
 
 def _world(dataset_name: str | None) -> FamilyKG | None:
@@ -71,6 +92,10 @@ def _explain(args: argparse.Namespace) -> int:
     from kg.cli import load_checkpoint_with_dataset  # kg.cli registers this command: lazily
 
     triple = _parse_triple(args.triple)
+    check_output_file(args.out, argument="--out")
+    for flag, value in (("--json", args.json), ("--save-evaluator", args.save_evaluator)):
+        if value:
+            check_output_file(value, argument=flag)
     device = resolve_device(args.device)
     model, ckpt, dataset = load_checkpoint_with_dataset(args.checkpoint, args.dataset, device)
     config = ExplainerConfig(
@@ -95,7 +120,7 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"  {key} = {value!r}")
     evaluator = None
     if args.evaluator:
-        evaluator = DistilledEvaluator.load(args.evaluator, map_location=device)
+        evaluator = _load_evaluator(args.evaluator, device)
     elif config.mode == "evaluator":
         hint = "" if args.save_evaluator else "; --save-evaluator FILE keeps it for --evaluator"
         print(
@@ -142,30 +167,55 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     )
     ex.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
     ex.add_argument("--triple", required=True, help='"head relation tail" labels, space-separated')
-    ex.add_argument("--paths", type=int, default=3, help="path budget (default 3)")
-    ex.add_argument("--max-length", type=int, default=3, help="longest path (default 3)")
-    ex.add_argument("--hops", type=int, default=2, help="enclosing-subgraph radius (default 2)")
+    ex.add_argument(
+        "--paths",
+        type=cli_types.positive_int,
+        default=3,
+        help="path budget (default 3)",
+    )
+    ex.add_argument(
+        "--max-length",
+        type=cli_types.positive_int,
+        default=3,
+        help="longest path (default 3)",
+    )
+    ex.add_argument(
+        "--hops",
+        type=cli_types.positive_int,
+        default=2,
+        help="enclosing-subgraph radius (default 2)",
+    )
     ex.add_argument("--mode", choices=MODES, default="evaluator", help="(default evaluator)")
     ex.add_argument("--objective", choices=OBJECTIVES, default="both", help="(default both)")
-    ex.add_argument("--min-gain", type=float, default=0.25, help="stop threshold (default 0.25)")
-    ex.add_argument("--max-candidates", type=int, default=300, help="path cap (default 300)")
+    ex.add_argument(
+        "--min-gain",
+        type=cli_types.nonnegative_float,
+        default=0.25,
+        help="stop threshold (default 0.25)",
+    )
+    ex.add_argument(
+        "--max-candidates",
+        type=cli_types.positive_int,
+        default=300,
+        help="path cap (default 300)",
+    )
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")
     ex.add_argument(
         "--evaluator-steps",
-        type=int,
+        type=cli_types.positive_int,
         default=EvaluatorConfig.steps,
         help=f"distillation steps ({EvaluatorConfig.steps})",
     )
     ex.add_argument(
         "--evaluator-ensemble",
-        type=int,
+        type=cli_types.positive_int,
         default=1,
         help="evaluators distilled with different seeds, their scores averaged (1)",
     )
     ex.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
     ex.add_argument("--out", default="explanation.png", help="PNG file (default explanation.png)")
     ex.add_argument("--json", help="also write the explanation to this JSON file")
-    ex.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    ex.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (default 0)")
     ex.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     ex.set_defaults(func=_explain)

@@ -1,0 +1,284 @@
+"""Fault injection for the ``graphlib kg`` commands, and every numeric flag of every part.
+
+Output paths are checked before the work, a run folder is locked, a finished run is not
+overwritten by accident, and no numeric flag of any subcommand accepts ``nan``.
+"""
+
+import argparse
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from graphdata import cli_types
+from graphdata.errors import GraphDataError
+from graphdata.run_folder import LOCK_NAME, RunFolderLockedError
+from graphdata.triples import KGDataset
+from graphlib_ml.cli import PARTS, build_parser
+from kg.cli import add_subparser
+from tests.graphdata.test_run_folder import start_lock_holder
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _run(argv):
+    parser = argparse.ArgumentParser()
+    add_subparser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+@pytest.fixture
+def folder(tmp_path):
+    n = 9
+    rows = [(f"city{i}", "road_to", f"city{(i + 1) % n}") for i in range(n)]
+    rows += [(f"city{i}", "near", f"city{(i + 2) % n}") for i in range(n)]
+    KGDataset.from_labeled(rows, rows[::5], rows[1::5]).to_folder(tmp_path / "data")
+    return tmp_path / "data"
+
+
+def _train_argv(folder, out, *extra):
+    return [
+        "kg", "train", "--dataset", str(folder), "--model", "distmult", "--dim", "8",
+        "--epochs", "2", "--batch-size", "8", "--eval-every", "1", "--device", "cpu",
+        "--out", str(out), "--no-progress", *extra,
+    ]
+
+
+def _epochs(out: Path) -> list[int]:
+    return [json.loads(x)["epoch"] for x in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+# --------------------------------------------------------------------------- output paths
+
+
+def test_train_refuses_out_at_an_existing_file(folder, tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    with pytest.raises(GraphDataError, match=r"--out: expected a folder, got the existing file"):
+        _run(_train_argv(folder, taken))
+    assert taken.read_text() == "mine"
+
+
+def test_evaluate_refuses_json_at_a_folder_before_evaluating(tmp_path):
+    # The checkpoint does not even exist: the output check comes first, in milliseconds.
+    start = time.perf_counter()
+    with pytest.raises(GraphDataError, match=r"--json: expected a file path, got the folder"):
+        _run(["kg", "evaluate", str(tmp_path / "missing.pt"), "--json", str(tmp_path),
+              "--device", "cpu"])
+    assert time.perf_counter() - start < 0.5
+
+
+def test_outputs_in_an_unwritable_folder_are_refused_up_front(folder, tmp_path, monkeypatch):
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: Path(p) != locked and real(p, mode))
+    with pytest.raises(GraphDataError, match=r"--out: expected a writable folder"):
+        _run(_train_argv(folder, locked / "run"))
+    with pytest.raises(GraphDataError, match=r"--json: expected a writable folder"):
+        _run(["kg", "evaluate", str(tmp_path / "missing.pt"), "--json", str(locked / "m.json")])
+    assert list(locked.iterdir()) == []
+
+
+def test_explain_checks_every_output_before_loading(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    base = ["kg", "explain", str(tmp_path / "missing.pt"), "--triple", "a r b", "--device", "cpu"]
+    with pytest.raises(GraphDataError, match=r"--out: expected a file path, got the folder"):
+        _run([*base, "--out", str(tmp_path)])
+    with pytest.raises(GraphDataError, match=r"--json: .* is a file, not a folder"):
+        _run([*base, "--json", str(blocker / "e.json")])
+    with pytest.raises(GraphDataError, match=r"--save-evaluator: expected a file path"):
+        _run([*base, "--save-evaluator", str(tmp_path)])
+
+
+# --------------------------------------------------------------------------- run folder
+
+
+def test_a_second_run_into_a_locked_out_names_the_holder(folder, tmp_path):
+    out = tmp_path / "run"
+    holder = start_lock_holder(out)
+    try:
+        with pytest.raises(RunFolderLockedError, match=rf"--out: .*in use .*pid {holder.pid}"):
+            _run(_train_argv(folder, out))
+        assert not (out / "metrics.jsonl").exists()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=10)
+    # kill -9 frees the lock: the next run trains and leaves no lock file behind
+    assert _run(_train_argv(folder, out)) == 0
+    assert _epochs(out) == [1, 2]
+    assert not (out / LOCK_NAME).exists()
+
+
+def test_a_finished_run_is_refused_then_overwrite_starts_over(folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _run(_train_argv(folder, out, "--epochs", "3")) == 0
+    before = (out / "test_metrics.json").read_bytes()
+    with pytest.raises(GraphDataError, match=r"finished run .*--resume .*--overwrite"):
+        _run(_train_argv(folder, out))
+    assert (out / "test_metrics.json").read_bytes() == before and _epochs(out) == [1, 2, 3]
+    capsys.readouterr()
+    assert _run(_train_argv(folder, out, "--overwrite")) == 0
+    printed = capsys.readouterr().out
+    assert "--overwrite: removed checkpoint.pt, metrics.jsonl, test_metrics.json" in printed
+    assert _epochs(out) == [1, 2]  # a fresh 2-epoch run, not a continuation of the 3-epoch one
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
+    assert ckpt["training"]["epoch"] == 2
+
+
+def test_a_killed_run_with_a_checkpoint_is_refused_without_resume(folder, tmp_path):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out))
+    (out / "test_metrics.json").unlink()  # killed after the checkpoint, before the test metrics
+    with pytest.raises(GraphDataError, match=r"a run's checkpoint \(checkpoint.pt\)"):
+        _run(_train_argv(folder, out))
+    assert _run(_train_argv(folder, out, "--epochs", "3", "--resume")) == 0
+    assert _epochs(out) == [1, 2, 3]
+
+
+def test_resume_and_overwrite_together_is_a_usage_error(folder, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        _run(_train_argv(folder, tmp_path / "run", "--resume", "--overwrite"))
+    assert stop.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_resume_with_a_folder_at_the_checkpoint_is_refused_up_front(folder, tmp_path):
+    out = tmp_path / "run"
+    (out / "checkpoint.pt").mkdir(parents=True)
+    start = time.perf_counter()
+    with pytest.raises(GraphDataError, match=r"checkpoint.pt.* got a folder; move it away"):
+        _run(_train_argv(folder, out, "--resume"))
+    assert time.perf_counter() - start < 0.5  # before the dataset is read or a step is taken
+    assert not (out / "metrics.jsonl").exists()
+
+
+def test_resume_without_a_checkpoint_says_it_starts_from_scratch(folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert _run(_train_argv(folder, out, "--resume")) == 0
+    assert "--resume: no checkpoint at" in capsys.readouterr().out
+    assert _epochs(out) == [1, 2]
+
+
+# --------------------------------------------------------------------------- numeric flags
+
+
+def _subcommands(parser, path=()):
+    """Yield (command path, parser) for every leaf subcommand of ``parser``."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield path, parser
+        return
+    for name, child in subs[0].choices.items():
+        yield from _subcommands(child, (*path, name))
+
+
+def _numeric_flags():
+    """Every (command path, flag, action) with a ``type`` under the parts' commands."""
+    rows = []
+    for path, parser in _subcommands(build_parser()):
+        if path[0] not in PARTS:  # demo/data live in graphlib_ml.cli (reported separately)
+            continue
+        for action in parser._actions:
+            if action.type is not None and action.option_strings:
+                rows.append((path, action.option_strings[-1], action))
+    return rows
+
+
+NUMERIC = _numeric_flags()
+
+
+def _required_argv(parser, skip):
+    """Dummy values for the required arguments of ``parser`` except the action ``skip``."""
+    argv = []
+    for action in parser._actions:
+        if action is skip or isinstance(action, (argparse._HelpAction,
+                                                 argparse._SubParsersAction)):
+            continue
+        if not action.option_strings:
+            argv.append("x")
+        elif action.required:
+            argv += [action.option_strings[-1], "x"]
+    for group in parser._mutually_exclusive_groups:
+        if group.required:
+            argv += [group._group_actions[0].option_strings[-1], "x"]
+    return argv
+
+
+def test_the_walk_finds_the_numeric_flags_of_every_part():
+    found = {(path[0], flag) for path, flag, _ in NUMERIC}
+    for expected in [("kg", "--margin"), ("kg", "--top"), ("kg", "--min-gain"),
+                     ("graphon", "--samples"), ("graphon", "--val-fraction"),
+                     ("spatial", "--horizon"), ("spatial", "--cells")]:
+        assert expected in found
+    assert len(NUMERIC) >= 45  # 49 when written
+
+
+@pytest.mark.parametrize(("path", "flag", "action"), NUMERIC,
+                         ids=[" ".join((*p, f)) for p, f, _ in NUMERIC])
+def test_every_numeric_flag_uses_a_validating_type_and_refuses_nan(path, flag, action, capsys):
+    assert action.type not in (int, float), f"{' '.join(path)} {flag}: use graphdata.cli_types"
+    assert isinstance(action.type, cli_types.NumberType), f"{' '.join(path)} {flag}"
+    parser = build_parser()
+    leaf = dict(_subcommands(parser))[path]
+    mine = next(a for a in leaf._actions if flag in a.option_strings)
+    argv = [*path, *_required_argv(leaf, mine), flag, "nan"]
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: expected " in err and "got 'nan'" in err
+    # the default is kept as it was (a number or None, never re-parsed)
+    assert action.default is None or isinstance(action.default, (int, float))
+    assert action.default is None or action.type.in_range(action.default)
+
+
+@pytest.mark.parametrize(("flag", "value", "expected"), [
+    ("--margin", "inf", "a finite number >= 0"),
+    ("--adversarial-temperature", "nan", "a finite number >= 0"),
+    ("--regularizer-weight", "-1e999", "a finite number >= 0"),
+    ("--lr", "0", "a finite number > 0"),
+    ("--label-smoothing", "1", "a finite number in [0, 1)"),
+    ("--epochs", "0", "an integer >= 1"),
+    ("--eval-every", "-1", "an integer >= 0"),
+])
+def test_kg_train_flags_refuse_bad_values_at_parse_time(flag, value, expected, capsys):
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["kg", "train", f"{flag}={value}"])
+    assert stop.value.code == 2
+    assert f"argument {flag}: expected {expected}, got {value!r}" in capsys.readouterr().err
+
+
+def test_valid_values_still_parse_to_the_same_numbers():
+    args = build_parser().parse_args(
+        ["kg", "train", "--margin", "9", "--lr", "1e-3", "--eval-every", "0", "--seed", "7"]
+    )
+    assert (args.margin, args.lr, args.eval_every, args.seed) == (9.0, 1e-3, 0, 7)
+    assert args.dim is None and args.num_people == 300
+
+
+# --------------------------------------------------------------------------- bad input files
+
+
+def test_explain_with_a_file_that_is_not_an_evaluator_gives_one_message(folder, tmp_path):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out, "--epochs", "1"))
+    junk = tmp_path / "junk.pt"
+    for content in (os.urandom(512), b"hello\n", b""):
+        junk.write_bytes(content)
+        with pytest.raises(GraphDataError, match=r"--evaluator|evaluator"):
+            _run(["kg", "explain", str(out / "checkpoint.pt"), "--triple", "city0 road_to city1",
+                  "--evaluator", str(junk), "--device", "cpu", "--out",
+                  str(tmp_path / "e.png")])
