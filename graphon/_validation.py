@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -10,11 +13,93 @@ from graphdata.errors import GraphDataError
 __all__: list[str] = []
 
 
-def check_int(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` if it is an int >= ``minimum``, else raise naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise GraphDataError(f"{name}: expected an int >= {minimum}, got {value!r}")
-    return value
+def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` if it is an int in ``[minimum, maximum]``, else raise naming it."""
+    low_ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+    if not low_ok or value < minimum or (maximum is not None and value > maximum):
+        want = f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
+        raise GraphDataError(f"{name}: expected {want}, got {value!r}; pass {want}")
+    return int(value)  # type: ignore[arg-type]
+
+
+def check_seed(name: str, value: object) -> int | None:
+    """Return ``value`` if it is None or an int >= 0 (a seed), else raise naming it."""
+    if value is None:
+        return None
+    return check_int(name, value, 0, 2**64 - 1)
+
+
+def check_real(
+    name: str,
+    value: object,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    fix: str = "",
+) -> float:
+    """Return ``value`` as a float if it is a finite real in the given interval, else raise.
+
+    The message names the argument, the interval, the value and ``fix`` (how to repair it):
+    ``margin: expected a finite number > 0, got nan; pass a positive margin``.
+    """
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low:g}")
+    if high is not None:
+        parts.append(f"{'<' if high_open else '<='} {high:g}")
+    want = "a finite number" + (f" {' and '.join(parts)}" if parts else "")
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    number = float(value) if ok else math.nan  # type: ignore[arg-type]
+    if ok and math.isfinite(number):
+        ok = (low is None or (number > low if low_open else number >= low)) and (
+            high is None or (number < high if high_open else number <= high)
+        )
+    else:
+        ok = False
+    if not ok:
+        hint = f"; {fix}" if fix else f"; pass {want}"
+        raise GraphDataError(f"{name}: expected {want}, got {value!r}{hint}")
+    return number
+
+
+def _first_bad(bad: Tensor) -> int:
+    return int(torch.nonzero(bad.reshape(-1))[0, 0])
+
+
+def check_graphon_values(values: Tensor, x: Tensor, y: Tensor, *, graphon: str, where: str) -> None:
+    """Raise unless the graphon values ``W(x, y)`` evaluated at ``where`` are finite, in [0, 1].
+
+    ``values``, ``x`` and ``y`` broadcast to one shape; the message names the graphon, the first
+    offending point and its value. Cheap: one pass over the array already computed.
+    """
+    low, high = torch.aminmax(values.detach()) if values.numel() else (values.new_zeros(()),) * 2
+    finite = bool(torch.isfinite(low) & torch.isfinite(high))
+    if finite and 0.0 <= float(low) and float(high) <= 1.0:
+        return
+    values, x, y = torch.broadcast_tensors(values.detach(), x.detach(), y.detach())
+    bad = ~torch.isfinite(values) | (values < 0) | (values > 1)
+    at = _first_bad(bad)
+    raise GraphDataError(
+        f"graphon: {graphon!r} returned W(x, y) = {float(values.reshape(-1)[at]):.6g} at "
+        f"x={float(x.reshape(-1)[at]):.6g}, y={float(y.reshape(-1)[at]):.6g} ({int(bad.sum())} "
+        f"of {bad.numel()} values evaluated {where} are NaN, inf or outside [0, 1]); fix or clip "
+        "the graphon function, e.g. fn(x, y).clamp(0, 1)"
+    )
+
+
+def check_signal_values(values: Tensor, x: Tensor, *, graphon: str, where: str) -> None:
+    """Raise unless the signal values ``f(x)`` (``[..., C]`` for points ``[...]``) are finite."""
+    if bool(torch.isfinite(values.detach()).all()):
+        return
+    bad = ~torch.isfinite(values.detach()).reshape(x.numel(), -1).any(-1)
+    at = _first_bad(bad)
+    raise GraphDataError(
+        f"signal: graphon-signal {graphon!r} returned a NaN or inf f(x) at "
+        f"x={float(x.detach().reshape(-1)[at]):.6g} ({int(bad.sum())} of {bad.numel()} points "
+        f"evaluated {where}); fix the signal function"
+    )
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
@@ -62,7 +147,11 @@ def check_adjacency(
     right, left = adj @ r, r @ adj  # [..., n] each
     if not bool(torch.isfinite(right).all() & torch.isfinite(left).all()):
         if not bool(torch.isfinite(adj).all()):
-            raise GraphDataError(f"{name}: contains NaN or infinite entries")
+            count = int((~torch.isfinite(adj)).sum())
+            raise GraphDataError(
+                f"{name}: expected finite entries, got {count} NaN or infinite entries; replace "
+                "them, e.g. torch.nan_to_num(adj)"
+            )
     low, high = torch.aminmax(adj)
     scale = max(abs(float(low)), abs(float(high))) * float(r.sum())
     tol = 64 * torch.finfo(adj.dtype).eps * adj.size(-1) ** 0.5 * scale + 1e-300
@@ -103,7 +192,11 @@ def check_signal(signal: Tensor | None, adj: Tensor, batched: bool) -> Tensor | 
             "with signal.to(adj.device)"
         )
     if not bool(torch.isfinite(signal).all()):
-        raise GraphDataError("signal: contains NaN or infinite entries")
+        count = int((~torch.isfinite(signal)).sum())
+        raise GraphDataError(
+            f"signal: expected finite values, got {count} NaN or infinite entries; impute or "
+            "drop them"
+        )
     signal = signal.to(adj.dtype)
     return signal if batched else signal.unsqueeze(0)
 

@@ -34,7 +34,7 @@ from torch import Tensor
 
 from graphdata.device import make_generator
 from graphdata.errors import GraphDataError
-from graphon._validation import check_adjacency, check_choice, check_int
+from graphon._validation import check_adjacency, check_choice, check_int, check_real, check_seed
 
 __all__ = ["CutNormResult", "cut_norm", "EXACT_MAX_NODES"]
 
@@ -183,13 +183,22 @@ def cut_norm(
     check_adjacency(adj, symmetric=False)
     check_choice("method", method, ("auto", "exact", "sdp"))
     check_int("num_roundings", num_roundings, 1)
+    check_int("max_iter", max_iter, 1)
+    if rank is not None:
+        check_int("rank", rank, 1)
+    check_real("tol", tol, low=0.0, fix="pass a small non-negative tolerance, e.g. 1e-9")
+    check_seed("seed", seed)
     n = adj.size(0)
     b = adj.double()
     if node_weights is None:
         mu = torch.full((n,), 1.0 / n, dtype=b.dtype, device=b.device)
     else:
         mu = torch.as_tensor(node_weights, dtype=b.dtype, device=b.device)
-        if mu.shape != (n,) or bool((mu < 0).any()) or abs(float(mu.sum()) - 1) > 1e-9:
+        if (
+            mu.shape != (n,)
+            or not bool((torch.isfinite(mu) & (mu >= 0)).all())
+            or not abs(float(mu.sum()) - 1) <= 1e-9
+        ):
             raise GraphDataError(
                 f"node_weights: expected {n} non-negative measures summing to 1, got shape "
                 f"{tuple(mu.shape)} and sum {float(mu.sum()):.6g}"

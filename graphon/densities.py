@@ -21,7 +21,16 @@ from torch import Tensor
 
 from graphdata.device import make_generator
 from graphdata.errors import GraphDataError
-from graphon._validation import check_adjacency, check_choice, check_int, check_signal
+from graphon._validation import (
+    check_adjacency,
+    check_choice,
+    check_graphon_values,
+    check_int,
+    check_real,
+    check_seed,
+    check_signal,
+    check_signal_values,
+)
 from graphon.graphons import Graphon, GraphonSignal, StepGraphon
 from graphon.homomorphism import MAX_COST, hom_density, inj_density
 from graphon.patterns import PatternLike, as_pattern
@@ -68,6 +77,16 @@ def _split(source: Graphon | GraphonSignal) -> tuple[Graphon, GraphonSignal | No
     )
 
 
+def _check_estimate(mean: float, std: float, where: str) -> None:
+    """A non-finite estimate from finite inputs is an overflow of the float64 products."""
+    if not (math.isfinite(mean) and math.isfinite(std)):
+        raise GraphDataError(
+            f"{where}: the estimate overflowed float64 (mean {mean}, std {std}); the products of "
+            "weights and signal powers are too large: rescale the signal or the weights, or "
+            "lower the exponents"
+        )
+
+
 def _gauss_legendre(order: int, device: torch.device | str) -> tuple[Tensor, Tensor]:
     nodes, weights = np.polynomial.legendre.leggauss(order)
     x = torch.as_tensor((nodes + 1) / 2, dtype=torch.float64, device=device)
@@ -86,7 +105,13 @@ def _quadrature(pattern, graphon, signal, order, device, max_cost) -> float:
     else:
         x, w = _gauss_legendre(order, device)
     adj = graphon.matrix(x).double()
-    sig = None if signal is None else signal.signal(x).double()
+    check_graphon_values(
+        adj, x[:, None], x[None, :], graphon=graphon.name, where="at the quadrature nodes"
+    )
+    sig = None
+    if signal is not None:
+        sig = signal.signal(x).double()
+        check_signal_values(sig, x, graphon=signal.name, where="at the quadrature nodes")
     return float(hom_density(pattern, adj, sig, node_weights=w, max_cost=max_cost))
 
 
@@ -130,6 +155,9 @@ def graphon_density(
     pat = as_pattern(pattern, exponents)
     w, signal = _split(graphon)
     check_int("order", order, 2)
+    check_real(
+        "max_cost", max_cost, low=0.0, low_open=True, fix="pass a positive budget, e.g. 2e11"
+    )
     if pat.exponents is not None and signal is None:
         raise GraphDataError("graphon: the pattern has exponents; pass a GraphonSignal")
     if pat.exponents is None and signal is not None:
@@ -146,8 +174,10 @@ def graphon_density(
 
 
 def _z(confidence: float) -> float:
-    if not 0.0 < confidence < 1.0:
-        raise GraphDataError(f"confidence: expected a level in (0, 1), got {confidence!r}")
+    check_real(
+        "confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True,
+        fix="pass a level in (0, 1), e.g. 0.95",
+    )
     return statistics.NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
@@ -216,6 +246,7 @@ def monte_carlo_density(
     z = _z(confidence)
     if seed is not None and generator is not None:
         raise GraphDataError("seed, generator: pass at most one of them")
+    check_seed("seed", seed)
     k = pat.num_vertices
     if isinstance(source, Tensor):
         checked, batched = check_adjacency(source, name="source")
@@ -253,14 +284,24 @@ def monte_carlo_density(
         x = torch.rand(num_samples, k, generator=gen, device=gen.device, dtype=torch.float64)
         value = torch.ones(num_samples, dtype=torch.float64, device=gen.device)
         for u, v, m in pat.edges:
-            value = value * w(x[:, u], x[:, v]).double().pow(m)
-        sig = None if ws is None else ws.signal(x.reshape(-1)).double().reshape(-1, ws.channels)
+            drawn = w(x[:, u], x[:, v]).double()  # [S]
+            check_graphon_values(
+                drawn, x[:, u], x[:, v], graphon=w.name, where="at the Monte Carlo points"
+            )
+            value = value * drawn.pow(m)
+        sig = None
+        if ws is not None:
+            sig = ws.signal(x.reshape(-1)).double().reshape(-1, ws.channels)  # [S * k, C]
+            check_signal_values(
+                sig, x.reshape(-1), graphon=ws.name, where="at the Monte Carlo points"
+            )
         points = torch.arange(num_samples * k, device=gen.device).reshape(num_samples, k)
     if pat.exponents is not None:
         for v in range(k):
             powers = torch.tensor(pat.exponents[v], dtype=torch.float64, device=value.device)
             value = value * sig[points[:, v]].pow(powers).prod(-1)  # type: ignore[index]
     mean, std = float(value.mean()), float(value.std())
+    _check_estimate(mean, std, "monte_carlo_density")
     return DensityEstimate(mean, z * std / math.sqrt(num_samples), "monte_carlo")
 
 
@@ -332,4 +373,5 @@ def sample_density(
     fn = inj_density if injective else hom_density
     values = fn(pat, sample.adj, sample.signal)  # [M]
     mean, std = float(values.mean()), float(values.std())
+    _check_estimate(mean, std, "sample_density")
     return DensityEstimate(mean, z * std / math.sqrt(num_graphs), "sampled_graphs")

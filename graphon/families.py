@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError, UnknownLabelError
+from graphon._validation import check_int, check_real
 from graphon.graphons import AnalyticGraphon, Graphon, StepGraphon
 
 __all__ = ["GRAPHONS", "make_graphon", "erdos_renyi", "sbm"]
@@ -36,8 +37,7 @@ def erdos_renyi(p: float = 0.5) -> StepGraphon:
         >>> erdos_renyi(0.3).probs.tolist()
         [[0.3]]
     """
-    if not 0.0 <= p <= 1.0:
-        raise GraphDataError(f"p: expected a probability in [0, 1], got {p!r}")
+    check_real("p", p, low=0.0, high=1.0, fix="pass an edge probability in [0, 1]")
     return StepGraphon(torch.tensor([[float(p)]], dtype=torch.float64), name=f"erdos_renyi({p:g})")
 
 
@@ -58,8 +58,9 @@ def sbm(num_blocks: int = 5, p: float = 0.8, q: float = 0.3) -> StepGraphon:
         >>> sbm(2, 0.9, 0.1).probs.tolist()
         [[0.9, 0.1], [0.1, 0.9]]
     """
-    if not (0.0 <= p <= 1.0 and 0.0 <= q <= 1.0):
-        raise GraphDataError(f"p, q: expected probabilities in [0, 1], got p={p!r}, q={q!r}")
+    check_int("num_blocks", num_blocks, 1)
+    check_real("p", p, low=0.0, high=1.0, fix="pass a within-block probability in [0, 1]")
+    check_real("q", q, low=0.0, high=1.0, fix="pass a between-block probability in [0, 1]")
     probs = torch.full((num_blocks, num_blocks), float(q), dtype=torch.float64)
     probs.fill_diagonal_(float(p))
     return StepGraphon(probs, name=f"sbm({num_blocks},{p:g},{q:g})")
@@ -71,6 +72,7 @@ def _analytic(name: str, fn: Callable[[Tensor, Tensor], Tensor]) -> Callable[[],
 
 def _narrow(width: float = 0.05) -> Graphon:
     # The Higher-Order-WNNs code's "smooth_narrow": exp(-sin^2((x-y)^2 / width)).
+    check_real("width", width, low=0.0, low_open=True, fix="pass a positive width, e.g. 0.05")
     return AnalyticGraphon(
         lambda x, y: torch.exp(-(torch.sin((x - y) ** 2 / width) ** 2)), name=f"narrow({width:g})"
     )

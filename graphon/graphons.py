@@ -8,6 +8,7 @@ evaluated on the device and dtype of the points they are given.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
@@ -16,7 +17,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from graphon._validation import check_adjacency, check_int
+from graphon._validation import check_adjacency, check_graphon_values, check_int, check_real
 
 __all__ = ["Graphon", "AnalyticGraphon", "StepGraphon", "GraphonSignal"]
 
@@ -54,7 +55,10 @@ class AnalyticGraphon(Graphon):
     The check evaluates ``fn`` on the ``probe x probe`` grid of equispaced points of
     :math:`[0, 1]` (ends included) in float64 and raises if the result has the wrong shape, is not
     finite, leaves :math:`[0, 1]` or is not symmetric (tolerance ``atol``). Between probe points
-    the function is trusted; samplers check the values they draw.
+    the function is not trusted: every consumer checks the values it evaluates (sampling, Monte
+    Carlo and quadrature densities, :meth:`StepGraphon.from_graphon`, graphon WL) and raises
+    :class:`~graphdata.errors.GraphDataError` naming the graphon, the point :math:`(x, y)` and
+    the value where ``fn`` is NaN, infinite or outside :math:`[0, 1]`.
 
     Args:
         fn: Elementwise function of two broadcast tensors of equal shape, returning that shape.
@@ -82,6 +86,7 @@ class AnalyticGraphon(Graphon):
         if not callable(fn):
             raise GraphDataError(f"fn: expected a callable fn(x, y) -> Tensor, got {fn!r}")
         check_int("probe", probe, 2)
+        check_real("atol", atol, low=0.0, fix="pass a small non-negative tolerance, e.g. 1e-9")
         self.fn = fn
         self.name = name
         grid = torch.linspace(0.0, 1.0, probe, dtype=torch.float64)
@@ -158,9 +163,17 @@ class StepGraphon(Graphon):
         if sizes is None:
             sizes = torch.ones(k, dtype=torch.float64)
         sizes = torch.as_tensor(sizes, dtype=torch.float64).to(probs.device)
-        if sizes.shape != (k,) or bool((sizes <= 0).any()):
+        if sizes.shape != (k,) or not bool((torch.isfinite(sizes) & (sizes > 0)).all()):
+            got = sizes.tolist() if sizes.numel() <= 16 else f"shape {tuple(sizes.shape)}"
             raise GraphDataError(
-                f"sizes: expected {k} positive block sizes, got {sizes.tolist()}; drop empty blocks"
+                f"sizes: expected {k} finite positive block sizes, got {got}; drop empty blocks "
+                "and replace NaN or inf sizes"
+            )
+        total = float(sizes.sum())
+        if not math.isfinite(total):
+            raise GraphDataError(
+                f"sizes: the block sizes sum to {total} (overflow); rescale them, e.g. "
+                "sizes / sizes.max()"
             )
         self.probs = probs  # [K, K]
         self.measures = sizes / sizes.sum()  # [K]
@@ -233,7 +246,11 @@ class StepGraphon(Graphon):
         xi = torch.as_tensor((nodes + 1) / 2, dtype=torch.float64)  # [P]
         om = torch.as_tensor(weights / 2, dtype=torch.float64)
         x = ((torch.arange(resolution, dtype=torch.float64)[:, None] + xi) / resolution).reshape(-1)
-        values = graphon.matrix(x).reshape(resolution, points, resolution, points)
+        values = graphon.matrix(x)  # [R * P, R * P]
+        check_graphon_values(
+            values, x[:, None], x[None, :], graphon=graphon.name, where="by from_graphon"
+        )
+        values = values.double().reshape(resolution, points, resolution, points)
         probs = torch.einsum("iajb,a,b->ij", values, om, om).clamp(0.0, 1.0)
         return cls((probs + probs.T) / 2, name=f"{graphon.name}@{resolution}")
 
@@ -278,6 +295,11 @@ class GraphonSignal:
                     f"signal: expected block values [K] or [K, C] with K = {graphon.num_blocks}, "
                     f"got shape {tuple(signal.shape)}"
                 )
+            if not bool(torch.isfinite(values).all()):
+                raise GraphDataError(
+                    f"signal: expected finite block values, got {values.flatten().tolist()[:8]} "
+                    "(NaN or inf); replace them"
+                )
             self.step_values = values  # [K, C]
             self.channels = values.size(1)
             self._fn = None
@@ -290,7 +312,10 @@ class GraphonSignal:
                     f"signal: f(x) for x of shape [17] must return [17] or [17, C], got {got}"
                 )
             if not bool(torch.isfinite(probe).all()):
-                raise GraphDataError("signal: f returns NaN or inf on [0, 1]")
+                raise GraphDataError(
+                    "signal: expected f(x) finite on [0, 1], got NaN or inf on the 17-point "
+                    "probe grid; fix the signal function"
+                )
             self.channels = 1 if probe.dim() == 1 else probe.size(1)
         else:
             raise GraphDataError(f"signal: expected a callable or a tensor, got {signal!r}")

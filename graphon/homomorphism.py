@@ -28,7 +28,13 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 from graphon._elimination import Plan, contract, make_plan
-from graphon._validation import check_adjacency, check_signal, check_weights
+from graphon._validation import (
+    check_adjacency,
+    check_int,
+    check_real,
+    check_signal,
+    check_weights,
+)
 from graphon.patterns import Pattern, PatternLike, as_pattern
 
 __all__ = ["hom_density", "inj_density", "rooted_hom_density", "estimate_cost", "CostEstimate"]
@@ -130,6 +136,51 @@ def _factors(
     return factors
 
 
+def _scaled(a: Tensor, sig: Tensor | None) -> tuple[Tensor, Tensor | None, Tensor, Tensor | None]:
+    """Float64 ``A / s_b`` and ``x / c_bc`` with ``s_b = max |A_b|``, ``c_bc = max |x_bc|``."""
+    a64 = a.double()
+    s = a64.abs().amax(dim=(-2, -1))  # [B]
+    s = torch.where(s > 0, s, torch.ones_like(s))
+    scaled_sig, c = None, None
+    if sig is not None:
+        x64 = sig.double()
+        c = x64.abs().amax(dim=1)  # [B, C]
+        c = torch.where(c > 0, c, torch.ones_like(c))
+        scaled_sig = x64 / c[:, None, :]
+    return a64 / s[:, None, None], scaled_sig, s, c
+
+
+def _log_scale(network: _Network, s: Tensor, c: Tensor | None) -> Tensor:
+    r""":math:`\log` of the factor the scaling removed: :math:`M \log s_b + \sum_c D_c \log c_{bc}`.
+
+    :math:`M` counts edge multiplicities (loops included) and :math:`D_c` the exponents of
+    channel :math:`c`; both are the same for every quotient of a pattern, so one factor serves
+    the whole Möbius sum of :func:`inj_density`.
+    """
+    total = sum(m for _, _, m in network.edges) + sum(network.loops)
+    out = total * s.log()  # [B]
+    if c is not None and network.exponents is not None:
+        powers = torch.tensor(network.exponents, dtype=c.dtype, device=c.device).sum(0)  # [C]
+        out = out + (c.log() * powers).sum(-1)
+    return out
+
+
+def _rescale(value: Tensor, log_factor: Tensor, dtype: torch.dtype, where: str) -> Tensor:
+    """``value * exp(log_factor)`` (per graph) in ``dtype``; raise if that overflows."""
+    shape = (-1,) + (1,) * (value.dim() - 1)
+    magnitude = value.abs().log() + log_factor.view(shape)  # -inf where value == 0
+    out = (value.sign() * magnitude.exp()).to(dtype)
+    if not bool(torch.isfinite(out).all()):
+        worst = float(magnitude.max()) / math.log(10)
+        raise GraphDataError(
+            f"{where}: the density overflows {dtype} (about 10^{worst:.0f}, the largest is "
+            f"{torch.finfo(dtype).max:.3g}); rescale adj or the signal (t scales as "
+            "max|A|^(edges) * max|x|^(exponents))"
+            + ("" if dtype == torch.float64 else ", or pass adj.double()")
+        )
+    return out
+
+
 def _prepare(pattern, adj, signal, exponents):
     pat = as_pattern(pattern, exponents)
     batched_adj, batched = check_adjacency(adj)
@@ -150,6 +201,9 @@ def _prepare(pattern, adj, signal, exponents):
 
 
 def _refuse(pat: Pattern, cost: float, width: int, n: int, bsz: int, max_cost: float) -> None:
+    check_real(
+        "max_cost", max_cost, low=0.0, low_open=True, fix="pass a positive budget, e.g. 2e11"
+    )
     if cost > max_cost:
         raise GraphDataError(
             f"pattern {pat.name!r} ({pat.num_vertices} vertices, elimination width {width}): "
@@ -190,7 +244,16 @@ def hom_density(
         The densities, ``[B]`` or a scalar tensor, dtype of ``adj``.
 
     Raises:
-        GraphDataError: On bad input, or when the estimated cost exceeds ``max_cost``.
+        GraphDataError: On bad input (NaN or inf in ``adj``, the signal or the measures among
+            them), when the estimated cost exceeds ``max_cost``, or when the density itself
+            overflows the dtype of ``adj``.
+
+    Overflow: inputs are finite, so a non-finite sum is an overflow of the products. The sum
+    is then recomputed in float64 on :math:`A / \max|A|` and :math:`x / \max|x|` (every
+    partial sum bounded by 1) and multiplied back by :math:`\max|A|^{M} \prod_c
+    \max|x_c|^{D_c}` in log space (:math:`M` edge multiplicities, :math:`D_c` exponents); a
+    result beyond the dtype's range raises rather than returning ``inf`` (the same holds for
+    :func:`rooted_hom_density` and :func:`inj_density`).
 
     Examples:
         >>> hom_density("edge", torch.ones(4, 4) - torch.eye(4)).item()  # 1 - 1/n
@@ -202,6 +265,10 @@ def hom_density(
     plan = _plan(net, a.size(1), batch=a.size(0))
     _refuse(pat, plan.cost * a.size(0), plan.width, a.size(1), a.size(0), max_cost)
     value = contract(_factors(net, a, weights, sig, None), plan)  # [B]
+    if not bool(torch.isfinite(value).all()):  # finite inputs: an overflow, redo it scaled
+        a64, sig64, s, c = _scaled(a, sig)
+        value = contract(_factors(net, a64, weights.double(), sig64, None), plan)
+        value = _rescale(value, _log_scale(net, s, c), a.dtype, "hom_density")
     return value if batched else value[0]
 
 
@@ -251,6 +318,10 @@ def rooted_hom_density(
     plan = _plan(net, a.size(1), keep=(root,), batch=a.size(0))
     _refuse(pat, plan.cost * a.size(0), plan.width, a.size(1), a.size(0), max_cost)
     value = contract(_factors(net, a, weights, sig, root), plan, keep=(root,))  # [B, N]
+    if not bool(torch.isfinite(value).all()):  # finite inputs: an overflow, redo it scaled
+        a64, sig64, s, c = _scaled(a, sig)
+        value = contract(_factors(net, a64, weights.double(), sig64, root), plan, keep=(root,))
+        value = _rescale(value, _log_scale(net, s, c), a.dtype, "rooted_hom_density")
     return value if batched else value[0]
 
 
@@ -303,13 +374,21 @@ def inj_density(
     plans = [_plan(q, n, batch=bsz) for _, q in terms]
     total_cost = sum(p.cost for p in plans) * bsz
     _refuse(pat, total_cost, max(p.width for p in plans), n, bsz, max_cost)
-    inj = torch.zeros(bsz, dtype=a.dtype, device=a.device)
-    for (coef, q), plan in zip(terms, plans):
-        inj = inj + coef * contract(_factors(q, a, counts, sig, None), plan)
     falling = torch.ones_like(sizes)
     for j in range(pat.num_vertices):
         falling = falling * (sizes - j)
-    value = torch.where(falling > 0, inj / falling.clamp_min(1), torch.full_like(inj, math.nan))
+    inj = torch.zeros(bsz, dtype=a.dtype, device=a.device)
+    for (coef, q), plan in zip(terms, plans):
+        inj = inj + coef * contract(_factors(q, a, counts, sig, None), plan)
+    density = inj / falling.clamp_min(1)
+    if not bool(torch.isfinite(density).all()):  # finite inputs: an overflow, redo it scaled
+        a64, sig64, s, c = _scaled(a, sig)
+        inj = torch.zeros(bsz, dtype=torch.float64, device=a.device)
+        for (coef, q), plan in zip(terms, plans):
+            inj = inj + coef * contract(_factors(q, a64, counts.double(), sig64, None), plan)
+        density = inj / falling.double().clamp_min(1)
+        density = _rescale(density, _log_scale(_Network.of(pat), s, c), a.dtype, "inj_density")
+    value = torch.where(falling > 0, density, torch.full_like(density, math.nan))
     return value if batched else value[0]
 
 
@@ -329,6 +408,7 @@ def estimate_cost(pattern: PatternLike, n: int, *, injective: bool = False) -> C
         (2, 3)
     """
     pat = as_pattern(pattern)
+    check_int("n", n, 1)
     if injective:
         plans = [_plan(q, n) for _, q in _quotients(pat) if not any(q.loops)]
     else:

@@ -16,7 +16,13 @@ from torch import Tensor
 
 from graphdata.device import make_generator
 from graphdata.errors import GraphDataError
-from graphon._validation import check_choice, check_int
+from graphon._validation import (
+    check_choice,
+    check_graphon_values,
+    check_int,
+    check_seed,
+    check_signal_values,
+)
 from graphon.graphons import Graphon, GraphonSignal
 
 __all__ = ["GraphSample", "sample_latents", "sample_graphs", "LATENTS", "EDGES"]
@@ -47,6 +53,12 @@ def _generator(
 ) -> torch.Generator:
     if seed is not None and generator is not None:
         raise GraphDataError("seed, generator: pass at most one of them")
+    check_seed("seed", seed)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise GraphDataError(
+            f"generator: expected a torch.Generator, got {type(generator).__name__}; pass "
+            "seed=... instead"
+        )
     if generator is not None:
         if device is not None and torch.device(device) != generator.device:
             raise GraphDataError(
@@ -180,19 +192,19 @@ def sample_graphs(
         n, batch_size=batch_size or 1, latents=latents, generator=gen, dtype=dtype
     )  # [B, n]
     probs = w.matrix(x)  # [B, n, n]
-    low, high = float(probs.min()), float(probs.max())
-    if low < 0.0 or high > 1.0 or not bool(torch.isfinite(probs).all()):
-        raise GraphDataError(
-            f"graphon: {w.name!r} returned values in [{low:.4g}, {high:.4g}] at the sampled "
-            "latents, expected [0, 1]; fix or clip the graphon function"
-        )
+    check_graphon_values(
+        probs, x.unsqueeze(-1), x.unsqueeze(-2), graphon=w.name, where="at the sampled latents"
+    )
     if edges == "bernoulli":
         upper = torch.rand(probs.shape, generator=gen, device=gen.device, dtype=dtype) < probs
         upper = torch.triu(upper, diagonal=0 if loops else 1).to(dtype)
         adj = upper + torch.triu(upper, diagonal=1).mT
     else:
         adj = probs if loops else probs * (1 - torch.eye(n, device=probs.device, dtype=dtype))
-    signal = None if with_signal is None else with_signal.signal(x).to(dtype)  # [B, n, C]
+    signal = None
+    if with_signal is not None:
+        signal = with_signal.signal(x).to(dtype)  # [B, n, C]
+        check_signal_values(signal, x, graphon=with_signal.name, where="at the sampled latents")
     if batch_size is None:
         return GraphSample(adj[0], x[0], None if signal is None else signal[0])
     return GraphSample(adj, x, signal)

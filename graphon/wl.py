@@ -33,7 +33,13 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 from graphon._hashing import WEIGHT_DECIMALS, combine, multiset, quantize
-from graphon._validation import check_adjacency, check_choice, check_int
+from graphon._validation import (
+    check_adjacency,
+    check_choice,
+    check_graphon_values,
+    check_int,
+    check_signal_values,
+)
 from graphon.graphons import Graphon, GraphonSignal, StepGraphon
 
 __all__ = ["WLResult", "wl_refine", "wl_equivalent", "graphon_wl_refine", "graphon_wl_equivalent"]
@@ -114,6 +120,9 @@ def _histogram(item: _Item, colors: np.ndarray, graphon: bool) -> dict[int, floa
 
 def _refine(items, k, variant, equality, decimals, max_iter) -> WLResult:
     check_int("k", k, 1)
+    check_int("decimals", decimals, 0, 15)
+    if max_iter is not None:
+        check_int("max_iter", max_iter, 1)
     check_choice("variant", variant, ("folklore", "oblivious"))
     if variant == "oblivious" and k < 2:
         raise GraphDataError("k: oblivious WL needs k >= 2 (2-OWL = colour refinement)")
@@ -188,8 +197,17 @@ def wl_refine(
             raise GraphDataError("graphs: expected a list of [N, N] matrices")
         a = checked[0].detach().cpu().double().numpy()
         s = None if sig is None else torch.as_tensor(sig).detach().cpu().double().numpy()
-        if s is not None and s.shape[0] != a.shape[0]:
-            raise GraphDataError(f"signals: expected {a.shape[0]} rows, got shape {s.shape}")
+        if s is not None and (s.ndim not in (1, 2) or s.shape[0] != a.shape[0]):
+            raise GraphDataError(
+                f"signals: expected [{a.shape[0]}] or [{a.shape[0]}, C] per graph, got shape "
+                f"{s.shape}"
+            )
+        if s is not None and not np.isfinite(s).all():
+            raise GraphDataError(
+                f"signals: expected finite values, got {int((~np.isfinite(s)).sum())} NaN or "
+                f"inf entries in the signal of graph {len(items)}; impute or drop them (NaN "
+                "would hash to one colour and hide the difference)"
+            )
         items.append(_Item(a, _signal_hash(s, a.shape[0], decimals), np.ones(a.shape[0])))
     return _refine(items, k, variant, True, decimals, max_iter)
 
@@ -232,9 +250,15 @@ def _step(source: Graphon | GraphonSignal, resolution: int, decimals: int) -> _I
         sig = source.step_values.cpu().numpy() if step_signal else None  # type: ignore[union-attr]
     else:
         x = (torch.arange(resolution, dtype=torch.float64) + 0.5) / resolution
-        adj = w.matrix(x).double().numpy()
+        values = w.matrix(x).double()  # [R, R]
+        check_graphon_values(values, x[:, None], x[None, :], graphon=w.name, where="on the WL grid")
+        adj = values.numpy()
         weights = np.full(resolution, 1.0 / resolution)
-        sig = source.signal(x).double().numpy() if isinstance(source, GraphonSignal) else None
+        sig = None
+        if isinstance(source, GraphonSignal):
+            signal = source.signal(x).double()  # [R, C]
+            check_signal_values(signal, x, graphon=source.name, where="on the WL grid")
+            sig = signal.numpy()
     return _Item(adj, _signal_hash(sig, adj.shape[0], decimals), weights)
 
 

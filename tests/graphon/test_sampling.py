@@ -85,7 +85,7 @@ def test_sampling_errors():
         sample_graphs(make_graphon("sum"), 3, latents="random")
     with pytest.raises(GraphDataError, match="at most one"):
         sample_graphs(make_graphon("sum"), 3, seed=0, generator=torch.Generator())
-    with pytest.raises(GraphDataError, match=r"returned values in .*expected \[0, 1\]"):
+    with pytest.raises(GraphDataError, match=r"'broken' returned W\(x, y\) = .* outside \[0, 1\]"):
         sample_graphs(_Broken(), 4, seed=0)
     with pytest.raises(GraphDataError, match="Graphon or GraphonSignal"):
         sample_graphs(lambda x, y: x, 4)
