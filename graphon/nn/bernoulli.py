@@ -16,7 +16,7 @@ from torch import Tensor
 
 from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError
-from graphon.nn._common import ACTIVATIONS
+from graphon.nn._common import ACTIVATIONS, check_finite
 from graphon.nn._contract import mask_product
 from graphon.nn.inputs import dense_input
 from graphon.nn.models import IWN
@@ -76,8 +76,14 @@ def bernoulli_lift(
         raise GraphDataError(
             f"probs: expected a [B, N, N] tensor, got {getattr(probs, 'shape', probs)}"
         )
-    if float(probs.min()) < 0.0 or float(probs.max()) > 1.0:
-        raise GraphDataError("probs: expected probabilities in [0, 1]")
+    check_finite("probs", probs, "pass edge probabilities, e.g. W(x_i, x_j) of a graphon")
+    if probs.numel() and (float(probs.min()) < 0.0 or float(probs.max()) > 1.0):
+        raise GraphDataError(
+            f"probs: expected probabilities in [0, 1], got range [{float(probs.min()):.4g}, "
+            f"{float(probs.max()):.4g}]; clip or rescale them"
+        )
+    if x is not None:
+        check_finite("x", x)
     if mask is None:
         mask = torch.ones(probs.shape[:2], dtype=torch.bool, device=probs.device)
     keep = mask_product(mask, 2).unsqueeze(1).to(probs.dtype)  # [B, 1, N, N]

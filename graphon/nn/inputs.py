@@ -13,6 +13,7 @@ from torch import Tensor
 
 from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError
+from graphon.nn._common import check_finite
 
 __all__ = ["SIGNAL_PLACEMENTS", "check_batch", "dense_input"]
 
@@ -31,7 +32,9 @@ def check_batch(batch: object, in_channels: int) -> DenseGraphBatch:
         The batch.
 
     Raises:
-        GraphDataError: On another type, or a signal channel count other than ``in_channels``.
+        GraphDataError: On another type, a signal channel count other than ``in_channels``,
+            or NaN / inf in ``batch.adj`` or ``batch.x`` (a network would carry them into every
+            output).
     """
     if not isinstance(batch, DenseGraphBatch):
         raise GraphDataError(
@@ -45,6 +48,8 @@ def check_batch(batch: object, in_channels: int) -> DenseGraphBatch:
             f"{'no signals' if batch.x is None else f'{got} channels'}; rebuild the model with "
             f"in_channels={got}"
         )
+    for name, value in (("batch.adj", batch.adj), ("batch.x", batch.x)):
+        check_finite(name, value)
     return batch
 
 

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from graphdata.errors import GraphDataError
+from graphon.nn._common import check_finite
 from graphon.nn._contract import (
     GroupKey,
     Term,
@@ -245,6 +246,12 @@ class EquivariantLinear(nn.Module):
             raise GraphDataError(
                 f"averaged: expected the shape of x {tuple(x.shape)}, got {tuple(averaged.shape)}"
             )
+        fix = (
+            "impute or drop those graphs; inside a model this is a hidden tensor whose weights "
+            "overflowed: lower the weight scale or the learning rate"
+        )
+        check_finite("x", x, fix)
+        check_finite("averaged", averaged, fix)
         return x.size(-1) if k else (mask.size(1) if mask is not None else 1)
 
     def extra_repr(self) -> str:

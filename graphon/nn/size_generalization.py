@@ -25,6 +25,7 @@ from torch import Tensor, nn
 
 from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError, UnknownLabelError
+from graphon._validation import check_int, check_real
 from graphon.nn._regression import (
     Standardized,
     batched_mse,
@@ -74,6 +75,64 @@ class SizeGeneralizationConfig:
     activation: str = "relu"  # Levin et al. use ReLU
     eval_entries: int = 2**23  # graphs per evaluation pass: max(1, eval_entries // n^2)
     dtype: torch.dtype = torch.float32
+
+    def __post_init__(self) -> None:
+        """Validate every numeric field at construction (argument, expected, got, fix)."""
+        _check_config(self)
+
+
+def _check_sizes(name: str, values: object, minimum: int) -> None:
+    if (
+        not isinstance(values, (tuple, list))
+        or not values
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in values)
+    ):
+        raise GraphDataError(
+            f"{name}: expected a non-empty tuple of ints >= {minimum}, got {values!r}; pass e.g. "
+            f"{name.split('.')[-1]}=({max(minimum, 1)},)"
+        )
+
+
+def _check_config(config: SizeGeneralizationConfig) -> None:
+    check_int("config.train_size", config.train_size, 1)
+    check_int("config.train_graphs", config.train_graphs, 1)
+    check_real(
+        "config.val_fraction", config.val_fraction, low=0.0, high=1.0, high_open=True,
+        fix="pass a fraction in [0, 1), e.g. 0.2",
+    )
+    _check_sizes("config.test_sizes", config.test_sizes, 1)
+    check_int("config.test_graphs", config.test_graphs, 1)
+    check_int("config.test_nodes", config.test_nodes, 0)
+    _check_sizes("config.seeds", config.seeds, 0)
+    check_int("config.best_of", config.best_of, 1)
+    check_int("config.epochs", config.epochs, 1)
+    check_int("config.batch_size", config.batch_size, 1)
+    check_real(
+        "config.lr", config.lr, low=0.0, low_open=True,
+        fix="pass a positive learning rate, e.g. 1e-3",
+    )
+    check_schedule(config.lr_schedule)
+    check_int("config.lr_patience", config.lr_patience, 0)
+    if config.patience is not None:
+        check_int("config.patience", config.patience, 1)
+    check_real(
+        "config.weight_decay", config.weight_decay, low=0.0,
+        fix="pass a weight decay >= 0, e.g. 0.1",
+    )
+    if not isinstance(config.standardize_target, bool):
+        raise GraphDataError(
+            f"config.standardize_target: expected True or False, got {config.standardize_target!r}"
+        )
+    check_int("config.hidden_channels", config.hidden_channels, 1)
+    check_int("config.num_layers", config.num_layers, 1)
+    if config.mlp_hidden is not None:
+        check_int("config.mlp_hidden", config.mlp_hidden, 1)
+    check_int("config.eval_entries", config.eval_entries, 1)
+    if not isinstance(config.dtype, torch.dtype) or not config.dtype.is_floating_point:
+        raise GraphDataError(
+            f"config.dtype: expected a floating torch dtype, got {config.dtype!r}; pass "
+            "torch.float32 or torch.float64"
+        )
 
 
 @dataclass
@@ -165,14 +224,27 @@ def full_random_graphs(
     Returns:
         The batch (``x`` ``[G, n, 1]``) and the targets ``[G, n]``.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise GraphDataError(f"n: expected a positive int, got {n!r}")
+    check_int("n", n, 1)
+    check_int("num_graphs", num_graphs, 1)
     dev = generator.device
     upper = torch.rand(num_graphs, n, n, generator=generator, device=dev, dtype=dtype).triu()
     adj = upper + upper.triu(1).mT  # [G, n, n], symmetric with a random diagonal
     x = torch.rand(num_graphs, n, 1, generator=generator, device=dev, dtype=dtype)
     mask = torch.ones(num_graphs, n, dtype=torch.bool, device=dev)
     return DenseGraphBatch(adj, x, mask), signal_triangle_density(adj, x)
+
+
+def _check_trained(
+    model: nn.Module, loss: float, epoch: int, config: SizeGeneralizationConfig
+) -> None:
+    """Raise if the epoch's loss or any parameter or buffer is NaN or inf (the fit diverged)."""
+    bad = [name for name, t in model.state_dict().items() if not bool(torch.isfinite(t).all())]
+    if math.isfinite(loss) and not bad:
+        return
+    raise GraphDataError(
+        f"config.lr: training diverged at epoch {epoch + 1} (loss {loss:.4g}, non-finite "
+        f"tensors {bad[:3]}); lower lr (now {config.lr:g}) or raise weight_decay"
+    )
 
 
 def build_regressor(name: str, config: SizeGeneralizationConfig) -> nn.Module:
@@ -263,9 +335,15 @@ def train_regressor(
             total += float(loss.detach()) * len(idx)
             count += len(idx)
         history.append(total / count)
+        _check_trained(model, history[-1], epoch, config)
         if log is not None:
             log(len(history), history[-1])
         watched = history[-1] if val is None else batched_mse(model, *val, config.batch_size)
+        if not math.isfinite(watched):
+            raise GraphDataError(
+                f"config.lr: the validation MSE became {watched} at epoch {epoch + 1} (the weights "
+                f"overflow on the validation graphs); lower lr (now {config.lr:g})"
+            )
         if plateau is not None:
             plateau.step(watched)
         if val is None:

@@ -12,6 +12,7 @@ approach instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -20,11 +21,13 @@ from torch import Tensor, nn
 
 from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError, UnknownLabelError
+from graphon._validation import check_choice, check_int, check_real
 from graphon.families import make_graphon
 from graphon.graphons import Graphon, GraphonSignal
+from graphon.nn._common import ACTIVATIONS
 from graphon.nn.bernoulli import bernoulli_lift
 from graphon.nn.models import IWN, MODELS
-from graphon.sampling import sample_graphs
+from graphon.sampling import LATENTS, sample_graphs
 
 __all__ = [
     "ConvergenceConfig",
@@ -52,6 +55,10 @@ class ConvergenceConfig:
     latents: str = "grid"  # x_i = i/n as in the paper's code; "uniform" for iid latents
     batch_size: int = 10  # graphs per forward pass (memory: batch * n^2 * hidden floats)
     dtype: torch.dtype = torch.float32  # float64 for tight comparisons
+
+    def __post_init__(self) -> None:
+        """Validate every field at construction (argument, expected, got, fix)."""
+        _check_config(self)
 
 
 @dataclass
@@ -119,6 +126,7 @@ def randomize_parameters(model: nn.Module, *, std: float = 1.0, generator: torch
         std: Standard deviation. Default ``1.0`` (Herbst & Jegelka's untrained networks).
         generator: The generator (on the parameters' device).
     """
+    check_real("std", std, low=0.0, low_open=True, fix="pass a positive standard deviation")
     with torch.no_grad():
         for _, param in model.named_parameters():
             param.normal_(0.0, std, generator=generator)
@@ -199,13 +207,43 @@ def _as_graphon(graphon: Graphon | GraphonSignal | str) -> Graphon | GraphonSign
 
 def _check_config(config: ConvergenceConfig) -> None:
     sizes: Sequence[int] = config.sizes
-    if not sizes or any(not isinstance(n, int) or n < 2 for n in sizes):
-        raise GraphDataError(f"config.sizes: expected graph sizes >= 2, got {sizes!r}")
-    if config.samples < 2:
-        raise GraphDataError(f"config.samples: expected >= 2 graphs per size, got {config.samples}")
+    if (
+        not isinstance(sizes, (tuple, list))
+        or not sizes
+        or any(isinstance(n, bool) or not isinstance(n, int) or n < 2 for n in sizes)
+    ):
+        raise GraphDataError(
+            f"config.sizes: expected a non-empty tuple of graph sizes >= 2, got {sizes!r}; pass "
+            "e.g. sizes=(200, 400)"
+        )
+    check_int("config.samples", config.samples, 2)
+    if config.limit_size is not None:
+        check_int("config.limit_size", config.limit_size, 2)
+    if isinstance(config.models, str) or not config.models:
+        raise GraphDataError(
+            f"config.models: expected a non-empty tuple of model keys, got {config.models!r}; "
+            f"pass e.g. models=('iwn', 'mpnn') from {list(MODELS)}"
+        )
     for name in config.models:
         if name not in MODELS:
             raise UnknownLabelError("model", name, MODELS, argument="config.models")
+    check_int("config.hidden_channels", config.hidden_channels, 1)
+    check_int("config.num_layers", config.num_layers, 1)
+    if config.activation not in ACTIVATIONS:
+        raise GraphDataError(
+            f"config.activation: expected one of {list(ACTIVATIONS)}, got {config.activation!r}"
+        )
+    check_real(
+        "config.weight_std", config.weight_std, low=0.0, low_open=True,
+        fix="pass a positive standard deviation, e.g. 1.0 (the paper's)",
+    )
+    check_choice("config.latents", config.latents, LATENTS)
+    check_int("config.batch_size", config.batch_size, 1)
+    if not isinstance(config.dtype, torch.dtype) or not config.dtype.is_floating_point:
+        raise GraphDataError(
+            f"config.dtype: expected a floating torch dtype, got {config.dtype!r}; pass "
+            "torch.float32 or torch.float64"
+        )
 
 
 @torch.no_grad()
@@ -245,7 +283,12 @@ def untrained_convergence(
         >>> tuple(result.curves["mpnn"].outputs.shape)
         (2, 3)
     """
+    if not isinstance(config, ConvergenceConfig):
+        raise GraphDataError(
+            f"config: expected a ConvergenceConfig, got {type(config).__name__}"
+        )
     _check_config(config)
+    check_int("seed", seed, 0)
     graphon = _as_graphon(graphon)
     name = graphon.name
     device = torch.device(device)
@@ -281,7 +324,16 @@ def untrained_convergence(
         lift = None
         if isinstance(model, IWN) and model.order == 2:
             lift = float(bernoulli_lift(model, weighted.adj, weighted.x, weighted.mask)[0, 0])
+        stacked = torch.stack(outputs)  # [S, R]
+        finite = bool(torch.isfinite(stacked).all()) and math.isfinite(limit)
+        if not finite or (lift is not None and not math.isfinite(lift)):
+            bad = int((~torch.isfinite(stacked)).sum())
+            raise GraphDataError(
+                f"config.weight_std: model {model_name!r} with weights N(0, "
+                f"{config.weight_std:g}^2) gave non-finite outputs ({bad} of {stacked.numel()} "
+                f"sampled, limit {limit}); lower weight_std or use dtype=torch.float64"
+            )
         result.curves[model_name] = ConvergenceCurve(
-            model_name, list(config.sizes), torch.stack(outputs), limit, lift
+            model_name, list(config.sizes), stacked, limit, lift
         )
     return result

@@ -79,7 +79,7 @@ def test_small_experiment_table_and_medians():
 def test_bad_configuration_raises():
     with pytest.raises(UnknownLabelError, match="unknown model label 'gat'"):
         size_generalization(SizeGeneralizationConfig(models=("gat",)))
-    with pytest.raises(GraphDataError, match="config.seeds, config.test_sizes"):
+    with pytest.raises(GraphDataError, match="config.seeds: expected a non-empty tuple"):
         size_generalization(SizeGeneralizationConfig(seeds=()))
     with pytest.raises(GraphDataError, match="adj, x: expected"):
         signal_triangle_density(torch.zeros(2, 3, 3), torch.zeros(2, 4))
@@ -138,5 +138,5 @@ def test_best_of_keeps_the_lowest_validation_run():
     assert two.val_loss["mpnn"][0] <= one.val_loss["mpnn"][0]
     with pytest.raises(GraphDataError, match="config.lr_schedule: expected one of"):
         size_generalization(SizeGeneralizationConfig(**{**base, "lr_schedule": "step"}))
-    with pytest.raises(GraphDataError, match="config.val_fraction, config.best_of"):
+    with pytest.raises(GraphDataError, match=r"config.best_of: expected an int >= 1, got 0"):
         size_generalization(SizeGeneralizationConfig(**base, best_of=0))
