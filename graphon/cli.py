@@ -13,9 +13,11 @@ from pathlib import Path
 import torch
 from matplotlib.figure import Figure
 
+from graphdata import cli_types
 from graphdata.atomic import atomic_path
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
+from graphdata.run_folder import check_output_file
 from graphon.densities import graphon_density
 from graphon.families import GRAPHONS, make_graphon
 from graphon.homomorphism import hom_density, inj_density
@@ -50,8 +52,9 @@ def save_figure(fig: Figure, path: Path) -> None:
 
 
 def _densities(args: argparse.Namespace) -> int:
-    device = resolve_device(args.device)
     sizes = parse_sizes(args.sizes)
+    check_output_file(args.out, argument="--out")
+    device = resolve_device(args.device)
     graphon = make_graphon(args.graphon)
     pattern = as_pattern(args.pattern)
     print(
@@ -128,7 +131,10 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         "--sizes", default="100,200,400", help="comma-separated graph sizes (default: %(default)s)"
     )
     dens.add_argument(
-        "--samples", type=int, default=10, help="graphs per size (default: %(default)s)"
+        "--samples",
+        type=cli_types.positive_int,
+        default=10,
+        help="graphs per size (default: %(default)s)",
     )
     dens.add_argument(
         "--latents",
@@ -142,7 +148,12 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         choices=list(EDGES),
         help="0/1 or weighted edges (default: %(default)s)",
     )
-    dens.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    dens.add_argument(
+        "--seed",
+        type=cli_types.seed,
+        default=0,
+        help="random seed (default: %(default)s)",
+    )
     dens.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
     dens.add_argument(
         "--out", default="graphon_densities.png", help="PNG to write (default: %(default)s)"

@@ -4,7 +4,8 @@
 runs the untrained-network convergence (Herbst & Jegelka, Appendix H) and writes the table and
 plots; ``--experiment trained`` runs the trained size generalisation (Levin et al.) with
 ``--sizes`` as test sizes. The graphon CLI registers the subcommand with
-:func:`add_transfer_subparser`.
+:func:`add_transfer_subparser`. ``--out`` and the files in it are checked before the work
+starts, and the run holds a lock on ``--out`` (:func:`graphdata.run_folder.run_lock`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 
 import torch
 
+from graphdata import cli_types
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
+from graphdata.run_folder import check_output_file, check_output_folder, run_lock
 from graphon.families import GRAPHONS
 from graphon.nn._io import save_figure, write_json, write_text
 from graphon.nn._regression import LR_SCHEDULES
@@ -28,6 +31,17 @@ __all__ = ["add_transfer_subparser", "run_transfer"]
 
 #: The two experiments of the subcommand.
 EXPERIMENTS = ("untrained", "trained")
+#: Files each experiment writes in ``--out`` (checked before the work starts).
+OUTPUTS = {
+    "untrained": (
+        "transfer_table.md",
+        "transfer.json",
+        "transfer_mae.png",
+        "transfer_spread.png",
+        "transfer_lift.png",
+    ),
+    "trained": ("size_generalization.md", "size_generalization.json", "size_generalization.png"),
+}
 #: Trained-experiment flags (argparse dest) -> SizeGeneralizationConfig field; unset flags keep
 #: the config's defaults (Levin et al.'s settings).
 _TRAINING_FLAGS = {
@@ -72,9 +86,18 @@ def run_transfer(args: argparse.Namespace) -> int:
     Returns:
         The exit code, 0 on success.
     """
-    device = resolve_device(args.device)
-    out = Path(args.out)
     models = _models(args.models)
+    _ints(args.sizes, "--sizes", 2)
+    _ints(args.seeds, "--seeds", 0)
+    out = check_output_folder(args.out, argument="--out")
+    for name in OUTPUTS[args.experiment]:
+        check_output_file(out / name, argument="--out")
+    with run_lock(out, argument="--out"):
+        return _run_transfer(args, out, models)
+
+
+def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) -> int:
+    device = resolve_device(args.device)
     if args.experiment == "untrained":
         config = ConvergenceConfig(
             sizes=_ints(args.sizes, "--sizes", 2),
@@ -182,60 +205,86 @@ def add_transfer_subparser(subparsers: argparse._SubParsersAction) -> None:
         default="100,200,400",
         help="graph sizes; test sizes when trained (default: %(default)s)",
     )
-    p.add_argument("--samples", type=int, default=20, help="graphs per size (default: %(default)s)")
+    p.add_argument(
+        "--samples",
+        type=cli_types.integer(2),
+        default=20,
+        help="graphs per size (default: %(default)s)",
+    )
     p.add_argument(
         "--limit-size",
-        type=int,
+        type=cli_types.integer(2),
         default=None,
         help="weighted-graph size of the limit (default: the largest size)",
     )
     p.add_argument(
         "--hidden",
-        type=int,
+        type=cli_types.positive_int,
         default=None,
         help=f"hidden channels (default: {defaults.hidden_channels} untrained, "
         f"{trained.hidden_channels} trained)",
     )
     p.add_argument(
         "--layers",
-        type=int,
+        type=cli_types.positive_int,
         default=None,
         help=f"equivariant layers incl. readout (default: {defaults.num_layers} "
         f"untrained, {trained.num_layers} trained)",
     )
     p.add_argument(
         "--train-graphs",
-        type=int,
+        type=cli_types.positive_int,
         default=256,
         help=f"trained: training graphs at n = {trained.train_size} (default: %(default)s)",
     )
-    p.add_argument("--epochs", type=int, default=20, help="trained: epochs (default: %(default)s)")
+    p.add_argument(
+        "--epochs",
+        type=cli_types.positive_int,
+        default=20,
+        help="trained: epochs (default: %(default)s)",
+    )
     p.add_argument("--seeds", default="0,1", help="trained: training seeds (default: %(default)s)")
-    p.add_argument("--lr", type=float, help=f"trained: AdamW lr (default {trained.lr})")
+    p.add_argument(
+        "--lr",
+        type=cli_types.positive_float,
+        help=f"trained: AdamW lr (default {trained.lr})",
+    )
     p.add_argument(
         "--lr-schedule",
         choices=LR_SCHEDULES,
         help=f"trained: learning-rate schedule (default {trained.lr_schedule})",
     )
-    p.add_argument("--batch-size", type=int, help=f"trained: (default {trained.batch_size})")
     p.add_argument(
-        "--weight-decay", type=float, help=f"trained: AdamW (default {trained.weight_decay})"
+        "--batch-size",
+        type=cli_types.positive_int,
+        help=f"trained: (default {trained.batch_size})",
+    )
+    p.add_argument(
+        "--weight-decay",
+        type=cli_types.nonnegative_float,
+        help=f"trained: AdamW (default {trained.weight_decay})",
     )
     p.add_argument(
         "--val-fraction",
-        type=float,
+        type=cli_types.fraction,
         help=f"trained: validation share, best epoch restored (default {trained.val_fraction})",
     )
     p.add_argument(
-        "--best-of", type=int, help=f"trained: runs per seed, best validation kept (default "
-        f"{trained.best_of})"
+        "--best-of",
+        type=cli_types.positive_int,
+        help=f"trained: runs per seed, best validation kept (default {trained.best_of})",
     )
     p.add_argument(
         "--standardize",
         action=argparse.BooleanOptionalAction,
         help="trained: fit standardised targets (default off, as Levin et al.)",
     )
-    p.add_argument("--seed", type=int, default=0, help="data/weight seed (default: %(default)s)")
+    p.add_argument(
+        "--seed",
+        type=cli_types.seed,
+        default=0,
+        help="data/weight seed (default: %(default)s)",
+    )
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
     p.add_argument("--out", default="graphon_transfer", help="output folder (default: %(default)s)")
     p.set_defaults(func=run_transfer)
