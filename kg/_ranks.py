@@ -7,6 +7,13 @@ filtered scores are NaN, the true entity's score is written back, and over the r
     r^{opt} = \#\{s > s^*\} + 1, \quad r^{pes} = \#\{s \ge s^*\}, \quad
     r^{real} = \tfrac12 (r^{opt} + r^{pes}), \quad C = \#\{s \text{ finite}\}.
 
+A query whose true score is non-finite, or whose unfiltered candidates score NaN or
+:math:`+\infty`, has no meaningful rank (a NaN compares false with everything, so it used to
+rank 0.5 and give an MRR of 2). :func:`filtered_ranks` flags such queries and gives them the worst
+rank, :math:`r^{opt} = r^{pes} = C` with :math:`C` the unfiltered candidates; the caller decides
+whether to raise (:func:`kg.evaluation.evaluate`'s default) or keep that worst rank. A
+:math:`-\infty` candidate (and every filtered cell) is simply not an option.
+
 Expectations under uniformly random scores (Berrendorf et al., "Interpretable and Fair
 Comparison of Link Prediction or Entity Alignment Methods", arXiv 2002.06914; Hoyt et al., "A
 Unified Framework for Rank-based Evaluation Metrics for Link Prediction", arXiv 2203.07544):
@@ -31,8 +38,8 @@ def filtered_ranks(
     true_col: Tensor,
     known: Tensor | tuple[Tensor, Tensor] | None,
     known_count: Tensor | None = None,
-) -> tuple[Tensor, Tensor, Tensor]:
-    r"""Return (optimistic, pessimistic, options) per ranked query; ``scores`` may be modified.
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    r"""Return (optimistic, pessimistic, options, nonfinite) per query; ``scores`` may change.
 
     ``scores`` holds one row per *distinct* query (``(h, r)`` or ``(r, t)``); ranked query
     ``i`` reads row ``row_of[i]`` and its true entity is ``true_col[i]``. Test triples share
@@ -53,11 +60,16 @@ def filtered_ranks(
         \#\{s > s^*\} = \tfrac12 \bigl(\textstyle\sum_j \sigma_j + \sum_j |\sigma_j|\bigr),
         \qquad \#\{s = s^*\} = E - \textstyle\sum_j |\sigma_j|.
 
-    Rows with a non-finite score are counted by comparisons, as PyKEEN does.
+    Rows with a non-finite score are counted by comparisons, as PyKEEN does. Among them, a
+    query whose true score is non-finite or whose unfiltered candidates hold NaN or
+    :math:`+\infty` is flagged in ``nonfinite`` and gets the worst rank: optimistic =
+    pessimistic = options = its number of unfiltered candidates (the true one included), so
+    every metric stays in range. Filtered cells are ignored whatever they hold. Only rows whose
+    sum is non-finite are inspected, so the all-finite fast path costs nothing extra.
 
     Shapes:
         scores: ``[U, E]``; row_of, true_col: ``[Q]``; known: ``[U, E]`` (float) or two
-        ``[nnz]``; known_count: ``[U]``; outputs ``[Q]`` each (int64).
+        ``[nnz]``; known_count: ``[U]``; outputs ``[Q]`` each (int64; ``nonfinite`` bool).
     """
     num_rows, num_entities = scores.shape
     scores = scores.contiguous()
@@ -95,19 +107,23 @@ def filtered_ranks(
     pessimistic = greater + (num_entities - magnitude.long()) + self_masked
     options = num_entities - filtered
     bad = ~finite_rows[row_of]  # [Q]
+    nonfinite = torch.zeros_like(bad)  # [Q]
     if bool(bad.any()):
-        _count_non_finite(scores, row_of, true_col, true, keep, bad,
-                          optimistic, pessimistic, options)
-    return optimistic, pessimistic, options
+        nonfinite[bad] = _count_non_finite(
+            scores, row_of, true_col, true, keep, bad, optimistic, pessimistic, options
+        )
+    return optimistic, pessimistic, options, nonfinite
 
 
 def _count_non_finite(
     scores: Tensor, row_of: Tensor, true_col: Tensor, true: Tensor, known: Tensor | None,
     bad: Tensor, optimistic: Tensor, pessimistic: Tensor, options: Tensor,
-) -> None:
+) -> Tensor:
     """Rank the ``bad`` queries by comparisons: filtered cells out, the true one back in.
 
     ``known`` is None, an additive known-cell mask ``[U, E]`` or flat known-cell indices.
+    Returns which of the ``bad`` queries are non-finite (``[Q_bad]`` bool); those get the
+    worst rank.
     """
     num_rows, num_entities = scores.shape
     if known is not None and known.is_floating_point():  # an additive mask
@@ -122,9 +138,17 @@ def _count_non_finite(
     keep[rows, true_col[bad]] = True
     values[rows, true_col[bad]] = true[bad]
     threshold = true[bad].unsqueeze(1)
-    optimistic[bad] = ((values > threshold) & keep).sum(dim=1) + 1
-    pessimistic[bad] = ((values >= threshold) & keep).sum(dim=1)
-    options[bad] = (torch.isfinite(values) & keep).sum(dim=1)
+    # Unfiltered cells keep the raw score (an additive mask adds 0 there), so NaN / +inf in
+    # them is the model's; a filtered cell may read NaN (+inf - inf) and is ignored.
+    broken = ((torch.isnan(values) | (values == float("inf"))) & keep).any(dim=1)
+    broken |= ~torch.isfinite(threshold[:, 0])  # [Q_bad]
+    worst = keep.sum(dim=1)  # [Q_bad] unfiltered candidates, the true one included
+    opt = torch.where(broken, worst, ((values > threshold) & keep).sum(dim=1) + 1)
+    pes = torch.where(broken, worst, ((values >= threshold) & keep).sum(dim=1))
+    optimistic[bad] = opt
+    pessimistic[bad] = pes
+    options[bad] = torch.where(broken, worst, (torch.isfinite(values) & keep).sum(dim=1))
+    return broken
 
 
 def _harmonic(options: Tensor, power: int) -> Tensor:

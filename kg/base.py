@@ -10,6 +10,9 @@ follows PyG's ``torch_geometric/nn/kge/base.py`` and PyKEEN's ``score_t``/``scor
 from __future__ import annotations
 
 import abc
+import math
+import numbers
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,6 +25,42 @@ from kg._distance import Workspace
 from kg._regularizers import n3_sum
 
 __all__ = ["KGEModel", "EntitySelection", "REGULARIZERS", "eval_mode"]
+
+
+def _memory_bytes() -> int:
+    """This machine's physical memory in bytes (1 TiB where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 2**40
+
+
+def _check_rate(name: str, value: float) -> float:
+    """Return a dropout rate as a float if it is a finite number in ``[0, 1)``, else raise.
+
+    ``torch.nn.Dropout`` accepts NaN (and 1, which zeroes every activation).
+
+    Args:
+        name: The argument's name, for the message.
+        value: The rate.
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        GraphDataError: If ``value`` is not a finite number in ``[0, 1)``.
+
+    Examples:
+        >>> _check_rate("input_dropout", 0.2)
+        0.2
+    """
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok and math.isfinite(value) and 0 <= value < 1:
+        return float(value)
+    raise GraphDataError(
+        f"{name}: expected a dropout rate in [0, 1), got {value!r}; pass e.g. {name}=0.2 "
+        "(0 disables dropout)"
+    )
 
 
 @contextmanager
@@ -109,6 +148,23 @@ class KGEModel(torch.nn.Module, abc.ABC):
         self.num_entities = num_entities
         self.num_relations = num_relations
         self.dim = dim
+        # Every model holds at least one dim-sized row per entity and relation.
+        self._check_size((num_entities + num_relations) * dim)
+
+    def _check_size(self, numel: int) -> None:
+        """Refuse, before allocating, parameters of ``numel`` floats that cannot fit in memory.
+
+        An absurd ``dim`` (a typo, a crafted checkpoint config) would otherwise allocate lazily
+        and be killed by the OS, or fail deep inside torch.
+        """
+        need = numel * torch.tensor([], dtype=torch.get_default_dtype()).element_size()
+        have = _memory_bytes()
+        if need > have:
+            raise GraphDataError(
+                f"dim: {type(self).__name__}({self.num_entities}, {self.num_relations}, "
+                f"dim={self.dim}) needs about {need / 2**30:,.1f} GiB for its parameters, more "
+                f"than this machine's {have / 2**30:,.1f} GiB of memory; pass a smaller dim"
+            )
 
     @property
     def config(self) -> dict[str, Any]:

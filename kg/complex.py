@@ -55,6 +55,7 @@ class ComplEx(KGEModel):
 
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__(num_entities, num_relations, dim)
+        self._check_size((num_entities + num_relations) * 2 * dim)
         self.entity = torch.nn.Embedding(num_entities, 2 * dim)
         self.relation = torch.nn.Embedding(num_relations, 2 * dim)
         self.reset_parameters()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,23 +118,56 @@ class TrainingConfig:
         return 1.0 if self.resolved_loss() == "margin" else 0.0
 
     def validate(self) -> None:
-        """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
+        """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field.
+
+        Every numeric field is checked for its type, finiteness and range; the message names
+        the field and its ``graphlib kg train`` flag (the field name with ``-`` for ``_``),
+        what was expected, what arrived and the fix, e.g. ``margin (--margin): expected a
+        finite number >= 0 or None, got nan; pass a non-negative --margin``.
+
+        Raises:
+            GraphDataError: On the first invalid field.
+
+        Examples:
+            >>> TrainingConfig(adversarial_temperature=float("nan")).validate()
+            Traceback (most recent call last):
+            ...
+            graphdata.errors.GraphDataError: adversarial_temperature (--adversarial-temperature): \
+expected a finite number >= 0, got nan; pass a non-negative --adversarial-temperature \
+(0 weighs negatives uniformly, 1 is the RotatE default)
+        """
         _choice("regime", self.regime, REGIMES)
         _choice(f"loss (regime {self.regime!r})", self.resolved_loss(), LOSSES[self.regime])
         _choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
         _choice("sampler", self.sampler, SAMPLERS)
         if self.regularizer is not None:
             _choice("regularizer", self.regularizer, REGULARIZERS)
-        for name in ("epochs", "batch_size", "num_negatives", "checkpoint_every"):
+        for name in ("side_per_positive", "filter_negatives", "reciprocal", "restore_best",
+                     "progress"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
-        if not self.lr > 0 or not math.isfinite(self.lr):
-            raise GraphDataError(f"lr: expected a positive finite float, got {self.lr!r}")
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise GraphDataError(
-                f"label_smoothing: expected a value in [0, 1), got {self.label_smoothing!r}"
-            )
+            if not isinstance(value, bool):
+                raise GraphDataError(f"{name}: expected True or False, got {value!r}")
+        for name, low in (("epochs", 1), ("batch_size", 1), ("num_negatives", 1),
+                          ("checkpoint_every", 1), ("eval_every", 0)):
+            _check_int(name, getattr(self, name), low=low)
+        if self.patience is not None:
+            _check_int("patience", self.patience, low=1, none_ok=True)
+        _check_int("seed", self.seed, low=0, high=2**64 - 1)
+        _check_real("lr", self.lr, low=0.0, strict=True, fix="pass a positive --lr, e.g. 1e-3")
+        if self.margin is not None:
+            _check_real("margin", self.margin, low=0.0, none_ok=True,
+                        fix="pass a non-negative --margin")
+        _check_real("adversarial_temperature", self.adversarial_temperature, low=0.0,
+                    fix="pass a non-negative --adversarial-temperature (0 weighs negatives "
+                    "uniformly, 1 is the RotatE default)")
+        _check_real("label_smoothing", self.label_smoothing, low=0.0, high=1.0,
+                    fix="pass --label-smoothing in [0, 1), e.g. 0.1")
+        _check_real("regularizer_weight", self.regularizer_weight, low=0.0,
+                    fix="pass a non-negative --regularizer-weight, e.g. 1e-2")
+        if self.grad_clip is not None:
+            _check_real("grad_clip", self.grad_clip, low=0.0, strict=True, none_ok=True,
+                        fix="pass a positive --grad-clip, e.g. 1.0, or leave it out for no "
+                        "clipping")
         loss = self.resolved_loss()
         if self.margin is not None and loss not in ("margin", "nssa"):
             raise GraphDataError(
@@ -145,21 +179,56 @@ class TrainingConfig:
                 f"label_smoothing: the {loss!r} loss has no labels to smooth; set "
                 "label_smoothing=0 or use loss='bce' or a 1-N regime"
             )
-        if self.regularizer_weight < 0 or (self.regularizer_weight and self.regularizer is None):
+        if self.regularizer_weight and self.regularizer is None:
             raise GraphDataError(
                 f"regularizer_weight: expected 0, or > 0 with regularizer 'n3' or 'l2', got "
                 f"{self.regularizer_weight!r} with regularizer={self.regularizer!r}"
             )
-        if self.grad_clip is not None and not self.grad_clip > 0:
-            raise GraphDataError(
-                f"grad_clip: expected a positive float or None, got {self.grad_clip!r}"
-            )
-        if self.eval_every < 0:
-            raise GraphDataError(f"eval_every: expected >= 0 (0 = never), got {self.eval_every!r}")
-        if self.patience is not None and self.patience < 1:
-            raise GraphDataError(
-                f"patience: expected a positive int or None, got {self.patience!r}"
-            )
+
+
+def _field(name: str) -> str:
+    """``name (--flag)``: the field and its ``graphlib kg train`` flag."""
+    return f"{name} (--{name.replace('_', '-')})"
+
+
+def _check_int(
+    name: str, value: Any, *, low: int, high: int | None = None, none_ok: bool = False
+) -> None:
+    """Refuse a non-int (bools included) or an int outside ``[low, high]``."""
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if ok and low <= value and (high is None or value <= high):
+        return
+    span = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
+    flag = f"--{name.replace('_', '-')}"
+    fix = f"pass {flag} {max(low, 1)} or more" if high is None else f"pass {flag} in that range"
+    raise GraphDataError(
+        f"{_field(name)}: expected {span}{' or None' if none_ok else ''}, got {value!r}; {fix}"
+    )
+
+
+def _check_real(
+    name: str,
+    value: Any,
+    *,
+    low: float,
+    high: float | None = None,
+    strict: bool = False,
+    none_ok: bool = False,
+    fix: str,
+) -> None:
+    """Refuse a non-number, NaN, an infinity, or a value below ``low`` or not below ``high``."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok and math.isfinite(value):
+        above = value > low if strict else value >= low
+        if above and (high is None or value < high):
+            return
+    if high is not None:
+        span = f"a finite number in [{low:g}, {high:g})"
+    else:
+        span = f"a finite number {'>' if strict else '>='} {low:g}"
+    raise GraphDataError(
+        f"{_field(name)}: expected {span}{' or None' if none_ok else ''}, got {value!r}; {fix}"
+    )
 
 
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> None:

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg.base import EntitySelection, KGEModel
+from kg.base import EntitySelection, KGEModel, _check_rate
 
 __all__ = ["ConvE"]
 
@@ -79,6 +79,13 @@ class ConvE(KGEModel):
         hidden_dropout: float = 0.3,
     ) -> None:
         super().__init__(num_entities, num_relations, dim)
+        for arg, value in (("num_filters", num_filters), ("kernel_size", kernel_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise GraphDataError(f"{arg}: expected a positive int, got {value!r}")
+        for arg, rate in (("input_dropout", input_dropout),
+                          ("feature_map_dropout", feature_map_dropout),
+                          ("hidden_dropout", hidden_dropout)):
+            _check_rate(arg, rate)
         valid = isinstance(embedding_height, int) and embedding_height >= 1
         width = dim // embedding_height if valid else 0
         if not valid or dim % embedding_height or min(2 * embedding_height, width) < kernel_size:
@@ -87,13 +94,16 @@ class ConvE(KGEModel):
                 f"kernel_size={kernel_size}, got {embedding_height!r}; e.g. dim=200 with H=10"
             )
         self.embedding_height, self.embedding_width = embedding_height, width
+        conv_h, conv_w = 2 * embedding_height - kernel_size + 1, width - kernel_size + 1
+        # Entity and relation tables, entity biases and the projection [F h w, d].
+        self._check_size((num_entities + num_relations) * dim + num_entities
+                         + num_filters * conv_h * conv_w * dim)
         self.entity = torch.nn.Embedding(num_entities, dim)
         self.relation = torch.nn.Embedding(num_relations, dim)
         self.bias = torch.nn.Parameter(torch.zeros(num_entities))
         self.bn0 = torch.nn.BatchNorm2d(1)
         self.conv = torch.nn.Conv2d(1, num_filters, kernel_size)
         self.bn1 = torch.nn.BatchNorm2d(num_filters)
-        conv_h, conv_w = 2 * embedding_height - kernel_size + 1, width - kernel_size + 1
         self.fc = torch.nn.Linear(num_filters * conv_h * conv_w, dim)
         self.bn2 = torch.nn.BatchNorm1d(dim)
         self.input_dropout = torch.nn.Dropout(input_dropout)

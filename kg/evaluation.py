@@ -29,14 +29,20 @@ with :math:`\mathbb{E}[r_i] = (C_i + 1)/2`, :math:`\mathbb{E}[1/r_i] = H_{C_i}/C
     z_M = \frac{\pm(M - \mathbb{E}[M])}{\sqrt{\mathbb{V}[M]}}
 
 (:math:`M` is MRR or Hits@k; :math:`z` is signed so larger is better, also for MR). "Both"
-concatenates head and tail ranks. PyG's ``KGEModel.test`` (raw, tail only, 0-based mean rank,
-a Python loop) is the counter-example.
+concatenates head and tail ranks.
+
+A query whose true score is non-finite, or whose unfiltered candidates score NaN or
+:math:`+\infty`, is never ranked: by default :func:`evaluate` raises
+:class:`NonFiniteScoreError` (the model diverged); ``nonfinite="worst"`` counts it as the worst
+rank :math:`C` instead. Either way every metric lies in its range. PyG's ``KGEModel.test``
+(raw, tail only, 0-based mean rank, a Python loop) is the counter-example.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,12 +55,39 @@ from graphdata.filter_index import FilterIndex, stacked_query_keys
 from kg._ranks import filtered_ranks, rank_summary
 from kg.base import EntitySelection, KGEModel, eval_mode
 
-__all__ = ["RankMetrics", "evaluate", "SIDES", "RANK_TYPES"]
+__all__ = [
+    "RankMetrics",
+    "evaluate",
+    "NonFiniteScoreError",
+    "SIDES",
+    "RANK_TYPES",
+    "NONFINITE",
+]
 
 #: Which ranks a metric is computed over.
 SIDES = ("both", "head", "tail")
 #: How ties with the true score are broken.
 RANK_TYPES = ("realistic", "optimistic", "pessimistic")
+#: What :func:`evaluate` does with a query that has non-finite scores.
+NONFINITE = ("raise", "worst")
+
+
+class NonFiniteScoreError(GraphDataError):
+    """Scores with NaN or infinity were to be ranked: the model diverged or overflowed.
+
+    Args:
+        message: What was found and how to fix it.
+        count: Number of non-finite queries.
+        total: Number of ranked queries (two per triple: head and tail side).
+        relations: Relation ids of the non-finite queries, sorted.
+        sides: Non-finite queries per side, ``{"head": n, "tail": n}``.
+    """
+
+    def __init__(
+        self, message: str, *, count: int, total: int, relations: list[int], sides: dict[str, int]
+    ) -> None:
+        super().__init__(message)
+        self.count, self.total, self.relations, self.sides = count, total, relations, sides
 
 #: A plain triple scorer: ``fn(head_index, rel_type, tail_index) -> [B]`` (higher = better).
 ScoreFunction = Callable[[Tensor, Tensor, Tensor], Tensor]
@@ -75,6 +108,8 @@ class RankMetrics:
         relation: Relation id of each evaluated triple, ``[N]``.
         rank_type: Default tie handling, one of :data:`RANK_TYPES`. Default ``"realistic"``.
         ks: The ``k`` of Hits@k. Default ``(1, 3, 10)``.
+        nonfinite: Which ranked queries had non-finite scores and were given the worst rank,
+            ``[2, N]`` bool (:func:`evaluate` with ``nonfinite="worst"``); ``None``: none.
 
     Examples:
         >>> m = RankMetrics(torch.tensor([[1], [2]]), torch.tensor([[1], [4]]),
@@ -89,9 +124,15 @@ class RankMetrics:
     relation: Tensor
     rank_type: str = "realistic"
     ks: tuple[int, ...] = field(default=(1, 3, 10))
+    nonfinite: Tensor | None = None
 
     def __post_init__(self) -> None:
         _check_choice("rank_type", self.rank_type, RANK_TYPES)
+
+    @property
+    def num_nonfinite(self) -> int:
+        """Ranked queries (of :math:`2N`) whose non-finite scores were counted as the worst rank."""
+        return int(self.nonfinite.sum()) if self.nonfinite is not None else 0
 
     @property
     def num_triples(self) -> int:
@@ -152,6 +193,7 @@ class RankMetrics:
         return {
             "num_triples": self.num_triples,
             "rank_type": self.rank_type,
+            "num_nonfinite_queries": self.num_nonfinite,
             "metrics": {
                 side: {kind: self.summary(side, kind) for kind in RANK_TYPES} for side in SIDES
             },
@@ -284,6 +326,8 @@ def evaluate(
     batch_size: int | None = None,
     memory_budget: int = 64 * 2**20,
     compile: bool = False,
+    nonfinite: str = "raise",
+    relation_labels: Sequence[str] | None = None,
 ) -> RankMetrics:
     r"""Filtered, both-sides, rank-based evaluation (see the module docstring for the math).
 
@@ -314,12 +358,22 @@ def evaluate(
             score with a matmul or ``cdist`` already). Costs a few seconds of compilation per
             process, then runs several times faster; falls back to eager scoring with a warning
             where compilation fails. Default False.
+        nonfinite: What to do with a query whose true score is non-finite or whose unfiltered
+            candidates score NaN or :math:`+\infty` (a diverged model): ``"raise"``
+            :class:`NonFiniteScoreError` after ranking every batch, naming how many queries,
+            which relations and sides; or ``"worst"``: count it as the worst rank (the number
+            of its candidates), warn, and record it in :attr:`RankMetrics.nonfinite`.
+            Filtered cells and :math:`-\infty` candidates are never a problem. Default
+            ``"raise"``.
+        relation_labels: Relation labels by id, used in the :class:`NonFiniteScoreError`
+            message. Default None (ids only).
 
     Returns:
         The ranks and metrics.
 
     Raises:
         GraphDataError: On malformed triples, ids out of range, or sizes that disagree.
+        NonFiniteScoreError: With ``nonfinite="raise"``, when a query has non-finite scores.
 
     Shapes:
         triples: ``[N, 3]``; the result holds ``[2, N]`` ranks.
@@ -349,6 +403,7 @@ def evaluate(
         )
     num_rel = _check_triples(triples, model, num_entities, reciprocal, filter_index)
     _check_choice("rank_type", rank_type, RANK_TYPES)
+    _check_choice("nonfinite", nonfinite, NONFINITE)
     ks = tuple(int(k) for k in ks)
     if any(k < 1 for k in ks):
         raise GraphDataError(f"ks: expected positive ints, got {ks}")
@@ -373,7 +428,7 @@ def evaluate(
     was_compiled = getattr(model, "compile_scoring", None) if is_model else None
     if was_compiled is not None:
         model.compile_scoring = bool(compile)
-    parts: list[tuple[Tensor, Tensor, Tensor]] = []
+    parts: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []
     try:
         with torch.no_grad(), eval_mode(model) if is_model else contextlib.nullcontext():
             start = 0
@@ -397,18 +452,57 @@ def evaluate(
         if was_compiled is not None:
             model.compile_scoring = was_compiled
     if parts:
-        optimistic, pessimistic, options = (torch.cat(x, dim=1).cpu() for x in zip(*parts))
+        optimistic, pessimistic, options, broken = (
+            torch.cat(x, dim=1).cpu() for x in zip(*parts)
+        )
     else:
         optimistic = pessimistic = options = torch.zeros(2, 0, dtype=torch.long)
+        broken = torch.zeros(2, 0, dtype=torch.bool)
+    relation = triples[:, 1].cpu()
+    if bool(broken.any()):
+        message = _nonfinite_message(broken, relation, relation_labels)
+        if nonfinite == "raise":
+            count = int(broken.sum())
+            raise NonFiniteScoreError(
+                message + "; or pass nonfinite='worst' to count them as the worst rank",
+                count=count,
+                total=broken.numel(),
+                relations=torch.unique(relation.repeat(2)[broken.flatten()]).tolist(),
+                sides={"head": int(broken[0].sum()), "tail": int(broken[1].sum())},
+            )
+        warnings.warn(message + "; counted as the worst rank", RuntimeWarning, stacklevel=2)
     return RankMetrics(
-        optimistic, pessimistic, options, triples[:, 1].cpu(), rank_type=rank_type, ks=ks
+        optimistic,
+        pessimistic,
+        options,
+        relation,
+        rank_type=rank_type,
+        ks=ks,
+        nonfinite=broken if bool(broken.any()) else None,
+    )
+
+
+def _nonfinite_message(
+    broken: Tensor, relation: Tensor, labels: Sequence[str] | None
+) -> str:
+    """What :class:`NonFiniteScoreError` says: how many queries, which relations and sides."""
+    ids = torch.unique(relation.repeat(2)[broken.flatten()]).tolist()
+    names = [f"{r} ({labels[r]!r})" if labels is not None and r < len(labels) else str(r)
+             for r in ids[:10]]
+    more = f" and {len(ids) - 10} more" if len(ids) > 10 else ""
+    head, tail = int(broken[0].sum()), int(broken[1].sum())
+    return (
+        f"scores: {head + tail} of {broken.numel()} ranked queries ({head} head-side, {tail} "
+        f"tail-side) have a non-finite true score or NaN/+inf candidate scores, in relation(s) "
+        f"{', '.join(names)}{more}; the model diverged or overflowed: retrain with a lower "
+        "learning rate or gradient clipping (grad_clip)"
     )
 
 
 def _rank_batch(
     scorer: _Scorer, rows: Tensor, filter_index: FilterIndex | None, chunk: int, num_rel: int
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Ranks of one batch on both sides, each output ``[2, B]`` (head row, tail row).
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """Ranks and non-finite flags of one batch on both sides, each ``[2, B]`` (head, tail).
 
     ``num_rel`` bounds the batch's relation ids (from :func:`_check_triples`).
     """

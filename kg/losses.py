@@ -13,6 +13,9 @@ Scores are plausibilities (higher = more plausible), as every :mod:`kg` model re
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -27,6 +30,20 @@ __all__ = [
     "kvsall_bce_loss",
     "one_vs_all_loss",
 ]
+
+
+def _check_number(name: str, value: float, *, high: float | None = None) -> float:
+    """Return ``value`` as a float if it is finite, >= 0 and below ``high``; else raise.
+
+    A NaN temperature used to drop every negative silently, a NaN margin to make the loss NaN.
+    """
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if ok and math.isfinite(value) and value >= 0 and (high is None or value < high):
+        return float(value)
+    span = f"in [0, {high:g})" if high is not None else ">= 0"
+    raise GraphDataError(
+        f"{name}: expected a finite number {span}, got {value!r}; pass a finite {name} {span}"
+    )
 
 
 def _check_pairs(pos: Tensor, neg: Tensor, mask: Tensor | None) -> Tensor:
@@ -77,6 +94,7 @@ def margin_ranking_loss(
         tensor(0.2500)
     """
     keep = _check_pairs(pos, neg, mask)
+    margin = _check_number("margin", margin)
     hinge = F.relu(margin - pos.unsqueeze(1) + neg)  # [B, k]
     return (hinge * keep).sum() / keep.sum().clamp_min(1.0)
 
@@ -149,7 +167,7 @@ def bce_loss(
         tensor(0.6931)
     """
     keep = _check_pairs(pos, neg, mask)
-    eps = float(label_smoothing)
+    eps = _check_number("label_smoothing", label_smoothing, high=1.0)
     pos_term = F.binary_cross_entropy_with_logits(
         pos, torch.full_like(pos, 1.0 - eps), reduction="sum"
     )
@@ -202,7 +220,9 @@ def nssa_loss(
         tensor(0.6931)
     """
     keep = _check_pairs(pos, neg, mask)
-    logits = (adversarial_temperature * neg.detach()).masked_fill(keep == 0, float("-inf"))
+    margin = _check_number("margin", margin)
+    alpha = _check_number("adversarial_temperature", adversarial_temperature)
+    logits = (alpha * neg.detach()).masked_fill(keep == 0, float("-inf"))
     # A fully masked row gives softmax NaN (0/0): zero it, that row then has no negative part.
     weights = torch.softmax(logits, dim=-1).nan_to_num(0.0)  # [B, k]
     pos_part = -F.logsigmoid(margin + pos)  # [B]
@@ -245,6 +265,7 @@ def kvsall_bce_loss(scores: Tensor, targets: Tensor, *, label_smoothing: float =
             f"targets: expected the shape of scores [B, E] {tuple(scores.shape)}, "
             f"got {tuple(targets.shape)}"
         )
+    label_smoothing = _check_number("label_smoothing", label_smoothing, high=1.0)
     y = targets.to(scores.dtype)
     if label_smoothing:
         y = (1.0 - label_smoothing) * y + label_smoothing / scores.size(1)
@@ -285,4 +306,5 @@ def one_vs_all_loss(scores: Tensor, target: Tensor, *, label_smoothing: float = 
             f"target: expected one index per row of scores [B, E] {tuple(scores.shape)}, "
             f"got shape {tuple(target.shape)}"
         )
+    label_smoothing = _check_number("label_smoothing", label_smoothing, high=1.0)
     return F.cross_entropy(scores, target, label_smoothing=label_smoothing)

@@ -47,6 +47,7 @@ class RESCAL(KGEModel):
 
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__(num_entities, num_relations, dim)
+        self._check_size(num_entities * dim + num_relations * dim * dim)  # W_r: dim x dim each
         self.entity = torch.nn.Embedding(num_entities, dim)
         self.relation = torch.nn.Embedding(num_relations, dim * dim)
         self.reset_parameters()

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from graphdata.errors import GraphDataError
 from kg._distance import Workspace, gathered_distance
 from kg.base import EntitySelection, KGEModel
 
@@ -85,6 +86,13 @@ class RotatE(KGEModel):
         self, num_entities: int, num_relations: int, dim: int, *, margin: float = 9.0
     ) -> None:
         super().__init__(num_entities, num_relations, dim)
+        valid = isinstance(margin, int | float) and not isinstance(margin, bool)
+        if not valid or not math.isfinite(margin) or margin < 0:
+            raise GraphDataError(
+                f"margin: expected a finite number >= 0 (the gamma of the score), got {margin!r}; "
+                "pass e.g. margin=9.0 (the RotatE paper's value for FB15k-237 is 9)"
+            )
+        self._check_size(num_entities * 2 * dim + num_relations * dim)
         self.margin = float(margin)
         self.entity = torch.nn.Embedding(num_entities, 2 * dim)
         self.relation = torch.nn.Embedding(num_relations, dim)  # phases theta

@@ -14,6 +14,14 @@ in ``_``. Per epoch it shuffles the training triples with its own seeded generat
 an atomic checkpoint from which ``fit(..., resume=True)`` continues a killed run bit-identically
 on CPU.
 
+Divergence is checked after every epoch on the loss, on every parameter and buffer (TuckER's
+batch-norm ``running_var`` overflows to inf at a huge learning rate while the loss stays finite)
+and on the scores of a few training queries; a validation with non-finite scores
+(:class:`kg.evaluation.NonFiniteScoreError`) or a NaN MRR is divergence too, never an
+improvement. A state that fails these checks is never written to the checkpoint nor kept as the
+best one; :class:`TrainingDivergedError` is raised instead, with the model reset to the last
+good state.
+
 Regimes, for a batch of training triples (or, for KvsAll, of training queries):
 
 * ``"slcwa"``: ``num_negatives`` corrupted copies per positive (:mod:`kg.sampling`), one of the
@@ -37,7 +45,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from tqdm import tqdm
@@ -46,7 +54,7 @@ from graphdata.atomic import write_text_atomic
 from graphdata.errors import GraphDataError, NotFittedError
 from graphdata.triples import KGDataset
 from kg import _epochs
-from kg.base import KGEModel
+from kg.base import KGEModel, eval_mode
 from kg.checkpoint import (
     capture_rng_state,
     check_compatible,
@@ -64,7 +72,7 @@ from kg.config import (
     TrainingConfig,
     _choice,
 )
-from kg.evaluation import RankMetrics, evaluate
+from kg.evaluation import NonFiniteScoreError, RankMetrics, evaluate
 from kg.models import DEFAULTS, MODELS
 
 __all__ = [
@@ -82,7 +90,12 @@ __all__ = [
 
 
 class TrainingDivergedError(FloatingPointError):
-    """The training loss became NaN or infinite; the message names the fix."""
+    """Training diverged: a NaN or infinite loss, parameter, buffer or score; names the fix."""
+
+
+#: Training queries whose scores are checked for NaN/inf after each epoch (a cheap probe of
+#: overflow that finite parameters can still produce).
+_PROBE_QUERIES = 64
 
 
 class Trainer:
@@ -137,8 +150,10 @@ class Trainer:
         Raises:
             GraphDataError: On an invalid config, a model whose sizes do not fit the dataset,
                 or an incompatible checkpoint.
-            TrainingDivergedError: When the loss becomes NaN or infinite; the model is reset to
-                the last good checkpoint when there is one.
+            TrainingDivergedError: When the loss, a parameter or buffer, the probe scores or
+                the validation scores become NaN or infinite (or a resumed checkpoint holds such
+                a state); the model is reset to the last good state: this run's last
+                checkpoint, else the best validated state, when there is one.
         """
         cfg, model = self.config, self.model
         cfg.validate()
@@ -178,6 +193,13 @@ class Trainer:
                     f"checkpoint: its model config {ckpt['model']['config']} differs from the "
                     f"model's {model.config}; build the model with the checkpoint's config"
                 )
+            problem = _nonfinite_entries(ckpt["model"]["state"])
+            if problem is not None:
+                raise TrainingDivergedError(
+                    f"checkpoint: {path!r} holds a non-finite model state ({problem}), written by "
+                    "a diverged run; it cannot be resumed: retrain without resume (a lower "
+                    "learning rate or grad_clip)"
+                )
             model.load_state_dict(ckpt["model"]["state"])
             run.optimizer.load_state_dict(ckpt["optimizer"])
             for group in run.optimizer.param_groups:
@@ -186,9 +208,11 @@ class Trainer:
             state = dict(ckpt["training"])
             _warn_changed(state.pop("config"), dataclasses.asdict(cfg))
             state["resumed_from"] = int(state["epoch"])
+            self._saved_epoch = int(state["epoch"])
             _rewrite_log(cfg.log_path, state["history"])
         else:
             model.reset_parameters()
+            self._saved_epoch = 0  # no checkpoint of this run yet (a file there is another's)
             state = {
                 "epoch": 0,
                 "history": [],
@@ -221,7 +245,14 @@ class Trainer:
                 model.train()
                 loss = run.epoch(bar, epoch)
                 if not math.isfinite(loss):
-                    self._diverged(state, epoch, loss)
+                    self._diverged(state, epoch, f"loss became {loss}")
+                problem = _nonfinite_entries(model.state_dict())
+                if problem is not None:
+                    self._diverged(state, epoch, f"the model state became non-finite ({problem})")
+                if not _probe_finite(model, run.train[:_PROBE_QUERIES]):
+                    self._diverged(
+                        state, epoch, "the scores of training queries overflowed to NaN/inf"
+                    )
                 record: dict[str, Any] = {
                     "epoch": epoch,
                     "loss": loss,
@@ -231,9 +262,18 @@ class Trainer:
                 # Validate every eval_every epochs and after the last one, so that restoring
                 # the best epoch never discards a final stretch that was never validated.
                 if cfg.eval_every and (epoch % cfg.eval_every == 0 or epoch == cfg.epochs):
-                    metrics = evaluate(
-                        model, dataset.valid.mapped_triples, valid_index, reciprocal=cfg.reciprocal
-                    )
+                    try:
+                        metrics = evaluate(
+                            model,
+                            dataset.valid.mapped_triples,
+                            valid_index,
+                            reciprocal=cfg.reciprocal,
+                            relation_labels=dataset.relations.labels,
+                        )
+                    except NonFiniteScoreError as err:
+                        self._diverged(state, epoch, f"validation failed: {err}")
+                    if not math.isfinite(metrics.mrr):
+                        self._diverged(state, epoch, f"the validation MRR became {metrics.mrr}")
                     record["valid_mrr"] = metrics.mrr
                     record["valid_hits_at_10"] = metrics.hits_at(10)
                     bar.set_postfix(loss=f"{loss:.4f}", valid_mrr=f"{metrics.mrr:.4f}")
@@ -276,6 +316,14 @@ class Trainer:
         model = self.model
         training = {k: v for k, v in state.items() if k not in ("fingerprint", "resumed_from")}
         training["config"] = dataclasses.asdict(self.config)
+        # Never write a non-finite state over a good checkpoint (the epoch loop checked the
+        # model; this guards every other path to the file).
+        problem = _nonfinite_entries(model.state_dict())
+        if problem is not None:
+            raise TrainingDivergedError(
+                f"checkpoint: refusing to save a non-finite model state ({problem}) over "
+                f"{self.config.checkpoint_path!r}; lower the learning rate or set grad_clip"
+            )
         save_checkpoint(
             self.config.checkpoint_path,
             {
@@ -291,21 +339,35 @@ class Trainer:
                 "dataset_name": run.dataset_name,
             },
         )
+        self._saved_epoch = int(state["epoch"])
 
-    def _diverged(self, state: dict[str, Any], epoch: int, loss: float) -> None:
+    def _diverged(self, state: dict[str, Any], epoch: int, what: str) -> NoReturn:
+        """Reset the model to the last good state, then raise :class:`TrainingDivergedError`.
+
+        The last good state is this run's last checkpoint (re-checked to be finite), else the
+        best validated state held in memory; a state that is not finite is never restored.
+        """
         cfg = self.config
         good = state["epoch"]
         path = cfg.checkpoint_path
         kept = ""
-        if path is not None and Path(path).is_file() and good > 0:
+        saved = getattr(self, "_saved_epoch", 0)
+        restored = False
+        if path is not None and saved > 0 and Path(path).is_file():
             ckpt = load_checkpoint(path, map_location=next(self.model.parameters()).device)
-            self.model.load_state_dict(ckpt["model"]["state"])
-            kept = (
-                f"; the model holds the last good checkpoint {path!r} "
-                f"(epoch {ckpt['training']['epoch']})"
-            )
+            if _nonfinite_entries(ckpt["model"]["state"]) is None:
+                self.model.load_state_dict(ckpt["model"]["state"])
+                restored = True
+                kept = (
+                    f"; the model holds the last good checkpoint {path!r} "
+                    f"(epoch {ckpt['training']['epoch']})"
+                )
+        best = state.get("best_state")
+        if not restored and best is not None and _nonfinite_entries(best) is None:
+            self.model.load_state_dict(best)
+            kept = f"; the model holds the best validated state (epoch {state['best_epoch']})"
         raise TrainingDivergedError(
-            f"loss became {loss} in epoch {epoch} with learning rate lr={cfg.lr:g}; the last good "
+            f"{what} in epoch {epoch} with learning rate lr={cfg.lr:g}; the last good "
             f"epoch is {good}{kept}. Lower the learning rate (e.g. lr={cfg.lr / 10:g}) or set "
             "grad_clip, then retrain"
         )
@@ -392,6 +454,32 @@ def train(
         The fitted :class:`Trainer` (``trainer.model_``, ``trainer.history_``, ...).
     """
     return Trainer(model, config).fit(dataset, resume=resume)
+
+
+def _nonfinite_entries(state: dict[str, torch.Tensor]) -> str | None:
+    """Name the floating-point entries of a state dict holding NaN or inf; ``None`` if none.
+
+    One finiteness flag per tensor, read back together (a single device synchronisation).
+    """
+    items = [(k, v) for k, v in state.items() if v.is_floating_point() or v.is_complex()]
+    if not items:
+        return None
+    flags = torch.stack([torch.isfinite(v).all().to(items[0][1].device) for _, v in items])
+    if bool(flags.all()):
+        return None
+    bad = [(k, v) for (k, v), ok in zip(items, flags.tolist()) if not ok]
+    names = [f"{k!r} holds {'nan' if bool(torch.isnan(v).any()) else 'inf'}" for k, v in bad[:3]]
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    return ", ".join(names) + more
+
+
+def _probe_finite(model: KGEModel, triples: torch.Tensor) -> bool:
+    """Whether the model scores the tails of a few training queries finitely (eval mode)."""
+    if not triples.numel():
+        return True
+    with torch.no_grad(), eval_mode(model):
+        scores = model.score_tails(triples[:, 0], triples[:, 1])  # [B, E]
+    return bool(torch.isfinite(scores).all())
 
 
 def _check_sizes(model: KGEModel, dataset: KGDataset, reciprocal: bool) -> None:

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg.base import EntitySelection, KGEModel
+from kg.base import EntitySelection, KGEModel, _check_rate
 
 __all__ = ["TuckER"]
 
@@ -77,9 +77,16 @@ class TuckER(KGEModel):
     ) -> None:
         super().__init__(num_entities, num_relations, dim)
         relation_dim = dim if relation_dim is None else relation_dim
-        if not isinstance(relation_dim, int) or relation_dim < 1:
+        bad = isinstance(relation_dim, bool) or not isinstance(relation_dim, int)
+        if bad or relation_dim < 1:
             raise GraphDataError(f"relation_dim: expected a positive int, got {relation_dim!r}")
         self.relation_dim = relation_dim
+        for arg, rate in (("input_dropout", input_dropout), ("hidden_dropout1", hidden_dropout1),
+                          ("hidden_dropout2", hidden_dropout2)):
+            _check_rate(arg, rate)
+        # The core W [d_r, d_e, d_e] dominates: d_e = 10^4 alone is 400 GB per relation dim.
+        self._check_size(num_entities * dim + num_relations * relation_dim
+                         + relation_dim * dim * dim)
         self.entity = torch.nn.Embedding(num_entities, dim)
         self.relation = torch.nn.Embedding(num_relations, relation_dim)
         self.core = torch.nn.Parameter(torch.empty(relation_dim, dim, dim))

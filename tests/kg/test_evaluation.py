@@ -92,8 +92,14 @@ def test_non_finite_scores_are_not_options(filter_path):
     table, known, test = tiny_kg(4)
     gen = torch.Generator().manual_seed(5)
     mask = torch.rand(table.shape, generator=gen)
-    table[mask < 0.15] = float("-inf")
-    table[mask > 0.9] = float("nan")
+    table[mask < 0.15] = float("-inf")  # -inf candidates are not options
+    # NaN and +inf at filtered cells are ignored (a NaN or +inf candidate that is not filtered
+    # makes the query non-finite: tests/kg/test_faults_numerics.py).
+    filtered_only = known[~FilterIndex.from_triples(test, num_entities=E, num_relations=R)
+                          .contains(known)].t()
+    table[filtered_only[0], filtered_only[1], filtered_only[2]] = torch.where(
+        torch.arange(filtered_only.size(1)) % 2 == 0, float("nan"), float("inf")
+    )
     true = test.t()
     table[true[0], true[1], true[2]] = 1.0  # keep the evaluated triples' own scores finite
     index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
@@ -109,10 +115,12 @@ def test_shared_queries_and_unfiltered_targets_match_brute_force(device, filter_
     table, known, _ = tiny_kg(6)
     gen = torch.Generator().manual_seed(7)
     mask = torch.rand(table.shape, generator=gen)
-    table[mask < 0.1] = float("nan")
+    table[mask < 0.1] = float("-inf")
     h, r = known[0, 0], known[0, 1]
     shared = torch.stack([torch.full((E,), int(h)), torch.full((E,), int(r)), torch.arange(E)], 1)
     test = torch.cat([shared, known[:4], known[:4, [0, 1, 0]]])  # duplicates included
+    true = test.t()
+    table[true[0], true[1], true[2]] = 2.0  # a -inf true score is non-finite: never ranked
     index = FilterIndex.from_triples(known.to(device), num_entities=E, num_relations=R)
     assert not index.contains(test.to(device)).all() and index.contains(test.to(device)).any()
     expected = brute_force(table_scorer(table), test, known, E)

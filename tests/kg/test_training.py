@@ -194,8 +194,8 @@ def test_invalid_configs_raise():
         (dict(loss="nssa", label_smoothing=0.1), "label_smoothing: the 'nssa' loss has no labels"),
         (dict(regularizer_weight=0.1), "regularizer_weight: expected 0, or > 0 with regularizer"),
         (dict(optimizer="adamw"), "optimizer: expected one of"),
-        (dict(epochs=0), "epochs: expected a positive int"),
-        (dict(lr=float("nan")), "lr: expected a positive finite float"),
+        (dict(epochs=0), r"epochs \(--epochs\): expected an int >= 1, got 0"),
+        (dict(lr=float("nan")), r"lr \(--lr\): expected a finite number > 0, got nan"),
     ]
     for kw, match in cases:
         with pytest.raises(GraphDataError, match=match):
