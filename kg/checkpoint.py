@@ -13,16 +13,25 @@ code. Its keys:
 * ``rng``: random-generator states (see :func:`capture_rng_state`);
 * ``vocabulary``: ``{"entities": list[str], "relations": list[str]}``;
 * ``dataset_fingerprint``: :func:`dataset_fingerprint` of the training data;
-* ``dataset_name``: the dataset's ``name`` (the CLI stores where it came from there).
+* ``dataset_name``: the dataset's ``name`` (the CLI stores where it came from there);
+* ``checksum``: ``{"algorithm": "sha256-tensors", "digest": str}``, the
+  :func:`tensor_checksum` of every other entry, verified on load: a file whose tensor bytes
+  changed after writing (a disk or copy error, an edit) is refused. Files written before the
+  checksum existed load with a :class:`UserWarning` saying their tensors were not verified
+  (re-saving one adds the checksum).
 
-Writes go to a temporary file in the target's folder followed by :func:`os.replace`, so a run
-killed mid-write leaves the previous checkpoint intact.
+The payload is serialised in memory first and then written with plain writes into a temporary
+file in the target's folder, ``fsync``-ed and renamed with :func:`os.replace`
+(:func:`graphdata.atomic.atomic_path`): a run killed mid-write leaves the previous checkpoint
+intact, and a full disk is an :class:`OSError` "no space left on device" naming the path (torch
+writing straight to the file reports only "unexpected pos").
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import io
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +39,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from graphdata.atomic import atomic_path
+from graphdata.atomic import write_bytes_atomic
 from graphdata.errors import GraphDataError
 from graphdata.typing import PathLike
 
@@ -41,14 +50,20 @@ __all__ = [
     "save_checkpoint",
     "load_checkpoint",
     "check_compatible",
+    "tensor_checksum",
+    "verify_checksum",
+    "serialize_with_checksum",
+    "describe_load_error",
     "capture_rng_state",
     "restore_rng_state",
 ]
 
 #: Marker stored in every checkpoint, checked on load.
 CHECKPOINT_FORMAT = "graphlib-kg-checkpoint"
-#: Bumped when the layout changes incompatibly.
+#: Bumped when the layout changes incompatibly (the optional ``checksum`` entry did not).
 CHECKPOINT_VERSION = 1
+#: Name of the checksum stored by :func:`save_checkpoint` (and the evaluator files).
+CHECKSUM_ALGORITHM = "sha256-tensors"
 
 
 def dataset_fingerprint(
@@ -87,25 +102,150 @@ def dataset_fingerprint(
     return digest.hexdigest()
 
 
+def tensor_checksum(data: Any) -> str:
+    """Return a SHA-256 hex digest of every tensor in a nested dict/list structure.
+
+    The tensors are visited in the structure's order (dict insertion order, which
+    ``torch.save``/``torch.load`` keep); each contributes its key path, dtype, shape and raw
+    bytes, so a changed value, a reshaped or retyped tensor and a renamed key all change the
+    digest. Non-tensor leaves (configs, labels, numbers) do not enter it. Where the tensors live
+    (``map_location``) does not matter.
+
+    Args:
+        data: A tensor or a nest of dicts, lists and tuples holding tensors.
+
+    Returns:
+        A 64-character hexadecimal string.
+
+    Examples:
+        >>> a = {"w": torch.tensor([1.0, 2.0])}
+        >>> tensor_checksum(a) == tensor_checksum({"w": torch.tensor([1.0, 2.0])})
+        True
+        >>> tensor_checksum(a) == tensor_checksum({"w": torch.tensor([1.0, 2.5])})
+        False
+    """
+    digest = hashlib.sha256()
+    _hash_tensors(data, "", digest)
+    return digest.hexdigest()
+
+
+def _hash_tensors(obj: Any, where: str, digest: Any) -> None:
+    if isinstance(obj, Tensor):
+        t = obj.detach()
+        if t.layout != torch.strided:
+            t = t.to_dense()
+        digest.update(f"{where}|{t.dtype}|{tuple(t.shape)}\0".encode())
+        if t.numel():
+            flat = t.cpu().resolve_conj().resolve_neg().contiguous().reshape(-1)
+            digest.update(memoryview(flat.view(torch.uint8).numpy()))
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _hash_tensors(value, f"{where}.{key}", digest)
+    elif isinstance(obj, (list, tuple)):
+        for position, value in enumerate(obj):
+            _hash_tensors(value, f"{where}[{position}]", digest)
+
+
+def verify_checksum(data: dict, source: str, *, what: str) -> None:
+    """Check the ``checksum`` entry of a loaded checkpoint or evaluator file against its tensors.
+
+    Args:
+        data: The loaded dictionary (its ``checksum`` entry and everything else).
+        source: The file it was read from, for messages.
+        what: What the file is, for messages (``"checkpoint"``, ``"evaluator"``).
+
+    Raises:
+        GraphDataError: If the stored checksum is malformed or differs from the tensors'.
+
+    Warns:
+        UserWarning: If there is no checksum (a file written before graphlib stored one).
+    """
+    stored = data.get("checksum")
+    if stored is None:
+        warnings.warn(
+            f"{what}: {source!r} carries no checksum (written by an older graphlib), so its "
+            "tensors could not be verified; save it again to add one",
+            UserWarning,
+            stacklevel=3,
+        )
+        return
+    if (
+        not isinstance(stored, dict)
+        or stored.get("algorithm") != CHECKSUM_ALGORITHM
+        or not isinstance(stored.get("digest"), str)
+    ):
+        raise GraphDataError(
+            f"{what}: {source!r} has a malformed checksum entry {stored!r} (expected "
+            f"{{'algorithm': {CHECKSUM_ALGORITHM!r}, 'digest': <hex>}}); the file is damaged or "
+            "was not written by graphlib: restore it from a backup or write it again"
+        )
+    actual = tensor_checksum({k: v for k, v in data.items() if k != "checksum"})
+    if actual != stored["digest"]:
+        raise GraphDataError(
+            f"{what}: {source!r} is corrupt: its tensors hash to {actual[:12]}..., the file "
+            f"recorded {stored['digest'][:12]}... when it was written, so its data changed since "
+            "(a disk or copy error, or an edit); restore it from a backup or write it again"
+        )
+
+
+def serialize_with_checksum(payload: dict[str, Any]) -> bytes:
+    """Add the ``checksum`` entry to ``payload`` (replacing any) and ``torch.save`` it to bytes.
+
+    Args:
+        payload: The dictionary to store; it is not modified.
+
+    Returns:
+        The bytes of the ``torch.save`` file.
+    """
+    body = {key: value for key, value in payload.items() if key != "checksum"}
+    body["checksum"] = {"algorithm": CHECKSUM_ALGORITHM, "digest": tensor_checksum(body)}
+    buffer = io.BytesIO()
+    torch.save(body, buffer)
+    return buffer.getvalue()
+
+
 def save_checkpoint(path: PathLike, checkpoint: dict[str, Any]) -> Path:
     """Write ``checkpoint`` to ``path`` atomically (temporary file, then :func:`os.replace`).
 
     Args:
         path: The destination file; its folder is created if missing.
-        checkpoint: The checkpoint dictionary (layout in the module docstring); ``format`` and
-            ``version`` are filled in.
+        checkpoint: The checkpoint dictionary (layout in the module docstring); ``format``,
+            ``version`` and ``checksum`` are filled in (a ``checksum`` it carries is replaced).
 
     Returns:
         The path written.
+
+    Raises:
+        OSError: With ``errno.ENOSPC`` ("no space left on device", naming the path) on a full
+            disk; the previous checkpoint is then left intact.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, **checkpoint}
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        torch.save(payload, handle)
-        handle.flush()
-        os.fsync(handle.fileno())  # on disk before the rename makes it the checkpoint
-    return path
+    return write_bytes_atomic(path, serialize_with_checksum(payload), what="the checkpoint")
+
+
+def describe_load_error(err: BaseException) -> str:
+    r"""One line saying why ``torch.load(..., weights_only=True)`` failed, for error messages.
+
+    torch's own message for a refused pickle runs over several lines and suggests retrying with
+    ``weights_only=False``, which would run the file's code: only its reason is kept.
+
+    Args:
+        err: The exception ``torch.load`` raised.
+
+    Returns:
+        A one-line reason.
+
+    Examples:
+        >>> describe_load_error(RuntimeError("PytorchStreamReader failed\nmore"))
+        'PytorchStreamReader failed'
+    """
+    text = str(err)
+    marker = "WeightsUnpickler error:"
+    if marker in text:
+        reason = text.split(marker, 1)[1].split("\n\nCheck the documentation", 1)[0]
+        return "the weights-only reader refused it: " + " ".join(reason.split())[:200]
+    first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
+    return first[:200]
 
 
 def load_checkpoint(path: PathLike, *, map_location: str | torch.device = "cpu") -> dict:
@@ -119,17 +259,26 @@ def load_checkpoint(path: PathLike, *, map_location: str | torch.device = "cpu")
         The checkpoint dictionary.
 
     Raises:
-        GraphDataError: If the file is missing, is not a graphlib KG checkpoint or has another
-            layout version.
+        GraphDataError: If the file is missing, is not a graphlib KG checkpoint, has another
+            layout version or fails its checksum (see the module docstring).
+
+    Warns:
+        UserWarning: If the file carries no checksum (written by an older graphlib).
     """
     path = Path(path)
+    if path.is_dir():
+        raise GraphDataError(
+            f"checkpoint: expected a checkpoint file, got the folder {str(path)!r}; remove or "
+            "rename the folder, or pass the path of a .pt file"
+        )
     if not path.is_file():
         raise GraphDataError(f"checkpoint: no file at {str(path)!r}; pass the path of a .pt file")
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as err:  # torch raises several types for foreign or corrupt files
         raise GraphDataError(
-            f"checkpoint: {str(path)!r} could not be read as a weights-only torch file ({err}); "
+            f"checkpoint: {str(path)!r} could not be read as a weights-only torch file "
+            f"({describe_load_error(err)}); "
             "pass a checkpoint written by `graphlib kg train`"
         ) from err
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
@@ -142,6 +291,7 @@ def load_checkpoint(path: PathLike, *, map_location: str | torch.device = "cpu")
             f"checkpoint: {str(path)!r} has layout version {data.get('version')!r}, this graphlib "
             f"reads version {CHECKPOINT_VERSION}; retrain or use the graphlib that wrote it"
         )
+    verify_checksum(data, str(path), what="checkpoint")
     return data
 
 

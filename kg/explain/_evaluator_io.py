@@ -1,16 +1,32 @@
-"""Saving and loading a fitted DistilledEvaluator (private; see ``evaluator.py``)."""
+"""Saving and loading a fitted DistilledEvaluator (private; see ``evaluator.py``).
+
+Files are ``torch.save`` dictionaries read with ``weights_only=True``, serialised in memory and
+written atomically with plain writes (a full disk is "no space left on device", never torch's
+"unexpected pos"). Since this module stored one, they carry the tensor checksum of
+:func:`kg.checkpoint.tensor_checksum`, verified on load; older files load with a warning. Any
+other bad file (not a torch file, truncated, a KG checkpoint, a crafted config or state) is a
+:class:`~graphdata.errors.GraphDataError` naming the file and the fix: the network is first built
+on the ``meta`` device and the stored state's keys and shapes compared with it, so nothing is
+allocated for a crafted size.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
-from graphdata.atomic import atomic_path
+from graphdata.atomic import write_bytes_atomic
 from graphdata.errors import GraphDataError
 from graphdata.typing import PathLike
+from kg.checkpoint import (
+    CHECKPOINT_FORMAT,
+    describe_load_error,
+    serialize_with_checksum,
+    verify_checksum,
+)
 from kg.explain._members import build_network
 from kg.explain._network import EnsembleGNN
 from kg.explain.distillation import EvaluatorConfig
@@ -37,12 +53,13 @@ _FITTED = (
     "num_entities_",
     "fit_seconds_",
 )
+#: Largest evaluator network the loader builds, in bytes of parameters and buffers (4 GiB).
+_MAX_NETWORK_BYTES = 4 * 2**30
+_FIX = "pass a file written by `graphlib kg explain --save-evaluator` (DistilledEvaluator.save)"
 
 
 def save_evaluator(evaluator: DistilledEvaluator, path: PathLike) -> Path:
     """Write the fitted evaluator atomically (loadable with ``weights_only=True``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "format": _FORMAT,
         "version": _VERSION,
@@ -52,19 +69,25 @@ def save_evaluator(evaluator: DistilledEvaluator, path: PathLike) -> Path:
         "fitted": {key: getattr(evaluator, key) for key in _FITTED},
         "history": evaluator.history_,
     }
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
-    return path
+    return write_bytes_atomic(path, serialize_with_checksum(payload), what="the evaluator")
 
 
-def load_evaluator(
-    cls: type[DistilledEvaluator], path: PathLike, map_location: str | torch.device
-) -> DistilledEvaluator:
-    """Read a file written by :func:`save_evaluator` into a new ``cls`` instance."""
-    path = Path(path)
+def _read(path: Path) -> dict[str, Any]:
+    """Load the file and check its marker, version and checksum."""
     if not path.is_file():
-        raise GraphDataError(f"path: no evaluator file at {str(path)!r}")
-    data = torch.load(path, map_location=map_location, weights_only=True)
+        raise GraphDataError(f"path: no evaluator file at {str(path)!r}; {_FIX}")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises several types for foreign, truncated or crafted files
+        raise GraphDataError(
+            f"path: {str(path)!r} could not be read as a weights-only torch file "
+            f"({describe_load_error(err)}); {_FIX}"
+        ) from err
+    if isinstance(data, dict) and data.get("format") == CHECKPOINT_FORMAT:
+        raise GraphDataError(
+            f"path: {str(path)!r} is a KG checkpoint (a trained model), not a distilled "
+            f"evaluator; pass it as the checkpoint, and as the evaluator {_FIX[5:]}"
+        )
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         raise GraphDataError(
             f"path: {str(path)!r} is not a distilled-evaluator file (no format marker "
@@ -76,23 +99,96 @@ def load_evaluator(
             f"path: {str(path)!r} is an evaluator file of version {version!r}, this graphlib "
             f"reads versions up to {_VERSION}; upgrade graphlib or distil the evaluator again"
         )
-    config = dict(data["config"])
-    config.setdefault("max_length", config["hops"])
+    verify_checksum(data, str(path), what="evaluator")
+    return data
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _build(cfg: EvaluatorConfig, num_relations: int, teacher_dim: int) -> torch.nn.Module:
+    members = [build_network(cfg, num_relations, teacher_dim) for _ in range(cfg.ensemble)]
+    stats = torch.zeros(cfg.ensemble, 3, dtype=torch.float64)  # filled by load_state_dict
+    return members[0] if cfg.ensemble == 1 else EnsembleGNN(members, stats)
+
+
+def _check_state(skeleton: torch.nn.Module, state: Any, source: str) -> None:
+    """The stored state must have the network's keys and shapes, and finite values."""
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise GraphDataError(f"path: {source!r} has no state dict of tensors; {_FIX}")
+    expected = {key: tuple(t.shape) for key, t in skeleton.state_dict().items()}
+    got = {key: tuple(t.shape) for key, t in state.items()}
+    if got.keys() != expected.keys():
+        missing = sorted(expected.keys() - got.keys())[:3]
+        extra = sorted(got.keys() - expected.keys())[:3]
+        raise GraphDataError(
+            f"path: {source!r} stores a state that does not match its config: missing keys "
+            f"{missing}, unexpected keys {extra}; {_FIX}"
+        )
+    for key, shape in expected.items():
+        if got[key] != shape:
+            raise GraphDataError(
+                f"path: {source!r} stores {key} with shape {list(got[key])}, its config implies "
+                f"{list(shape)}; the file is damaged or crafted: {_FIX}"
+            )
+        value = state[key]
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise GraphDataError(
+                f"path: {source!r} stores NaN or infinite values in {key}; distil the "
+                "evaluator again"
+            )
+
+
+def load_evaluator(
+    cls: type[DistilledEvaluator], path: PathLike, map_location: str | torch.device
+) -> DistilledEvaluator:
+    """Read a file written by :func:`save_evaluator` into a new ``cls`` instance."""
+    path = Path(path)
+    source = str(path)
+    data = _read(path)
+    config, fitted = data.get("config"), data.get("fitted")
+    teacher_dim = data.get("teacher_dim")
+    if not isinstance(config, dict) or not isinstance(fitted, dict):
+        raise GraphDataError(f"path: {source!r} has no 'config' and 'fitted' dicts; {_FIX}")
+    missing = [key for key in _FITTED if key not in fitted]
+    if missing:
+        raise GraphDataError(f"path: {source!r} lacks the fitted values {missing}; {_FIX}")
+    num_relations = fitted["num_relations_"]
+    if not _positive_int(teacher_dim) or not _positive_int(num_relations):
+        raise GraphDataError(
+            f"path: {source!r} stores teacher_dim={teacher_dim!r} and "
+            f"num_relations_={num_relations!r}, expected positive ints; {_FIX}"
+        )
+    config = dict(config)
+    if "hops" in config:
+        config.setdefault("max_length", config["hops"])
     config.setdefault("path_fraction", 0.0)
     config.setdefault("relation_negative_fraction", 0.0)  # distilled before it existed
-    evaluator = cls(EvaluatorConfig(**config))
-    cfg = evaluator.config
-    fitted = data["fitted"]
-    members = [
-        build_network(cfg, fitted["num_relations_"], data["teacher_dim"])
-        for _ in range(cfg.ensemble)
-    ]
-    stats = torch.zeros(cfg.ensemble, 3, dtype=torch.float64)  # filled by load_state_dict
-    network = members[0] if cfg.ensemble == 1 else EnsembleGNN(members, stats)
+    try:
+        cfg = EvaluatorConfig(**config)
+        cfg.validate()
+        with torch.device("meta"):
+            skeleton = _build(cfg, num_relations, teacher_dim)
+    except (TypeError, ValueError, RuntimeError, OverflowError) as err:
+        raise GraphDataError(
+            f"path: {source!r} stores an evaluator config that does not build a network "
+            f"({err}); {_FIX}"
+        ) from err
+    nbytes = sum(t.numel() * t.element_size() for t in skeleton.state_dict().values())
+    if nbytes > _MAX_NETWORK_BYTES:
+        raise GraphDataError(
+            f"path: {source!r} stores a config whose network would take {nbytes / 2**30:.3g} "
+            f"GiB, expected at most {_MAX_NETWORK_BYTES / 2**30:.0f} GiB; the file is damaged or "
+            f"crafted: {_FIX}"
+        )
+    _check_state(skeleton, data.get("state"), source)
+    evaluator = cls(cfg)
+    network = _build(cfg, num_relations, teacher_dim)
     network.load_state_dict(data["state"])
     evaluator.network_ = network.to(map_location).eval()
     for key, value in fitted.items():
         setattr(evaluator, key, value)
-    evaluator.history_ = list(data["history"])
+    evaluator.history_ = list(data.get("history", []))
     evaluator.graph_ = None
     return evaluator
