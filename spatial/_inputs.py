@@ -22,6 +22,10 @@ from graphdata.spatial_anndata import spatial_graph
 from spatial import _keys
 
 __all__ = [
+    "check_int",
+    "check_real",
+    "check_seed",
+    "check_edge_weight",
     "expression_from_adata",
     "check_expression",
     "unit_rows",
@@ -31,6 +35,74 @@ __all__ = [
     "resolve_genes",
     "resolve_cells",
 ]
+
+
+def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
+    """Return ``value`` if it is an int in ``[minimum, maximum]``, else raise naming it."""
+    is_int = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+    if not is_int or value < minimum or (maximum is not None and value > maximum):
+        want = f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
+        raise GraphDataError(f"{name}: expected {want}, got {value!r}; pass {want}")
+    return int(value)  # type: ignore[arg-type]
+
+
+def check_seed(name: str, value: object) -> int | None:
+    """Return ``value`` if it is None or an int in ``[0, 2**64)`` (a seed), else raise."""
+    return None if value is None else check_int(name, value, 0, 2**64 - 1)
+
+
+def check_real(
+    name: str,
+    value: object,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    fix: str = "",
+) -> float:
+    """Return ``value`` as a float if it is finite and in range, else raise the standard message.
+
+    ``lr: expected a finite number > 0, got nan; pass a positive lr, e.g. 0.05``.
+    """
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low:g}")
+    if high is not None:
+        parts.append(f"<= {high:g}")
+    want = "a finite number" + (f" {' and '.join(parts)}" if parts else "")
+    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+    number = float(value) if ok else float("nan")  # type: ignore[arg-type]
+    ok = ok and bool(np.isfinite(number))
+    ok = ok and (low is None or (number > low if low_open else number >= low))
+    ok = ok and (high is None or number <= high)
+    if not ok:
+        raise GraphDataError(f"{name}: expected {want}, got {value!r}; {fix or 'pass ' + want}")
+    return number
+
+
+def check_edge_weight(edge_weight: Tensor, num_edges: int, argument: str = "edge_weight") -> None:
+    """Raise unless ``edge_weight`` is a finite, non-negative ``[E]`` tensor.
+
+    A negative weight flips the sign of the intercellular couplings a fit attributes to that
+    edge (the messages enter the energy linearly), and one NaN makes every weight NaN after
+    the degree normalisation.
+    """
+    if not isinstance(edge_weight, Tensor) or tuple(edge_weight.shape) != (num_edges,):
+        shape = tuple(edge_weight.shape) if isinstance(edge_weight, Tensor) else type(edge_weight)
+        raise GraphDataError(
+            f"{argument}: expected a tensor [E] = [{num_edges}] (one weight per edge), got {shape}"
+        )
+    if not torch.is_floating_point(edge_weight):
+        edge_weight = edge_weight.double()
+    bad = ~torch.isfinite(edge_weight) | (edge_weight < 0)
+    if bool(bad.any()):
+        first = torch.nonzero(bad).flatten()[:5].tolist()
+        raise GraphDataError(
+            f"{argument}: expected finite non-negative edge weights, got {int(bad.sum())} NaN, "
+            f"inf or negative values (first edges {first}, e.g. "
+            f"{float(edge_weight[first[0]])}); negative weights flip the sign of W_inter: use "
+            "similarities (e.g. exp(-distance)), not distances or signed values"
+        )
 
 
 def expression_from_adata(

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from spatial._inputs import check_edge_weight
 
 __all__ = [
     "NORMALIZATIONS",
@@ -60,6 +61,11 @@ def edge_weights(
     Returns:
         The weights ``[E]`` on the device of ``edge_index``.
 
+    Raises:
+        GraphDataError: If ``edge_weight`` is not ``[E]`` or holds NaN, inf or negative values
+            (a negative weight flips the sign of ``W_inter``; one NaN spreads to every weight
+            through the degrees).
+
     Examples:
         >>> ei = torch.tensor([[1, 2, 0], [0, 0, 1]])  # 1->0, 2->0, 0->1
         >>> edge_weights(ei, 3)  # d = (2, 1, 0): 1/sqrt(2*1), 1/sqrt(2*1), 1/sqrt(1*2)
@@ -71,6 +77,8 @@ def edge_weights(
         )
     if edge_weight is None:
         edge_weight = torch.ones(edge_index.shape[1], dtype=dtype, device=edge_index.device)
+    else:
+        check_edge_weight(edge_weight, edge_index.shape[1])
     if normalization == "none":
         return edge_weight
     degree = torch.zeros(num_nodes, dtype=edge_weight.dtype, device=edge_weight.device)

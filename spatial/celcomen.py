@@ -114,9 +114,15 @@ class CelcomenConfig:
         ):
             raise GraphDataError(f"batch_size: expected None or an integer >= 1, got "
                                  f"{self.batch_size!r}")
-        if not self.lr > 0 or not self.weight_decay >= 0:
-            raise GraphDataError(f"lr, weight_decay: expected lr > 0 and weight_decay >= 0, got "
-                                 f"{self.lr!r}, {self.weight_decay!r}")
+        _inputs.check_real("lr", self.lr, low=0.0, low_open=True,
+                           fix="pass a positive step size, e.g. lr=0.05")
+        _inputs.check_real("weight_decay", self.weight_decay, low=0.0,
+                           fix="pass a penalty >= 0, e.g. weight_decay=0.01")
+        _inputs.check_real("reference_beta", self.reference_beta, low=0.0, low_open=True,
+                           fix="pass a positive energy scale, e.g. reference_beta=0.1")
+        _inputs.check_seed("seed", self.seed)
+        if not isinstance(self.progress, bool):
+            raise GraphDataError(f"progress: expected True or False, got {self.progress!r}")
         if self.objective != "reference" and self.reference_beta != 0.1:
             raise GraphDataError(
                 f"reference_beta: only the 'reference' objective scales the energy, got "
@@ -266,10 +272,12 @@ class Celcomen:
                 if cfg.projection == "reference":
                     _project_reference(model)
                 total += float(loss.detach()) * terms.numel() / n
-            if not np.isfinite(total):
+            bad = [name for name, p in model.named_parameters()
+                   if not bool(torch.isfinite(p.detach()).all())]
+            if not np.isfinite(total) or bad:
                 raise GraphDataError(
-                    f"fit diverged at epoch {epoch} (loss {total}); lower lr (now {cfg.lr}) or "
-                    "raise weight_decay"
+                    f"lr: the fit diverged at epoch {epoch} (loss {total}, non-finite "
+                    f"parameters {bad}); lower lr (now {cfg.lr}) or raise weight_decay"
                 )
             self.losses_.append(total)
         if cfg.optimizer == "adam":  # the reference protocol's SGD never settles; no advice
@@ -317,6 +325,7 @@ class Celcomen:
             x = x.to(device)
         edge_index = edge_index.to(x.device)
         if edge_weight is not None:
+            _inputs.check_edge_weight(edge_weight, edge_index.shape[1])
             edge_weight = edge_weight.to(device=x.device, dtype=x.dtype)
         _warn_isolated(edge_index, x.shape[0])
         return _inputs.unit_rows(x), edge_index, edge_weight, var_names

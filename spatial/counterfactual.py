@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from spatial._inputs import unit_rows
+from spatial._inputs import check_int, check_real, unit_rows
 from spatial._messages import neighbour_operator
 from spatial.model import CelcomenEnergy
 
@@ -78,6 +78,20 @@ class Counterfactual:
     ring_mean: Tensor
     ring_size: Tensor
     step_size: float
+
+
+def _check_state(x: Tensor, name: str) -> None:
+    """Raise unless ``x`` is a floating ``[N, G]`` tensor with finite entries."""
+    if not isinstance(x, Tensor) or x.ndim != 2 or not torch.is_floating_point(x):
+        got = (tuple(x.shape), x.dtype) if isinstance(x, Tensor) else type(x).__name__
+        raise GraphDataError(f"{name}: expected a floating tensor [N, G], got {got}")
+    if not bool(torch.isfinite(x).all()):
+        bad = ~torch.isfinite(x)
+        rows = torch.nonzero(bad.any(1)).flatten()[:5].tolist()
+        raise GraphDataError(
+            f"{name}: expected finite expression, got {int(bad.sum())} NaN/inf values (first rows "
+            f"{rows}); impute or drop them"
+        )
 
 
 def _operator_norm(operator: Tensor, *, iterations: int = 100) -> float:
@@ -143,10 +157,9 @@ def auto_step_size(
         >>> auto_step_size(model, torch.zeros(2, 0, dtype=torch.long), torch.zeros(0), 3)
         0.04
     """
-    if not steps >= 1:
-        raise GraphDataError(f"steps: expected a positive int, got {steps!r}")
-    if not horizon > 0:
-        raise GraphDataError(f"horizon: expected a positive number of time units, got {horizon!r}")
+    check_int("steps", steps, 1)
+    check_real("horizon", horizon, low=0.0, low_open=True,
+               fix="pass a positive number of model time units, e.g. horizon=4")
     with torch.no_grad():
         w_intra, w_inter = model.W_intra, model.W_inter
         s_norm = _operator_norm(neighbour_operator(edge_index, weight.to(w_intra.dtype),
@@ -200,6 +213,10 @@ def relax(
         >>> relax(model, x, no_edges, torch.zeros(0), steps=200, step_size=0.05).round(decimals=3)
         tensor([[1., 0.]])
     """
+    check_int("steps", steps, 0)
+    check_real("step_size", step_size, low=0.0, low_open=True,
+               fix="pass a positive step size, e.g. step_size=0.01")
+    _check_state(x, "x")
     if clamped is None:
         clamped = torch.zeros_like(x, dtype=torch.bool)
     free = (~clamped).to(x.dtype)
@@ -217,7 +234,14 @@ def relax(
             step = y + step_size * tangent
             norm = step.norm(dim=-1, keepdim=True).clamp(min=1e-30)
             y = torch.where(movable, step * (safe_sq.sqrt() / norm), y)
-    return fixed + y
+    out = fixed + y
+    if not bool(torch.isfinite(out).all()):
+        raise GraphDataError(
+            f"step_size: the relaxation diverged ({int((~torch.isfinite(out)).sum())} non-finite "
+            f"entries after {steps} steps of {step_size:g}); lower step_size or leave it None "
+            "(automatic)"
+        )
+    return out
 
 
 def ring_index(edge_index: Tensor, sources: Tensor, num_nodes: int) -> Tensor:
@@ -295,6 +319,14 @@ def simulate_intervention(
     Raises:
         GraphDataError: If the perturbation leaves a cell with zero expression.
     """
+    _check_state(x, "x")
+    check_int("steps", steps, 1)
+    if step_size is not None:
+        check_real("step_size", step_size, low=0.0, low_open=True,
+                   fix="pass a positive step size, or None (automatic)")
+    for column, value in genes.items():
+        check_real(f"genes[{column!r}]", value, low=0.0,
+                   fix="pass a finite expression value >= 0 (0 = knock-out)")
     columns = torch.tensor(sorted(genes), dtype=torch.long, device=x.device)
     values = torch.tensor([genes[c] for c in sorted(genes)], dtype=x.dtype, device=x.device)
     clamped = torch.zeros_like(x, dtype=torch.bool)
@@ -312,9 +344,6 @@ def simulate_intervention(
     if step_size is None:
         step_size = auto_step_size(model, edge_index, weight, x.shape[0], steps=steps,
                                    horizon=horizon)
-    elif not step_size > 0:
-        raise GraphDataError(f"step_size: expected a positive float or None (automatic), got "
-                             f"{step_size!r}")
     start, sham_start = unit_rows(edited), unit_rows(x)
     perturbed = relax(model, start, edge_index, weight, clamped=clamped, steps=steps,
                       step_size=step_size)

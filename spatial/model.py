@@ -89,8 +89,14 @@ class CelcomenEnergy(nn.Module):
         """
         shape = (self.n_genes, self.n_genes)
         for name, value in (("W_intra", W_intra), ("W_inter", W_inter)):
-            if tuple(value.shape) != shape:
-                raise GraphDataError(f"{name}: expected shape {shape}, got {tuple(value.shape)}")
+            if not isinstance(value, Tensor) or tuple(value.shape) != shape:
+                got = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
+                raise GraphDataError(f"{name}: expected a tensor of shape {shape}, got {got}")
+            if not bool(torch.isfinite(value).all()):
+                raise GraphDataError(
+                    f"{name}: expected finite couplings, got {int((~torch.isfinite(value)).sum())} "
+                    "NaN or inf entries; refit, or replace them (e.g. torch.nan_to_num)"
+                )
         self.intra_raw.copy_(W_intra)
         self.inter_raw.copy_(W_inter)
 

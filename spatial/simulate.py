@@ -27,6 +27,7 @@ from torch import Tensor
 from graphdata.device import make_generator
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
+from spatial._inputs import check_int, check_real, check_seed
 from spatial._messages import edge_weights, neighbour_operator
 from spatial.model import CelcomenEnergy
 
@@ -57,6 +58,8 @@ def hex_grid(n_cells: int, *, spacing: float = 1.0) -> Tensor:
                 [0.5000, 0.8660],
                 [1.5000, 0.8660]])
     """
+    check_int("n_cells", n_cells, 1)
+    check_real("spacing", spacing, low=0.0, low_open=True, fix="pass a positive spacing, e.g. 1.0")
     side = max(1, math.ceil(math.sqrt(n_cells)))
     row = torch.arange(n_cells) // side
     col = torch.arange(n_cells) % side
@@ -75,6 +78,8 @@ def random_positions(n_cells: int, *, seed: int | None = 0) -> Tensor:
     Returns:
         Coordinates ``[n_cells, 2]`` float32.
     """
+    check_int("n_cells", n_cells, 1)
+    check_seed("seed", seed)
     generator = make_generator(seed)
     return torch.rand(n_cells, 2, generator=generator) * math.sqrt(n_cells)
 
@@ -99,12 +104,13 @@ def random_couplings(
     Returns:
         ``(W_intra, W_inter)``, float32 ``[G, G]`` each.
     """
+    check_int("n_genes", n_genes, 2)
+    check_real("density", density, low=0.0, low_open=True, high=1.0,
+               fix="pass a fraction of non-zero couplings in (0, 1], e.g. 0.6")
     strength = n_genes / 2.0 if strength is None else strength
-    if n_genes < 2 or not 0 < density <= 1 or not strength > 0:
-        raise GraphDataError(
-            f"n_genes, density, strength: expected G >= 2, 0 < density <= 1, strength > 0, got "
-            f"{n_genes}, {density}, {strength}"
-        )
+    check_real("strength", strength, low=0.0, low_open=True,
+               fix="pass a positive spectral norm, or None (n_genes / 2)")
+    check_seed("seed", seed)
     generator = make_generator(seed)
 
     def draw() -> Tensor:
@@ -152,6 +158,11 @@ def langevin_sample(
     Returns:
         Samples ``[N, G]`` with unit rows.
     """
+    check_int("n_cells", n_cells, 1)
+    check_int("steps", steps, 0)
+    check_real("step_size", step_size, low=0.0, low_open=True,
+               fix="pass a positive Langevin step size, e.g. 0.005")
+    check_seed("seed", seed)
     param = model.intra_raw
     generator = make_generator(seed, param.device)
     x = torch.randn(n_cells, model.n_genes, generator=generator, device=param.device,
@@ -167,6 +178,12 @@ def langevin_sample(
             move = move - (x * move).sum(-1, keepdim=True) * x  # tangent projection
             x = x + move
             x = x / x.norm(dim=-1, keepdim=True)
+    if not bool(torch.isfinite(x).all()):
+        raise GraphDataError(
+            f"step_size: the Langevin sampler diverged ({int((~torch.isfinite(x)).sum())} "
+            f"non-finite entries after {steps} steps of {step_size:g}); lower step_size or the "
+            "coupling strength"
+        )
     return x
 
 
@@ -256,6 +273,12 @@ def simulate_tissue(
     """
     if layout not in ("hex", "random"):
         raise GraphDataError(f"layout: expected 'hex' or 'random', got {layout!r}")
+    check_int("n_cells", n_cells, 2)
+    check_int("n_neighbors", n_neighbors, 1, n_cells - 1)
+    check_int("steps", steps, 0)
+    check_real("step_size", step_size, low=0.0, low_open=True,
+               fix="pass a positive Langevin step size, e.g. 0.002")
+    check_seed("seed", seed)
     coords = hex_grid(n_cells) if layout == "hex" else random_positions(n_cells, seed=seed)
     edge_index, _ = knn_graph(coords, n_neighbors)
     w_intra, w_inter = random_couplings(n_genes, density=density, strength=strength, seed=seed)

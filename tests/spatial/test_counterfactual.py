@@ -159,7 +159,7 @@ def test_non_positive_step_size_is_refused():
     model, x, edges, w = _setup(torch.device("cpu"))
     cells = torch.zeros(N, dtype=torch.bool)
     cells[3] = True
-    with pytest.raises(GraphDataError, match="step_size: expected a positive float or None"):
+    with pytest.raises(GraphDataError, match="step_size: expected a finite number > 0"):
         simulate_intervention(model, x, edges, w, {0: 0.0}, cells, step_size=0.0)
-    with pytest.raises(GraphDataError, match="horizon: expected a positive number"):
+    with pytest.raises(GraphDataError, match="horizon: expected a finite number > 0"):
         auto_step_size(model, edges, w, N, horizon=-1.0)

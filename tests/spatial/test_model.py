@@ -97,7 +97,7 @@ def test_isolated_cell_has_only_intracellular_energy():
 def test_bad_input():
     with pytest.raises(GraphDataError, match="n_genes: expected an integer >= 2"):
         CelcomenEnergy(1)
-    with pytest.raises(GraphDataError, match=r"W_inter: expected shape \(3, 3\)"):
+    with pytest.raises(GraphDataError, match=r"W_inter: expected a tensor of shape \(3, 3\)"):
         CelcomenEnergy(3).set_matrices(torch.zeros(3, 3), torch.zeros(2, 2))
     with pytest.raises(GraphDataError, match="normalization: expected one of"):
         edge_weights(EDGES, N, normalization="sym")

@@ -1,0 +1,183 @@
+"""Fault injection for spatial: bad edge weights, NaN expression, numeric options, divergence.
+
+The old code accepted NaN and negative neighbour-graph weights (a negative weight flips the sign
+of W_inter; one NaN turned every normalised weight into NaN), infinite learning rates and
+horizons, NaN coupling matrices and step sizes; each probe asserts the clear error instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphdata.errors import GraphDataError
+from spatial._messages import edge_weights
+from spatial.celcomen import Celcomen, CelcomenConfig
+from spatial.counterfactual import auto_step_size, relax, simulate_intervention
+from spatial.model import CelcomenEnergy
+from spatial.simulate import hex_grid, langevin_sample, random_couplings, simulate_tissue
+
+NON_FINITE = [math.nan, math.inf, -math.inf]
+RING = torch.tensor([[1, 2, 0, 3], [0, 0, 1, 2]])  # 1->0, 2->0, 0->1, 3->2
+
+
+@pytest.fixture(scope="module")
+def tissue():
+    return simulate_tissue(40, 3, steps=30, seed=0)
+
+
+@pytest.mark.parametrize("bad", [*NON_FINITE, -1.0])
+@pytest.mark.parametrize("normalization", ["gcn", "mean", "none"])
+def test_edge_weights_refuse_nan_and_negative_weights(bad, normalization):
+    weight = torch.tensor([1.0, bad, 1.0, 1.0])
+    with pytest.raises(GraphDataError, match=r"edge_weight: expected finite non-negative .*\[1\]"):
+        edge_weights(RING, 4, edge_weight=weight, normalization=normalization)
+
+
+def test_edge_weights_refuse_a_wrong_length():
+    with pytest.raises(GraphDataError, match=r"edge_weight: expected a tensor \[E\] = \[4\]"):
+        edge_weights(RING, 4, edge_weight=torch.ones(3))
+
+
+def test_valid_weights_keep_the_gcn_values():
+    # d = (2, 1, 1, 0) weighted by (2, 1, 1, 1): d = (3, 1, 1, 0) -> 2/sqrt(3*1), 1/sqrt(3*1), ...
+    out = edge_weights(RING, 4, edge_weight=torch.tensor([2.0, 1.0, 1.0, 1.0]))
+    expected = torch.tensor([2 / math.sqrt(3), 1 / math.sqrt(3), 1 / math.sqrt(3), 1.0])
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize("bad", [math.nan, -0.5])
+def test_fit_refuses_bad_edge_weights(tissue, bad):
+    weight = torch.ones(tissue.edge_index.shape[1])
+    weight[7] = bad
+    est = Celcomen(epochs=2, progress=False)
+    with pytest.raises(GraphDataError, match="edge_weight: expected finite non-negative"):
+        est.fit(tissue.x, tissue.edge_index, edge_weight=weight)
+
+
+def test_fit_refuses_bad_weights_stored_in_anndata(tissue):
+    adata = tissue.to_anndata()
+    graph = adata.obsp["spatial_connectivities"].tocsr(copy=True)
+    graph.data[3] = -1.0
+    adata.obsp["spatial_connectivities"] = graph
+    with pytest.raises(GraphDataError, match="edge_weight: expected finite non-negative"):
+        Celcomen(epochs=2, progress=False).fit(adata, allow_negative=True)
+
+
+@pytest.mark.parametrize("bad", NON_FINITE)
+def test_fit_refuses_non_finite_expression(tissue, bad):
+    x = tissue.x.clone()
+    x[5, 1] = bad
+    with pytest.raises(GraphDataError, match="data: expected finite expression, got 1 NaN/inf"):
+        Celcomen(epochs=2, progress=False).fit(x, tissue.edge_index)
+    with pytest.raises(GraphDataError, match="x: expected finite expression"):
+        model = CelcomenEnergy(3)
+        simulate_intervention(model, x, tissue.edge_index, torch.ones(tissue.edge_index.shape[1]),
+                              {0: 0.0}, torch.ones(40, dtype=torch.bool))
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("lr", math.inf), ("lr", math.nan), ("lr", 0.0), ("weight_decay", math.inf),
+     ("weight_decay", -1.0), ("seed", 1.5), ("seed", -1), ("epochs", 0), ("batch_size", 0),
+     ("progress", "yes")],
+)  # fmt: skip
+def test_config_fields_are_validated(field, value):
+    with pytest.raises(GraphDataError, match=f"{field}: expected"):
+        CelcomenConfig(**{field: value})
+
+
+@pytest.mark.parametrize("bad", [*NON_FINITE, 0.0, -0.1])
+def test_reference_beta_is_validated_for_the_reference_objective(bad):
+    # The old check only looked at reference_beta for the other objectives.
+    with pytest.raises(GraphDataError, match="reference_beta: expected a finite number > 0"):
+        CelcomenConfig.reference(reference_beta=bad)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["lr", "weight_decay"]), st.sampled_from(NON_FINITE))
+def test_non_finite_config_floats_are_always_refused(field, bad):
+    with pytest.raises(GraphDataError, match=f"{field}: expected a finite number"):
+        CelcomenConfig(**{field: bad})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1e-6, 10.0), st.floats(0.0, 10.0), st.floats(1e-3, 1.0))
+def test_in_range_config_floats_are_accepted(lr, weight_decay, beta):
+    cfg = CelcomenConfig(lr=lr, weight_decay=weight_decay)
+    assert (cfg.lr, cfg.weight_decay) == (lr, weight_decay)
+    assert CelcomenConfig.reference(reference_beta=beta).reference_beta == beta
+
+
+def test_a_diverging_fit_raises_instead_of_returning_garbage(tissue):
+    # SGD at lr 1e30: the parameters overflow in the first steps.
+    est = Celcomen(epochs=5, lr=1e30, optimizer="sgd", progress=False)
+    with pytest.raises(GraphDataError, match=r"lr: the fit diverged .*lower lr"):
+        est.fit(tissue.x, tissue.edge_index)
+
+
+@pytest.mark.parametrize("bad", NON_FINITE)
+def test_set_matrices_refuses_non_finite_couplings(bad):
+    w = torch.eye(3)
+    w[0, 1] = bad
+    with pytest.raises(GraphDataError, match="W_intra: expected finite couplings"):
+        Celcomen.from_matrices(w, torch.zeros(3, 3))
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("horizon", lambda m, e, w: auto_step_size(m, e, w, 4, horizon=math.inf)),
+        ("steps", lambda m, e, w: auto_step_size(m, e, w, 4, steps=2.5)),
+        ("step_size", lambda m, e, w: relax(m, torch.eye(4, 3)[:, :3] + 0.1, e, w,
+                                            step_size=math.nan)),
+        ("step_size", lambda m, e, w: simulate_intervention(
+            m, torch.ones(4, 3), e, w, {0: 0.0}, torch.tensor([True, False, False, False]),
+            step_size=math.inf)),
+        ("steps", lambda m, e, w: simulate_intervention(
+            m, torch.ones(4, 3), e, w, {0: 0.0}, torch.tensor([True, False, False, False]),
+            steps=0)),
+        ("genes[0]", lambda m, e, w: simulate_intervention(
+            m, torch.ones(4, 3), e, w, {0: math.nan}, torch.tensor([True, False, False, False]))),
+    ],
+    ids=["horizon", "steps-float", "relax-step", "cf-step", "cf-steps", "cf-gene-nan"],
+)
+def test_counterfactual_options_are_validated(name, call):
+    model = CelcomenEnergy(3)
+    model.set_matrices(torch.eye(3), torch.zeros(3, 3))
+    with pytest.raises(GraphDataError, match=rf"{name.replace('[', '.').replace(']', '.')}: "):
+        call(model, RING, torch.ones(4))
+
+
+@pytest.mark.parametrize(
+    ("name", "call"),
+    [
+        ("n_cells", lambda: simulate_tissue(1.5, 3)),
+        ("n_neighbors", lambda: simulate_tissue(10, 3, n_neighbors=10)),
+        ("step_size", lambda: simulate_tissue(10, 3, step_size=math.nan, steps=2)),
+        ("steps", lambda: simulate_tissue(10, 3, steps=-1)),
+        ("strength", lambda: random_couplings(3, strength=math.inf)),
+        ("density", lambda: random_couplings(3, density=math.nan)),
+        ("seed", lambda: random_couplings(3, seed=0.5)),
+        ("spacing", lambda: hex_grid(4, spacing=math.nan)),
+        ("step_size", lambda: langevin_sample(CelcomenEnergy(2), RING, torch.ones(4), 4,
+                                              step_size=-1.0)),
+    ],
+    ids=["n_cells", "n_neighbors", "step_size", "steps", "strength", "density", "seed",
+         "spacing", "langevin-step"],
+)
+def test_simulation_options_are_validated(name, call):
+    with pytest.raises(GraphDataError, match=f"{name}: expected"):
+        call()
+
+
+def test_a_diverging_relaxation_raises():
+    model = CelcomenEnergy(3)
+    model.set_matrices(torch.full((3, 3), 1e38), torch.zeros(3, 3))
+    x = torch.nn.functional.normalize(torch.rand(4, 3, generator=torch.Generator().manual_seed(0)))
+    with pytest.raises(GraphDataError, match="step_size: the relaxation diverged"):
+        relax(model, x, RING, torch.ones(4), steps=3, step_size=1e30)
