@@ -203,6 +203,23 @@ def test_stale_temps_of_dead_writers_are_removed_but_live_ones_kept(tmp_path):
     assert mine.exists() and live.exists() and other.exists() and unrelated.exists()
 
 
+_NAME = st.text(alphabet="ab1._-", min_size=1, max_size=8).filter(lambda n: n not in {".", ".."})
+_DEAD: list[int] = []
+
+
+@given(_NAME, _NAME)
+@settings(max_examples=60, deadline=None)
+def test_only_the_written_files_own_stale_temps_are_removed(tmp_path_factory, name, other):
+    if not _DEAD:
+        _DEAD.append(_dead_pid())
+    folder = tmp_path_factory.mktemp("names")
+    stale = folder / f".{other}.{_DEAD[0]}.x1y2z3ab.tmp-graphlib.txt"
+    stale.write_text("half")
+    write_text_atomic(folder / name, "done")
+    assert stale.exists() == (name != other)
+    assert (folder / name).read_text() == "done"
+
+
 def test_temp_of_a_writer_killed_mid_write_is_cleaned_on_the_next_write(tmp_path):
     target = tmp_path / "checkpoint.pt"
     target.write_bytes(b"previous")
