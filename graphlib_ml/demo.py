@@ -3,11 +3,17 @@
 Each part contributes ``demo_section(out_dir, *, seed, device) -> str``: it runs a small version of
 its main job (seconds to a minute on a laptop CPU), writes PNG figures into ``out_dir`` and
 returns a markdown section. The report is ``out_dir/report.md``, written atomically.
+
+The report folder is checked before any section runs (:func:`check_report_folder`): a file at
+that path, a path under a file, or a folder this user cannot write fails at once, not after
+minutes of work.
 """
 
 from __future__ import annotations
 
+import os
 import platform
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,7 +30,7 @@ from graphdata.demo import demo_section as graphdata_section
 from graphdata.device import resolve_device, seed_everything
 from graphdata.errors import GraphDataError
 
-__all__ = ["SECTIONS", "run_demo"]
+__all__ = ["SECTIONS", "check_report_folder", "run_demo"]
 
 SectionFn = Callable[..., str]
 
@@ -37,6 +43,49 @@ SECTIONS: dict[str, SectionFn] = {
     "iwn": graphon.nn.demo.demo_section,
     "spatial": spatial.demo.demo_section,
 }
+
+
+def check_report_folder(out_dir: str | os.PathLike[str]) -> Path:
+    """Create the report folder if missing and check that this user can write into it.
+
+    The check writes and removes a hidden empty file, so it also catches what permission bits
+    do not show (a read-only file system, an ACL, a full quota of inodes).
+
+    Args:
+        out_dir: The report folder (``graphlib demo --out``).
+
+    Returns:
+        ``out_dir`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        GraphDataError: If ``out_dir`` or one of its parents is an existing file.
+        OSError: If the folder cannot be created or written (permission denied, read-only file
+            system, ...), with the folder as its ``filename``.
+
+    Examples:
+        >>> import tempfile
+        >>> check_report_folder(Path(tempfile.mkdtemp()) / "report").is_dir()
+        True
+    """
+    out = Path(out_dir)
+    for ancestor in (out, *out.parents):
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                where = "is" if ancestor == out else f"lies under {str(ancestor)!r}, which is"
+                raise GraphDataError(
+                    f"out_dir (--out): expected a folder for the report, got {str(out)!r}, which "
+                    f"{where} an existing file; pass another --out or move the file"
+                )
+            break
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".graphlib-demo-write-check.")
+    except OSError as err:
+        # Name the folder (mkstemp names its random file) and keep the errno and its subclass.
+        raise OSError(err.errno, err.strerror, str(out)) from err
+    os.close(fd)
+    os.unlink(probe)
+    return out
 
 
 def run_demo(
@@ -58,7 +107,8 @@ def run_demo(
         The path of the written ``report.md``.
 
     Raises:
-        GraphDataError: If a name in ``parts`` is not a section.
+        GraphDataError: If a name in ``parts`` is not a section, or ``out_dir`` is a file.
+        OSError: If ``out_dir`` cannot be created or written; raised before any section runs.
     """
     names = list(SECTIONS) if parts is None else list(parts)
     unknown = [name for name in names if name not in SECTIONS]
@@ -66,8 +116,7 @@ def run_demo(
         raise GraphDataError(
             f"parts: unknown section(s) {unknown}; choose from {list(SECTIONS)} or 'all'"
         )
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_report_folder(out_dir)
     dev = resolve_device(device)
     blocks = [
         "# graphlib demo report\n",
