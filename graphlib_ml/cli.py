@@ -44,13 +44,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-import torch
-
 import graphon.cli
 import kg.cli
 import spatial.cli
+from graphdata import cli_types
 from graphdata.errors import GraphDataError
-from kg.training import TrainingDivergedError
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -177,7 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="run all parts on embedded defaults and write a report")
     demo.add_argument("--out", default="graphlib-demo", help="report folder (default: %(default)s)")
-    demo.add_argument("--seed", type=int, default=0, help="random seed (default: %(default)s)")
+    demo.add_argument(
+        "--seed", type=cli_types.seed, default=0, help="random seed (default: %(default)s)"
+    )
     demo.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
     demo.add_argument(
         "--parts", default="all", help="comma-separated sections to run (default: %(default)s)"
@@ -191,8 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     stats.set_defaults(func=_data_stats)
     family = data_sub.add_parser("family", help="write the synthetic family KG as a folder")
     family.add_argument("out", help="output folder (train.txt, valid.txt, test.txt)")
-    family.add_argument("--num-people", type=int, default=500, help="(default: %(default)s)")
-    family.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    family.add_argument(
+        "--num-people", type=cli_types.positive_int, default=500, help="(default: %(default)s)"
+    )
+    family.add_argument("--seed", type=cli_types.seed, default=0, help="(default: %(default)s)")
     family.set_defaults(func=_data_family)
 
     for add_subparser in PARTS.values():
@@ -287,13 +289,13 @@ def describe_failure(
         )
     if isinstance(err, OSError):
         return EXIT_RUNTIME, _os_error_line(err, args)
-    if isinstance(err, TrainingDivergedError):
+    if _is_a(err, "kg.training", "TrainingDivergedError"):
         return EXIT_RUNTIME, _line(
             f"training diverged: {_first_line(err)}",
             where,
             "lower --lr, set --grad-clip, or add a regularizer",
         )
-    if isinstance(err, (MemoryError, torch.OutOfMemoryError)):
+    if isinstance(err, MemoryError) or _is_a(err, "torch", "OutOfMemoryError"):
         detail = f" ({_first_line(err)})" if str(err) else ""
         return EXIT_RUNTIME, _line(
             f"out of memory{detail}",
@@ -326,6 +328,17 @@ def describe_failure(
         where,
         "run again with --debug for the traceback, and please report it",
     )
+
+
+def _is_a(err: BaseException, module: str, name: str) -> bool:
+    """``isinstance(err, module.name)``, without importing ``module`` when nothing loaded it.
+
+    An exception of a type from a module that was never imported cannot exist, so the handler
+    does not pay torch's import time to classify an error of a command that never used torch.
+    """
+    loaded = sys.modules.get(module)
+    kind = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(kind, type) and isinstance(err, kind)
 
 
 def _line(what: str, where: str, fix: str) -> str:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import graphdata.kg_stats
 import graphlib_ml.demo
@@ -520,3 +522,37 @@ def test_process_sigint_during_kg_train_then_resume(tmp_path):
     assert f"trained {epoch + 1} epochs" in stdout.decode()
     logged = (out / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(logged) == epoch + 1  # the interrupted run's epochs kept, one more appended
+
+
+# ---------------------------------------------------------------------------------------------
+# The numeric flags of demo and data (the parts' flags are walked in tests/kg/test_cli_faults.py).
+
+_BAD_COUNTS = st.one_of(
+    st.integers(max_value=0).map(str),
+    st.sampled_from(["nan", "inf", "-inf", "1.5", "1e3", "", "ten", "0x10"]),
+)
+_BAD_SEEDS = st.one_of(
+    st.integers(max_value=-1).map(str),
+    st.integers(min_value=2**63).map(str),
+    st.sampled_from(["nan", "inf", "0.5", "seed"]),
+)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_BAD_COUNTS)
+def test_data_family_num_people_refused_at_parse_time(value, tmp_path, capsys):
+    out = tmp_path / "never-written"
+    assert main(["data", "family", str(out), f"--num-people={value}"]) == EXIT_USAGE
+    line = _one_error_line(capsys.readouterr().err)
+    assert "--num-people" in line and repr(value) in line and not out.exists()
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_BAD_SEEDS, command=st.sampled_from(["demo", "family"]))
+def test_seeds_refused_at_parse_time(value, command, tmp_path, capsys):
+    out = tmp_path / "never-written"
+    argv = ["demo", "--out", str(out)] if command == "demo" else ["data", "family", str(out)]
+    assert main([*argv, f"--seed={value}"]) == EXIT_USAGE
+    assert "--seed" in _one_error_line(capsys.readouterr().err) and not out.exists()
