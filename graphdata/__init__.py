@@ -2,38 +2,46 @@
 
 Named ``graphdata`` rather than ``graphlib`` because the standard library has had a ``graphlib``
 module since Python 3.9, and it shadows any installed package of that name.
+
+The public names are imported on first use (PEP 562, :mod:`graphdata._lazy`), so ``import
+graphdata`` (and ``import kg``, which imports it) loads neither PyG nor AnnData nor networkx.
 """
 
-from graphdata.delaunay import delaunay_graph
-from graphdata.dense import DenseGraph, DenseGraphBatch
-from graphdata.device import make_generator, resolve_device, seed_everything
-from graphdata.errors import GraphDataError, NotFittedError, TSVFormatError, UnknownLabelError
-from graphdata.filter_index import FilterIndex
-from graphdata.kg_stats import KGStatistics, RelationStatistics, describe, kg_statistics
-from graphdata.paths import Paths, Step, enumerate_paths, enumerate_paths_batch
-from graphdata.spatial import knn_graph, radius_graph
-from graphdata.spatial_anndata import (
-    spatial_graph,
-    spatial_neighbors_delaunay,
-    spatial_neighbors_knn,
-    spatial_neighbors_radius,
-)
-from graphdata.subgraph import (
-    EnclosingSubgraph,
-    EnclosingSubgraphBatch,
-    k_hop_enclosing_subgraph,
-    k_hop_enclosing_subgraphs,
-)
-from graphdata.synthetic import (
-    FAMILY_RULES,
-    BodyAtom,
-    Explanation,
-    FamilyKG,
-    HornRule,
-    apply_rules,
-    family_kg,
-)
-from graphdata.triples import INVERSE_SUFFIX, KGDataset, TripleSet, Vocabulary
+from typing import TYPE_CHECKING
+
+from graphdata._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from graphdata.delaunay import delaunay_graph
+    from graphdata.dense import DenseGraph, DenseGraphBatch
+    from graphdata.device import make_generator, resolve_device, seed_everything
+    from graphdata.errors import GraphDataError, NotFittedError, TSVFormatError, UnknownLabelError
+    from graphdata.filter_index import FilterIndex
+    from graphdata.kg_stats import KGStatistics, RelationStatistics, describe, kg_statistics
+    from graphdata.paths import Paths, Step, enumerate_paths, enumerate_paths_batch
+    from graphdata.spatial import knn_graph, radius_graph
+    from graphdata.spatial_anndata import (
+        spatial_graph,
+        spatial_neighbors_delaunay,
+        spatial_neighbors_knn,
+        spatial_neighbors_radius,
+    )
+    from graphdata.subgraph import (
+        EnclosingSubgraph,
+        EnclosingSubgraphBatch,
+        k_hop_enclosing_subgraph,
+        k_hop_enclosing_subgraphs,
+    )
+    from graphdata.synthetic import (
+        FAMILY_RULES,
+        BodyAtom,
+        Explanation,
+        FamilyKG,
+        HornRule,
+        apply_rules,
+        family_kg,
+    )
+    from graphdata.triples import INVERSE_SUFFIX, KGDataset, TripleSet, Vocabulary
 
 __all__ = [
     # knowledge graphs
@@ -82,3 +90,39 @@ __all__ = [
     "seed_everything",
     "make_generator",
 ]
+
+#: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "graphdata.delaunay": ("delaunay_graph",),
+    "graphdata.dense": ("DenseGraph", "DenseGraphBatch"),
+    "graphdata.device": ("make_generator", "resolve_device", "seed_everything"),
+    "graphdata.errors": ("GraphDataError", "NotFittedError", "TSVFormatError", "UnknownLabelError"),
+    "graphdata.filter_index": ("FilterIndex",),
+    "graphdata.kg_stats": ("KGStatistics", "RelationStatistics", "describe", "kg_statistics"),
+    "graphdata.paths": ("Paths", "Step", "enumerate_paths", "enumerate_paths_batch"),
+    "graphdata.spatial": ("knn_graph", "radius_graph"),
+    "graphdata.spatial_anndata": (
+        "spatial_graph",
+        "spatial_neighbors_delaunay",
+        "spatial_neighbors_knn",
+        "spatial_neighbors_radius",
+    ),
+    "graphdata.subgraph": (
+        "EnclosingSubgraph",
+        "EnclosingSubgraphBatch",
+        "k_hop_enclosing_subgraph",
+        "k_hop_enclosing_subgraphs",
+    ),
+    "graphdata.synthetic": (
+        "FAMILY_RULES",
+        "BodyAtom",
+        "Explanation",
+        "FamilyKG",
+        "HornRule",
+        "apply_rules",
+        "family_kg",
+    ),
+    "graphdata.triples": ("INVERSE_SUFFIX", "KGDataset", "TripleSet", "Vocabulary"),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-
-from graphdata.device import make_generator  # noqa: E402
-from graphdata.kg_stats import kg_statistics  # noqa: E402
-from graphdata.paths import enumerate_paths  # noqa: E402
-from graphdata.spatial import knn_graph  # noqa: E402
-from graphdata.synthetic import family_kg  # noqa: E402
+from graphdata.device import make_generator
+from graphdata.kg_stats import kg_statistics
+from graphdata.paths import enumerate_paths
+from graphdata.spatial import knn_graph
+from graphdata.synthetic import family_kg
 
 __all__ = ["demo_section"]
 
@@ -53,7 +51,10 @@ def demo_section(out_dir: Path, *, seed: int = 0, device: torch.device | str = "
 
     coords = torch.rand(300, 2, generator=make_generator(seed)).to(device)
     edge_index, _ = knn_graph(coords, 6)
-    fig, ax = plt.subplots(figsize=(5, 5))
+    # A bare Figure on the Agg canvas: no pyplot state, and the caller's backend stays as it is.
+    fig = Figure(figsize=(5, 5))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
     xy = coords.cpu()
     src, dst = edge_index.cpu()
     for a, b in zip(src.tolist(), dst.tolist()):
@@ -61,7 +62,6 @@ def demo_section(out_dir: Path, *, seed: int = 0, device: torch.device | str = "
     ax.scatter(xy[:, 0], xy[:, 1], s=8, zorder=2)
     ax.set(title="kNN graph (k = 6) on 300 random points", aspect="equal", xticks=[], yticks=[])
     fig.savefig(out_dir / "data_knn_graph.png", dpi=120, bbox_inches="tight")
-    plt.close(fig)
 
     lines = [
         "## Data layer (graphdata)",

@@ -15,16 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import networkx as nx
 import numpy as np
 import torch
 from torch import Tensor
-from torch_geometric.data import Data
 
 from graphdata.errors import GraphDataError
 from graphdata.typing import DeviceLike
+
+if TYPE_CHECKING:
+    # Only the conversions need them; they import them when called, so that graphon.nn and
+    # everything else batching dense graphs loads neither networkx nor PyG.
+    import networkx as nx
+    from torch_geometric.data import Data
 
 __all__ = ["DenseGraph", "DenseGraphBatch"]
 
@@ -238,6 +242,8 @@ class DenseGraphBatch:
             GraphDataError: On an empty list, a graph without nodes, or a node missing
                 ``node_attr`` or with a signal of another length.
         """
+        import networkx as nx
+
         graphs = _nonempty_list(graphs, "graphs")
         dtype = dtype or torch.get_default_dtype()
         mats, signals = [], []
@@ -268,6 +274,8 @@ class DenseGraphBatch:
             B ``Data`` objects with ``edge_index`` ``[2, E_b]``, ``num_nodes = n_b``, ``x``
             ``[n_b, C]`` when the batch has signals, and the weights.
         """
+        from torch_geometric.data import Data
+
         out = []
         for b, n in enumerate(self.num_nodes.tolist()):
             a = self.adj[b, :n, :n]
@@ -304,6 +312,8 @@ class DenseGraphBatch:
             GraphDataError: If ``directed`` is False and a graph's ``adj`` is not symmetric, or
                 ``node_attr`` is given for a batch without ``x``.
         """
+        import networkx as nx
+
         if node_attr is not None and self.x is None:
             raise GraphDataError(
                 f"node_attr: the batch has no node signals x to store as {node_attr!r}; "

@@ -19,18 +19,21 @@ from inside ``graphdata/`` can never shadow the ``anndata`` package.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 import torch
-from anndata import AnnData
 from torch import Tensor
 
 from graphdata.delaunay import delaunay_graph
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph, radius_graph
+
+if TYPE_CHECKING:
+    # Annotations only: the wrappers read and write the AnnData they are given.
+    from anndata import AnnData
 
 __all__ = [
     "spatial_neighbors_knn",
@@ -84,6 +87,7 @@ def spatial_neighbors_knn(
             message names the library), or missing library labels.
 
     Examples:
+        >>> from anndata import AnnData
         >>> adata = AnnData(obsm={"spatial": np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])})
         >>> spatial_neighbors_knn(adata, k=1)
         >>> adata.obsp["spatial_connectivities"].toarray()
@@ -159,6 +163,7 @@ def spatial_neighbors_radius(
             ``max_num_neighbors`` or missing library labels.
 
     Examples:
+        >>> from anndata import AnnData
         >>> adata = AnnData(obsm={"spatial": np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])})
         >>> spatial_neighbors_radius(adata, 2.0)
         >>> adata.obsp["spatial_distances"].toarray()
@@ -228,6 +233,7 @@ def spatial_neighbors_delaunay(
         GraphDataError: On bad coordinates, or a library too small or degenerate to triangulate.
 
     Examples:
+        >>> from anndata import AnnData
         >>> corners_and_centre = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 2.0], [1.0, 0.7]])
         >>> adata = AnnData(obsm={"spatial": corners_and_centre})
         >>> spatial_neighbors_delaunay(adata)
@@ -278,6 +284,7 @@ def spatial_graph(
         KeyError: If the connectivity matrix is missing; the message says what to run first.
 
     Examples:
+        >>> from anndata import AnnData
         >>> adata = AnnData(obsm={"spatial": np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0]])})
         >>> spatial_neighbors_knn(adata, k=1)
         >>> edge_index, edge_weight = spatial_graph(adata)

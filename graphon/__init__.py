@@ -1,31 +1,36 @@
 """Graphons and graphon-signals: sampling, homomorphism densities, k-WL and cut distance."""
 
-from graphon.cut import CutNormResult, cut_norm
-from graphon.cut_distance import CutDistanceResult, cut_distance
-from graphon.densities import (
-    DensityEstimate,
-    graphon_density,
-    monte_carlo_density,
-    sample_density,
-)
-from graphon.families import GRAPHONS, erdos_renyi, make_graphon, sbm
-from graphon.graphons import AnalyticGraphon, Graphon, GraphonSignal, StepGraphon
-from graphon.homomorphism import (
-    CostEstimate,
-    estimate_cost,
-    hom_density,
-    inj_density,
-    rooted_hom_density,
-)
-from graphon.patterns import PATTERNS, Pattern, as_pattern
-from graphon.sampling import GraphSample, sample_graphs, sample_latents
-from graphon.wl import (
-    WLResult,
-    graphon_wl_equivalent,
-    graphon_wl_refine,
-    wl_equivalent,
-    wl_refine,
-)
+from typing import TYPE_CHECKING
+
+from graphdata._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from graphon.cut import CutNormResult, cut_norm
+    from graphon.cut_distance import CutDistanceResult, cut_distance
+    from graphon.densities import (
+        DensityEstimate,
+        graphon_density,
+        monte_carlo_density,
+        sample_density,
+    )
+    from graphon.families import GRAPHONS, erdos_renyi, make_graphon, sbm
+    from graphon.graphons import AnalyticGraphon, Graphon, GraphonSignal, StepGraphon
+    from graphon.homomorphism import (
+        CostEstimate,
+        estimate_cost,
+        hom_density,
+        inj_density,
+        rooted_hom_density,
+    )
+    from graphon.patterns import PATTERNS, Pattern, as_pattern
+    from graphon.sampling import GraphSample, sample_graphs, sample_latents
+    from graphon.wl import (
+        WLResult,
+        graphon_wl_equivalent,
+        graphon_wl_refine,
+        wl_equivalent,
+        wl_refine,
+    )
 
 __all__ = [
     "Graphon",
@@ -61,3 +66,35 @@ __all__ = [
     "CutDistanceResult",
     "cut_distance",
 ]
+
+#: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "graphon.cut": ("CutNormResult", "cut_norm"),
+    "graphon.cut_distance": ("CutDistanceResult", "cut_distance"),
+    "graphon.densities": (
+        "DensityEstimate",
+        "graphon_density",
+        "monte_carlo_density",
+        "sample_density",
+    ),
+    "graphon.families": ("GRAPHONS", "erdos_renyi", "make_graphon", "sbm"),
+    "graphon.graphons": ("AnalyticGraphon", "Graphon", "GraphonSignal", "StepGraphon"),
+    "graphon.homomorphism": (
+        "CostEstimate",
+        "estimate_cost",
+        "hom_density",
+        "inj_density",
+        "rooted_hom_density",
+    ),
+    "graphon.patterns": ("PATTERNS", "Pattern", "as_pattern"),
+    "graphon.sampling": ("GraphSample", "sample_graphs", "sample_latents"),
+    "graphon.wl": (
+        "WLResult",
+        "graphon_wl_equivalent",
+        "graphon_wl_refine",
+        "wl_equivalent",
+        "wl_refine",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

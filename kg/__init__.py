@@ -1,48 +1,55 @@
 """kg: knowledge-graph embedding models, training and filtered rank-based evaluation.
 
-The command line (:mod:`kg.cli`) and the demo section (:mod:`kg.demo`) are imported by
+The public names are imported on first use (PEP 562, :mod:`graphdata._lazy`): ``import kg``
+loads neither torch nor PyG, and ``kg.TransE`` imports :mod:`kg.transe` the first time it is
+read. The command line (:mod:`kg.cli`) and the demo section (:mod:`kg.demo`) are imported by
 ``graphlib_ml`` directly and are not re-exported here (they pull in matplotlib).
 """
 
-from kg.base import KGEModel
-from kg.checkpoint import (
-    check_compatible,
-    dataset_fingerprint,
-    load_checkpoint,
-    save_checkpoint,
-)
-from kg.complex import ComplEx
-from kg.conve import ConvE
-from kg.distmult import DistMult
-from kg.evaluation import RankMetrics, evaluate
-from kg.losses import (
-    bce_loss,
-    kvsall_bce_loss,
-    margin_ranking_loss,
-    nssa_loss,
-    one_vs_all_loss,
-    softplus_loss,
-)
-from kg.models import DEFAULTS, MODELS, ModelDefaults
-from kg.predict import load_model, predict_tails
-from kg.rescal import RESCAL
-from kg.rotate import RotatE
-from kg.sampling import (
-    bernoulli_head_probability,
-    bernoulli_negatives,
-    false_negative_mask,
-    uniform_negatives,
-)
-from kg.training import (
-    OPTIMIZERS,
-    Trainer,
-    TrainingConfig,
-    TrainingDivergedError,
-    build_model,
-    train,
-)
-from kg.transe import TransE
-from kg.tucker import TuckER
+from typing import TYPE_CHECKING
+
+from graphdata._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from kg.base import KGEModel
+    from kg.checkpoint import (
+        check_compatible,
+        dataset_fingerprint,
+        load_checkpoint,
+        save_checkpoint,
+    )
+    from kg.complex import ComplEx
+    from kg.conve import ConvE
+    from kg.distmult import DistMult
+    from kg.evaluation import RankMetrics, evaluate
+    from kg.losses import (
+        bce_loss,
+        kvsall_bce_loss,
+        margin_ranking_loss,
+        nssa_loss,
+        one_vs_all_loss,
+        softplus_loss,
+    )
+    from kg.models import DEFAULTS, MODELS, ModelDefaults
+    from kg.predict import load_model, predict_tails
+    from kg.rescal import RESCAL
+    from kg.rotate import RotatE
+    from kg.sampling import (
+        bernoulli_head_probability,
+        bernoulli_negatives,
+        false_negative_mask,
+        uniform_negatives,
+    )
+    from kg.training import (
+        OPTIMIZERS,
+        Trainer,
+        TrainingConfig,
+        TrainingDivergedError,
+        build_model,
+        train,
+    )
+    from kg.transe import TransE
+    from kg.tucker import TuckER
 
 __all__ = [
     # models
@@ -87,3 +94,48 @@ __all__ = [
     "load_model",
     "predict_tails",
 ]
+
+#: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "kg.base": ("KGEModel",),
+    "kg.checkpoint": (
+        "check_compatible",
+        "dataset_fingerprint",
+        "load_checkpoint",
+        "save_checkpoint",
+    ),
+    "kg.complex": ("ComplEx",),
+    "kg.conve": ("ConvE",),
+    "kg.distmult": ("DistMult",),
+    "kg.evaluation": ("RankMetrics", "evaluate"),
+    "kg.losses": (
+        "bce_loss",
+        "kvsall_bce_loss",
+        "margin_ranking_loss",
+        "nssa_loss",
+        "one_vs_all_loss",
+        "softplus_loss",
+    ),
+    "kg.models": ("DEFAULTS", "MODELS", "ModelDefaults"),
+    "kg.predict": ("load_model", "predict_tails"),
+    "kg.rescal": ("RESCAL",),
+    "kg.rotate": ("RotatE",),
+    "kg.sampling": (
+        "bernoulli_head_probability",
+        "bernoulli_negatives",
+        "false_negative_mask",
+        "uniform_negatives",
+    ),
+    "kg.training": (
+        "OPTIMIZERS",
+        "Trainer",
+        "TrainingConfig",
+        "TrainingDivergedError",
+        "build_model",
+        "train",
+    ),
+    "kg.transe": ("TransE",),
+    "kg.tucker": ("TuckER",),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -6,36 +6,41 @@ C.2: the von Mises-Fisher normaliser on S^(G-1), one edge weighting in energy an
 signed couplings, clamped perturbations with a sham run, Riemannian relaxation on the sphere.
 """
 
-from spatial import plot, tools
-from spatial.celcomen import OBJECTIVES, Celcomen, CelcomenConfig
-from spatial.counterfactual import (
-    Counterfactual,
-    auto_step_size,
-    relax,
-    ring_index,
-    ring_summary,
-    simulate_intervention,
-)
-from spatial.model import CelcomenEnergy
-from spatial.objectives import (
-    Neighbourhood,
-    mean_field_terms,
-    reference_terms,
-    score_matching_terms,
-)
-from spatial.simulate import (
-    SimulatedTissue,
-    hex_grid,
-    langevin_sample,
-    random_couplings,
-    random_positions,
-    simulate_tissue,
-)
+from typing import TYPE_CHECKING
 
-# The AnnData wrapper ``tools.celcomen`` is not re-exported: the name would shadow the
-# ``spatial.celcomen`` module. Call it as ``spatial.tools.celcomen(adata)``.
-from spatial.tools import intervene, store_counterfactual, store_fit
-from spatial.vmf import reference_log_partition_3d, vmf_log_partition, vmf_mean_resultant_length
+from graphdata._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from spatial import plot, tools
+    from spatial.celcomen import OBJECTIVES, Celcomen, CelcomenConfig
+    from spatial.counterfactual import (
+        Counterfactual,
+        auto_step_size,
+        relax,
+        ring_index,
+        ring_summary,
+        simulate_intervention,
+    )
+    from spatial.model import CelcomenEnergy
+    from spatial.objectives import (
+        Neighbourhood,
+        mean_field_terms,
+        reference_terms,
+        score_matching_terms,
+    )
+    from spatial.simulate import (
+        SimulatedTissue,
+        hex_grid,
+        langevin_sample,
+        random_couplings,
+        random_positions,
+        simulate_tissue,
+    )
+
+    # The AnnData wrapper ``tools.celcomen`` is not re-exported: the name would shadow the
+    # ``spatial.celcomen`` module. Call it as ``spatial.tools.celcomen(adata)``.
+    from spatial.tools import intervene, store_counterfactual, store_fit
+    from spatial.vmf import reference_log_partition_3d, vmf_log_partition, vmf_mean_resultant_length
 
 __all__ = [
     "Celcomen",
@@ -67,3 +72,36 @@ __all__ = [
     "vmf_log_partition",
     "vmf_mean_resultant_length",
 ]
+
+#: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "spatial.plot": ("plot",),
+    "spatial.tools": ("tools", "intervene", "store_counterfactual", "store_fit"),
+    "spatial.celcomen": ("OBJECTIVES", "Celcomen", "CelcomenConfig"),
+    "spatial.counterfactual": (
+        "Counterfactual",
+        "auto_step_size",
+        "relax",
+        "ring_index",
+        "ring_summary",
+        "simulate_intervention",
+    ),
+    "spatial.model": ("CelcomenEnergy",),
+    "spatial.objectives": (
+        "Neighbourhood",
+        "mean_field_terms",
+        "reference_terms",
+        "score_matching_terms",
+    ),
+    "spatial.simulate": (
+        "SimulatedTissue",
+        "hex_grid",
+        "langevin_sample",
+        "random_couplings",
+        "random_positions",
+        "simulate_tissue",
+    ),
+    "spatial.vmf": ("reference_log_partition_3d", "vmf_log_partition", "vmf_mean_resultant_length"),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

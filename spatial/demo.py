@@ -10,19 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from scipy.stats import spearmanr
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
-
-from spatial import plot, tools  # noqa: E402
-from spatial.celcomen import Celcomen, CelcomenConfig  # noqa: E402
-from spatial.counterfactual import ring_index  # noqa: E402
-from spatial.simulate import simulate_tissue  # noqa: E402
+from spatial import plot, tools
+from spatial.celcomen import Celcomen, CelcomenConfig
+from spatial.counterfactual import ring_index
+from spatial.simulate import simulate_tissue
 
 __all__ = ["demo_section"]
 
@@ -35,9 +32,15 @@ def _offdiag_spearman(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(spearmanr(a.cpu().numpy()[upper], b.cpu().numpy()[upper]).statistic)
 
 
-def _save(fig: plt.Figure, path: Path) -> None:
+def _figure(nrows: int, ncols: int, figsize: tuple[float, float]) -> tuple[Figure, np.ndarray]:
+    """A bare Figure on the Agg canvas: no pyplot state, the caller's backend stays as it is."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(nrows, ncols, squeeze=False)
+
+
+def _save(fig: Figure, path: Path) -> None:
     fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
 
 
 def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
@@ -66,12 +69,12 @@ def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
 
     adata = tissue.to_anndata()
     tools.store_fit(adata, ours)
-    fig, axes = plt.subplots(2, 2, figsize=(8, 7), layout="constrained")
+    fig, axes = _figure(2, 2, (8, 7))
     for row, which in enumerate(("intra", "inter")):
         plot.interaction_heatmap(adata, which, key="true", ax=axes[row, 0], title=f"true W_{which}")
         plot.interaction_heatmap(adata, which, ax=axes[row, 1], title=f"fitted W_{which}")
     _save(fig, out_dir / "spatial_matrices.png")
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5), layout="constrained")
+    fig, (axes,) = _figure(1, 2, (8, 3.5))
     plot.recovery_scatter(adata, "intra", ax=axes[0])
     plot.recovery_scatter(adata, "inter", ax=axes[1])
     _save(fig, out_dir / "spatial_recovery.png")
@@ -92,7 +95,7 @@ def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
     pearson = float(np.corrcoef(pred_d[keep].numpy(), true_d[keep].numpy())[0, 1])
     tools.store_counterfactual(adata, predicted, record={"genes": {"gene_0": 0.0}})
     responder = int(torch.argmax(true_d[truth.ring.cpu() == 1].abs().mean(0) * free.any(0)))
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), layout="constrained")
+    fig, (axes,) = _figure(1, 3, (13, 3.8))
     plot.delta_map(adata, f"gene_{responder}", ax=axes[0])
     plot.ring_summary(adata, ax=axes[1])
     axes[2].scatter(true_d[keep].numpy(), pred_d[keep].numpy(), s=6, alpha=0.6)

@@ -7,20 +7,28 @@ in :mod:`spatial._keys`); none of them computes a model.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import numpy as np
-from anndata import AnnData
-from matplotlib.axes import Axes
 
 from graphdata.errors import UnknownLabelError
 from spatial import _keys
+
+if TYPE_CHECKING:
+    from anndata import AnnData
+    from matplotlib.axes import Axes
 
 __all__ = ["interaction_heatmap", "recovery_scatter", "delta_map", "ring_summary"]
 
 
 def _axes(ax: Axes | None) -> Axes:
-    return ax if ax is not None else plt.subplots(figsize=(4, 3.5))[1]
+    if ax is not None:
+        return ax
+    # A pyplot figure, so that it shows in a notebook; imported here, so that ``import spatial``
+    # does not load matplotlib. pyplot uses whatever backend the user has (no matplotlib.use).
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(4, 3.5))[1]
 
 
 def _varp(adata: AnnData, key: str) -> np.ndarray:

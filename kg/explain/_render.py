@@ -46,11 +46,9 @@ def _path_layout(explanation: PathExplanation) -> dict[str, tuple[float, float]]
 
 def plot(explanation: PathExplanation, path: Path, *, context: bool) -> Path:
     """Draw the explanation (bold, labelled), the target (dashed) and context (faint) to a PNG."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import networkx as nx
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     h, rel, t = explanation.target
     chosen = set(explanation.triples)
@@ -70,7 +68,11 @@ def plot(explanation: PathExplanation, path: Path, *, context: bool) -> Path:
     if rest:  # nodes of an edge-mask explanation, which has no paths to lay out
         pos = nx.spring_layout(layout_graph, pos=pos, fixed=list(pos), seed=0)
 
-    fig, ax = plt.subplots(figsize=(7, 5))
+    # A bare Figure on the Agg canvas: no pyplot figure to close, and the user's backend (a
+    # notebook's inline one, say) stays as it is; matplotlib.use here would switch it.
+    fig = Figure(figsize=(7, 5))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
     colors = ["tab:red" if n == h else "tab:blue" if n == t else "lightgrey" for n in layout_graph]
     nx.draw_networkx_nodes(layout_graph, pos, ax=ax, node_color=colors, node_size=500)
     nx.draw_networkx_labels(layout_graph, pos, ax=ax, font_size=7)
@@ -97,9 +99,6 @@ def plot(explanation: PathExplanation, path: Path, *, context: bool) -> Path:
     title = f"({h}, {rel}, {t}): {len(explanation.paths)} path(s), mode {explanation.mode}"
     ax.set_title(title, fontsize=9)
     ax.axis("off")
-    try:
-        with atomic_path(path, suffix=".png") as tmp:
-            fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    finally:
-        plt.close(fig)
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
     return path
