@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kg.complex import ComplEx
     from kg.conve import ConvE
     from kg.distmult import DistMult
-    from kg.evaluation import RankMetrics, evaluate
+    from kg.evaluation import NonFiniteScoreError, RankMetrics, evaluate
     from kg.losses import (
         bce_loss,
         kvsall_bce_loss,
@@ -67,6 +67,7 @@ __all__ = [
     # evaluation
     "evaluate",
     "RankMetrics",
+    "NonFiniteScoreError",
     # training
     "Trainer",
     "TrainingConfig",
@@ -107,7 +108,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "kg.complex": ("ComplEx",),
     "kg.conve": ("ConvE",),
     "kg.distmult": ("DistMult",),
-    "kg.evaluation": ("RankMetrics", "evaluate"),
+    "kg.evaluation": ("RankMetrics", "evaluate", "NonFiniteScoreError"),
     "kg.losses": (
         "bce_loss",
         "kvsall_bce_loss",

@@ -41,6 +41,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -162,6 +163,14 @@ class Trainer:
         if resume and cfg.checkpoint_path is None:
             raise GraphDataError(
                 "resume: True needs config.checkpoint_path (the checkpoint to continue)"
+            )
+        path = cfg.checkpoint_path
+        if path is not None and os.path.lexists(path) and not Path(path).is_file():
+            # A folder (or FIFO, ...) there would be silently skipped by resume and then fail
+            # only when the first checkpoint is saved, after an epoch of work.
+            raise GraphDataError(
+                f"checkpoint_path: expected a checkpoint file (or no file yet), got the "
+                f"non-file entry {str(path)!r}; remove it or pass another checkpoint_path"
             )
         _check_sizes(model, dataset, cfg.reciprocal)
         device = next(model.parameters()).device

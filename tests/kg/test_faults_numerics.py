@@ -446,3 +446,20 @@ def test_absurd_dim_is_refused_before_anything_is_allocated(name):
 def test_non_finite_model_arguments_are_refused(build, match):
     with pytest.raises(GraphDataError, match=match):
         build()
+
+
+def test_a_folder_at_the_checkpoint_path_is_refused_before_training(tmp_path):
+    # Before: resume skipped the folder (not a file), trained from scratch for an epoch, then
+    # died in save_checkpoint with IsADirectoryError.
+    from graphdata.synthetic import family_kg
+    from kg import Trainer, TrainingConfig, build_model
+
+    dataset = family_kg(40, seed=0).dataset
+    (tmp_path / "checkpoint.pt").mkdir()
+    config = TrainingConfig.from_defaults(
+        "distmult", epochs=1, progress=False, checkpoint_path=str(tmp_path / "checkpoint.pt")
+    )
+    trainer = Trainer(build_model("distmult", dataset, config, dim=8), config)
+    for resume in (True, False):
+        with pytest.raises(GraphDataError, match=r"checkpoint_path: expected a checkpoint file"):
+            trainer.fit(dataset, resume=resume)
