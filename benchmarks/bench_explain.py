@@ -23,7 +23,7 @@ training triples) unless ``--evaluator-steps`` / ``--evaluator-triples`` say oth
   test triples it ranks first (filtered tail rank 1), stratified by the length of their planted
   rule; precision / recall / F1 (and best single-rule F1, full-rule hit) of the explanation's
   triples against the rule bodies, per rule length, raw and after unfolding (derived triples
-  replaced by the bodies of their groundings, :func:`kg.explain.unfold_triples`), for
+  replaced by the bodies of their groundings, :func:`kg.explain.ground_truth.unfold_triples`), for
   KGExplainer (distilled evaluator, all relations) with the step rules ``selection="best"``
   and ``"shortest"`` and the reference's node-by-node growth (``strategy="nodes"``), the same
   restricted to paths over the base relations (``path_relations``: the graph's derived

@@ -1,34 +1,50 @@
-"""Turn a search result (or a baseline's selection) into a labelled PathExplanation (private)."""
+"""Turn a search result (or a baseline's selection) into a labelled PathExplanation (private).
+
+:func:`assemble` is a pure function of data: the local structure, the selection, the vocabulary
+labels, the teacher's score of the target, the probability map and the scorer; it reads nothing
+of the explainer (issue #16: it used to take the explainer and read its internals).
+"""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from kg.base import eval_mode
+from graphdata.errors import GraphDataError
 from kg.explain.explanation import ExplainedPath, PathExplanation
 from kg.explain.fidelity import characterization_score, sparsity
 from kg.explain.local import LocalStructure
-from kg.explain.search import SearchResult
+from kg.explain.search import Scorer, SearchResult
 
-if TYPE_CHECKING:
-    from kg.explain.explainer import KGExplainer
+
+@dataclass(frozen=True)
+class Context:
+    """What an explanation is labelled and scored with, besides the selection itself."""
+
+    entities: Sequence[str]  # entity labels by id
+    relations: Sequence[str]  # relation labels by id
+    teacher_score: float  # the model's score f(h, r, t) of the target
+    probability: Callable[[Tensor], Tensor]  # teacher-unit scores -> calibrated probabilities
+    scorer: Scorer | None  # scores edge masks of a fixed selection; None for a search result
+    min_paths: int  # ExplainerConfig.min_paths, for the empty-explanation note
+    min_gain: float  # ExplainerConfig.min_gain, for the same note
+    max_candidates: int  # ExplainerConfig.max_candidates, for the truncation note
 
 __all__: list[str] = []
 
 
 def _scores(
-    explainer: KGExplainer,
+    scorer: Scorer,
     local: LocalStructure,
     chosen: tuple[int, ...],
     mask: Tensor,
     stop_reason: str,
 ) -> SearchResult:
     """Score a fixed selection the way the greedy search scores its final explanation."""
-    scorer = explainer.scorer(local)
     device = local.edge_type.device
     full = torch.ones(1, local.num_edges, dtype=torch.bool, device=device)
     alone = torch.stack([local.edge_mask([p]) for p in chosen]) if chosen else full[:0]
@@ -47,8 +63,7 @@ def _scores(
     )
 
 
-def _message(explainer: KGExplainer, local: LocalStructure, result: SearchResult) -> str:
-    cfg = explainer.config
+def _message(cfg: Context, local: LocalStructure, result: SearchResult) -> str:
     notes = []
     if not local.paths:
         if local.num_edges == 0 and local.num_nodes == 2:
@@ -79,7 +94,7 @@ def _message(explainer: KGExplainer, local: LocalStructure, result: SearchResult
 
 
 def assemble(
-    explainer: KGExplainer,
+    context: Context,
     local: LocalStructure,
     result: SearchResult | None,
     chosen: tuple[int, ...],
@@ -91,13 +106,15 @@ def assemble(
 ) -> PathExplanation:
     """Build the labelled explanation; ``result=None`` scores the selection first."""
     if result is None:
-        result = _scores(explainer, local, chosen, mask, stop_reason)
-    entities = explainer.graph_.entities.labels
-    relations = explainer.graph_.relations.labels
+        if context.scorer is None:
+            raise GraphDataError("context: a fixed selection (result=None) needs a scorer")
+        result = _scores(context.scorer, local, chosen, mask, stop_reason)
+    entities, relations = context.entities, context.relations
     node_labels = [entities[i] for i in local.nodes.tolist()]
     triples = [(entities[h], relations[r], entities[t]) for h, r, t in local.triples.tolist()]
     heads = local.edge_index[0].tolist()
-    paths, order = [], []
+    paths: list[ExplainedPath] = []
+    order: list[int] = []
     for p, score, gain in zip(chosen, result.individual, result.gains):
         edges, nodes = local.paths[p], local.path_nodes[p]
         order += edges
@@ -113,12 +130,8 @@ def assemble(
     order += mask.nonzero().flatten().tolist()  # baselines without paths: mask order
     chosen_triples = tuple(dict.fromkeys(triples[e] for e in order))
     h, r, t = local.target
-    model = explainer.model
-    device = local.edge_type.device
-    with torch.no_grad(), eval_mode(model):
-        ids = torch.tensor([[h], [r], [t]], device=device)
-        teacher = float(model(ids[0], ids[1], ids[2])[0])
-    probs = explainer.probability(
+    teacher = context.teacher_score
+    probs = context.probability(
         torch.tensor([result.full_score, result.explanation_score, result.complement_score])
     ).tolist()
     fid_plus, fid_minus = probs[0] - probs[2], probs[0] - probs[1]
@@ -145,5 +158,5 @@ def assemble(
         stop_reason=result.stop_reason,
         mode=mode,
         seconds=time.perf_counter() - start,
-        message=_message(explainer, local, result),
+        message=_message(context, local, result),
     )

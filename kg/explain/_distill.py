@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import torch
@@ -16,7 +17,7 @@ from kg.base import KGEModel
 from kg.explain._batch import GraphBatch, SubgraphBank
 
 if TYPE_CHECKING:
-    from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
+    from kg.explain.config import EvaluatorConfig
 
 __all__: list[str] = []
 
@@ -26,7 +27,7 @@ def _graph(graph: TripleSet) -> tuple[Tensor, Tensor]:
     return triples[:, [0, 2]].t().contiguous(), triples[:, 1].contiguous()
 
 
-def _negatives(
+def draw_negatives(
     teacher: KGEModel,
     positives: Tensor,
     cfg: EvaluatorConfig,
@@ -128,19 +129,19 @@ def _other_relations(
     return torch.where(use_hard, hard, uniform)
 
 
-def _bank(triples: Tensor, graph: TripleSet, num_entities: int, hops: int) -> SubgraphBank:
+def bank(triples: Tensor, graph: TripleSet, num_entities: int, hops: int) -> SubgraphBank:
     """Enclosing subgraphs of ``triples`` ``[G, 3]``, each without its own triple."""
-    return _bank_and_ids(triples, graph, num_entities, hops)[0]
+    return bank_and_ids(triples, graph, num_entities, hops)[0]
 
 
-def _bank_and_ids(
+def bank_and_ids(
     triples: Tensor,
     graph: TripleSet,
     num_entities: int,
     hops: int,
     removed_relations: Tensor | None = None,
 ) -> tuple[SubgraphBank, Tensor]:
-    """:func:`_bank` and the graph's edge id of every bank edge, ``[E_bank]``.
+    """:func:`bank` and the graph's edge id of every bank edge, ``[E_bank]``.
 
     Subgraph ``b`` lacks the triple :math:`(h_b, r^{rm}_b, t_b)` with ``removed_relations``
     :math:`r^{rm}` (default: the scored relation ``triples[:, 1]``): a relation-corrupted
@@ -162,7 +163,7 @@ def _bank_and_ids(
     return bank, sub.edge_id
 
 
-def _thin(
+def thin(
     batch: GraphBatch,
     fraction: float,
     generator: torch.Generator,
@@ -204,7 +205,7 @@ def _spearman(a: Tensor, b: Tensor) -> float:
     return float(spearmanr(a.detach().cpu().double().numpy(), b.detach().cpu().double().numpy())[0])
 
 
-def _check_teacher(teacher: KGEModel, graph: TripleSet) -> None:
+def check_teacher(teacher: KGEModel, graph: TripleSet) -> None:
     if not isinstance(teacher, KGEModel):
         raise GraphDataError(f"teacher: expected a KGEModel, got {type(teacher).__name__}")
     if not isinstance(graph, TripleSet):
@@ -223,7 +224,8 @@ def _check_teacher(teacher: KGEModel, graph: TripleSet) -> None:
 
 
 def agreement_figures(
-    evaluator: DistilledEvaluator,
+    score_triples: Callable[[Tensor], Tensor],
+    num_entities: int,
     teacher: KGEModel,
     triples: Tensor,
     *,
@@ -231,10 +233,10 @@ def agreement_figures(
     max_candidates: int,
     seed: int,
 ) -> dict[str, float]:
-    """The body of :meth:`DistilledEvaluator.agreement` (see there)."""
+    """The body of :meth:`DistilledEvaluator.agreement` (see there), for any triple scorer."""
     generator = torch.Generator().manual_seed(seed)
     device = triples.device
-    n = evaluator.num_entities_
+    n = num_entities
     corrupt = triples.clone()
     tails = torch.randint(n, (triples.size(0),), generator=generator).to(device)
     tails = torch.where(tails == triples[:, 0], (tails + 1) % n, tails)
@@ -242,7 +244,7 @@ def agreement_figures(
     both = torch.cat([triples, corrupt])
     with torch.no_grad():
         teacher_scores = teacher(both[:, 0], both[:, 1], both[:, 2])
-    spearman = _spearman(evaluator.score_triples(both), teacher_scores)
+    spearman = _spearman(score_triples(both), teacher_scores)
     order = torch.randperm(triples.size(0), generator=generator)[:num_queries]
     hits, overlap = [], []
     for h, r, _ in triples[order.to(device)].tolist():
@@ -253,7 +255,7 @@ def agreement_figures(
         query = torch.stack([torch.full_like(others, h), torch.full_like(others, r), others], 1)
         with torch.no_grad():
             t_scores = teacher(query[:, 0], query[:, 1], query[:, 2])
-        e_scores = evaluator.score_triples(query)
+        e_scores = score_triples(query)
         k = min(10, others.numel())
         t_top = set(others[t_scores.topk(k).indices].tolist())
         e_top = set(others[e_scores.topk(k).indices].tolist())

@@ -13,8 +13,9 @@ allocated for a crafted size.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import torch
 
@@ -29,10 +30,11 @@ from kg.checkpoint import (
 )
 from kg.explain._members import build_network
 from kg.explain._network import EnsembleGNN
-from kg.explain.distillation import EvaluatorConfig
+from kg.explain.config import EvaluatorConfig
 
-if TYPE_CHECKING:
-    from kg.explain.evaluator import DistilledEvaluator
+#: The evaluator class being loaded (kg.explain.evaluator.DistilledEvaluator; not imported
+#: here, so that this module does not import back the module that uses it).
+E = TypeVar("E")
 
 __all__: list[str] = []
 
@@ -58,7 +60,7 @@ _MAX_NETWORK_BYTES = 4 * 2**30
 _FIX = "pass a file written by `graphlib kg explain --save-evaluator` (DistilledEvaluator.save)"
 
 
-def save_evaluator(evaluator: DistilledEvaluator, path: PathLike) -> Path:
+def save_evaluator(evaluator: Any, path: PathLike) -> Path:
     """Write the fitted evaluator atomically (loadable with ``weights_only=True``)."""
     payload = {
         "format": _FORMAT,
@@ -141,8 +143,8 @@ def _check_state(skeleton: torch.nn.Module, state: Any, source: str) -> None:
 
 
 def load_evaluator(
-    cls: type[DistilledEvaluator], path: PathLike, map_location: str | torch.device
-) -> DistilledEvaluator:
+    cls: Callable[[EvaluatorConfig], E], path: PathLike, map_location: str | torch.device
+) -> E:
     """Read a file written by :func:`save_evaluator` into a new ``cls`` instance."""
     path = Path(path)
     source = str(path)
@@ -160,6 +162,7 @@ def load_evaluator(
             f"path: {source!r} stores teacher_dim={teacher_dim!r} and "
             f"num_relations_={num_relations!r}, expected positive ints; {_FIX}"
         )
+    teacher_dim, num_relations = int(teacher_dim or 0), int(num_relations)  # checked above
     config = dict(config)
     if "hops" in config:
         config.setdefault("max_length", config["hops"])
@@ -186,9 +189,12 @@ def load_evaluator(
     evaluator = cls(cfg)
     network = _build(cfg, num_relations, teacher_dim)
     network.load_state_dict(data["state"])
-    evaluator.network_ = network.to(map_location).eval()
+    fitted = {
+        **fitted,
+        "network_": network.to(map_location).eval(),
+        "history_": list(data.get("history", [])),
+        "graph_": None,
+    }
     for key, value in fitted.items():
         setattr(evaluator, key, value)
-    evaluator.history_ = list(data.get("history", []))
-    evaluator.graph_ = None
     return evaluator

@@ -13,10 +13,11 @@ from torch import Tensor
 from graphdata.triples import TripleSet
 from kg.base import KGEModel, eval_mode
 from kg.explain._batch import SubgraphBank
-from kg.explain._distill import _bank_and_ids, _negatives
+from kg.explain._distill import bank_and_ids, draw_negatives
 from kg.explain._network import SubgraphGNN
 from kg.explain._pathbank import PathTable, path_table
-from kg.explain.distillation import EvaluatorConfig, distillation_targets, train_network
+from kg.explain.config import EvaluatorConfig
+from kg.explain.distillation import distillation_targets, train_network
 
 __all__: list[str] = []
 
@@ -54,7 +55,7 @@ def _draw_sample(
     triples = graph.mapped_triples.to(device)
     count = min(cfg.num_train_triples, triples.size(0))
     positives = triples[torch.randperm(triples.size(0), generator=generator)[:count].to(device)]
-    negatives = _negatives(teacher, positives, cfg, generator, graph.num_relations)  # [P, Q, 3]
+    negatives = draw_negatives(teacher, positives, cfg, generator, graph.num_relations)  # [P, Q, 3]
     targets = distillation_targets(teacher, positives, negatives)
     scores = torch.cat([targets.positive_score, targets.negative_score.reshape(-1)])
     reps = torch.cat(
@@ -70,7 +71,7 @@ def _draw_sample(
     )
     removed = torch.where(same_pair, positives[:, None, 1], negatives[..., 1])
     removed = torch.cat([positives[:, 1], removed.reshape(-1)])
-    bank, edge_id = _bank_and_ids(everything, graph, teacher.num_entities, cfg.hops, removed)
+    bank, edge_id = bank_and_ids(everything, graph, teacher.num_entities, cfg.hops, removed)
     table = None
     if cfg.path_fraction > 0:
         table = path_table(everything, graph, bank, edge_id, cfg.max_length, cfg.paths_per_graph)

@@ -1,21 +1,45 @@
-"""networkx conversion and matplotlib drawing of a PathExplanation (private)."""
+"""networkx conversion and matplotlib drawing of a PathExplanation (private).
+
+The functions read an explanation through the small :class:`Drawable` protocol (the fields they
+draw), so this module does not import :mod:`kg.explain.explanation`, which calls it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from graphdata.atomic import atomic_path
 
 if TYPE_CHECKING:
     import networkx as nx
 
-    from kg.explain.explanation import PathExplanation
-
 __all__: list[str] = []
 
+_Triple = tuple[str, str, str]
 
-def to_networkx(explanation: PathExplanation) -> nx.MultiDiGraph:
+
+class _Path(Protocol):
+    triples: tuple[_Triple, ...]
+    entities: tuple[str, ...]
+
+
+class Drawable(Protocol):
+    """The fields of a PathExplanation that are drawn (kg.explain.explanation)."""
+
+    target: _Triple
+    triples: tuple[_Triple, ...]
+    local_entities: tuple[str, ...]
+    local_triples: tuple[_Triple, ...]
+    mode: str
+
+    @property
+    def paths(self) -> Sequence[_Path]:
+        """The explanation's paths, in selection order."""
+
+
+def to_networkx(explanation: Drawable) -> nx.MultiDiGraph:
     """Local triples as edges (``relation``, ``in_explanation``), plus the target edge."""
     import networkx as nx
 
@@ -32,7 +56,7 @@ def to_networkx(explanation: PathExplanation) -> nx.MultiDiGraph:
     return graph
 
 
-def _path_layout(explanation: PathExplanation) -> dict[str, tuple[float, float]]:
+def _path_layout(explanation: Drawable) -> dict[str, tuple[float, float]]:
     """Head left, tail right, each path's inner nodes on its own row (0.8, -0.8, 1.6, ...)."""
     h, _, t = explanation.target
     pos = {h: (-1.0, 0.0), t: (1.0, 0.0)}
@@ -44,7 +68,7 @@ def _path_layout(explanation: PathExplanation) -> dict[str, tuple[float, float]]
     return pos
 
 
-def plot(explanation: PathExplanation, path: Path, *, context: bool) -> Path:
+def plot(explanation: Drawable, path: Path, *, context: bool) -> Path:
     """Draw the explanation (bold, labelled), the target (dashed) and context (faint) to a PNG."""
     import networkx as nx
     from matplotlib.backends.backend_agg import FigureCanvasAgg

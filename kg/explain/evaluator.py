@@ -45,16 +45,13 @@ from graphdata.typing import PathLike
 from kg.base import KGEModel
 from kg.checkpoint import dataset_fingerprint
 from kg.explain._batch import copies
-from kg.explain._distill import _bank, _check_teacher, agreement_figures
+from kg.explain._distill import agreement_figures, bank, check_teacher
 from kg.explain._evaluator_io import load_evaluator, save_evaluator
 from kg.explain._members import draw_sample, train_member
 from kg.explain._network import EnsembleGNN
 from kg.explain._teacher import model_fingerprint
-from kg.explain.distillation import (
-    DistillationTargets,
-    EvaluatorConfig,
-    distillation_targets,
-)
+from kg.explain.config import EvaluatorConfig
+from kg.explain.distillation import DistillationTargets, distillation_targets
 from kg.explain.local import LocalStructure
 
 __all__ = [
@@ -153,7 +150,7 @@ class DistilledEvaluator:
         cfg = self.config
         cfg.validate()
         start = time.perf_counter()
-        _check_teacher(teacher, graph)
+        check_teacher(teacher, graph)
         generator = torch.Generator().manual_seed(cfg.seed)
         sample = draw_sample(teacher, graph, cfg, generator)
         members, stats, self.history_ = [], [], []
@@ -212,9 +209,9 @@ class DistilledEvaluator:
         out = []
         with torch.no_grad():
             for chunk in triples.split(512):
-                bank = _bank(chunk, graph, self.num_entities_, self.config.hops)
+                chunk_bank = bank(chunk, graph, self.num_entities_, self.config.hops)
                 index = torch.arange(chunk.size(0), device=chunk.device)
-                out.append(self.network_(bank.select(index))[0])
+                out.append(self.network_(chunk_bank.select(index))[0])
         return self._to_teacher_units(torch.cat(out)) if out else triples.new_zeros(0).float()
 
     def score_local(
@@ -354,7 +351,8 @@ class DistilledEvaluator:
         """
         self._check_fitted()
         return agreement_figures(
-            self,
+            self.score_triples,
+            self.num_entities_,
             teacher,
             triples,
             num_queries=num_queries,

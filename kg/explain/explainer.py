@@ -35,7 +35,7 @@ from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.triples import KGDataset, TripleSet
 from kg.base import KGEModel, eval_mode
 from kg.explain import baselines
-from kg.explain._assemble import assemble
+from kg.explain._assemble import Context, assemble
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explanation import PathExplanation
 from kg.explain.local import LocalStructure, local_structure
@@ -268,6 +268,28 @@ class KGExplainer:
             )
         return self.evaluator_.scorer(local)
 
+    def _context(self, local: LocalStructure, scorer: Scorer | None) -> Context:
+        """Labels, the teacher's target score, the probability map and ``scorer``.
+
+        ``scorer`` (the config mode's) scores a fixed selection; ``None`` for a search result,
+        which carries its scores.
+        """
+        h, r, t = local.target
+        with torch.no_grad(), eval_mode(self.model):
+            ids = torch.tensor([[h], [r], [t]], device=local.edge_type.device)
+            teacher = float(self.model(ids[0], ids[1], ids[2])[0])
+        cfg = self.config
+        return Context(
+            entities=self.graph_.entities.labels,
+            relations=self.graph_.relations.labels,
+            teacher_score=teacher,
+            probability=self.probability,
+            scorer=scorer,
+            min_paths=cfg.min_paths,
+            min_gain=cfg.min_gain,
+            max_candidates=cfg.max_candidates,
+        )
+
     def probability(self, scores: Tensor) -> Tensor:
         r"""Calibrated probabilities :math:`\sigma((f - \tau)/\sigma_f)` of teacher-unit scores."""
         self._check_fitted()
@@ -305,7 +327,9 @@ class KGExplainer:
             chosen, mask, _ = node_greedy_search(local, scorer, top_k=cfg.max_paths)
             reason = "reached_tail" if chosen else "tail_not_reached"
             return assemble(
-                self, local, None, chosen, mask, mode=mode, start=start, stop_reason=reason
+                self._context(local, self.scorer(local)), local, None, chosen, mask, mode=mode,
+                start=start,
+                stop_reason=reason,
             )
         result = greedy_search(
             local.paths,
@@ -319,7 +343,7 @@ class KGExplainer:
             device=local.edge_type.device,
         )
         return assemble(
-            self,
+            self._context(local, None),
             local,
             result,
             result.chosen,
@@ -367,7 +391,8 @@ class KGExplainer:
                 max_triples=cfg.max_paths * cfg.max_length,
                 seed=seed,
             )
-        return assemble(self, local, None, chosen, mask, mode=baseline, start=start)
+        context = self._context(local, scorer)
+        return assemble(context, local, None, chosen, mask, mode=baseline, start=start)
 
 
 @torch.no_grad()

@@ -9,7 +9,7 @@ from graphdata.errors import GraphDataError, NotFittedError
 from graphdata.synthetic import family_kg
 from kg.distmult import DistMult
 from kg.explain._batch import GraphBatch, distances
-from kg.explain._distill import _negatives
+from kg.explain._distill import draw_negatives
 from kg.explain._rgcn import RelationalConv
 from kg.explain._teacher import triple_representation
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig, distillation_targets
@@ -104,7 +104,7 @@ def test_negatives_corrupt_exactly_one_side_and_never_make_self_pairs():
     positives = world.dataset.train.mapped_triples[:50]
     config = EvaluatorConfig(num_negatives=4, hard_negative_fraction=0.5,
                              relation_negative_fraction=0.0)
-    neg = _negatives(teacher, positives, config, torch.Generator().manual_seed(0))
+    neg = draw_negatives(teacher, positives, config, torch.Generator().manual_seed(0))
     assert neg.shape == (50, 4, 3)
     pos = positives.unsqueeze(1).expand_as(neg)
     assert torch.equal(neg[..., 1], pos[..., 1])
@@ -121,7 +121,7 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
     positives = ds.train.mapped_triples[:60]
     config = EvaluatorConfig(num_negatives=3, relation_negative_fraction=1.0,
                              hard_negative_fraction=1.0)
-    neg = _negatives(teacher, positives, config, torch.Generator().manual_seed(0),
+    neg = draw_negatives(teacher, positives, config, torch.Generator().manual_seed(0),
                      ds.num_relations)
     pos = positives.unsqueeze(1).expand_as(neg)
     assert torch.equal(neg[..., [0, 2]], pos[..., [0, 2]])  # the same pair (h, t)
@@ -136,12 +136,12 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
         assert set(rels) <= set(best)
     # Uniform picks cover every other relation.
     config.hard_negative_fraction = 0.0
-    neg = _negatives(teacher, positives, config, torch.Generator().manual_seed(1),
+    neg = draw_negatives(teacher, positives, config, torch.Generator().manual_seed(1),
                      ds.num_relations)
     assert bool((neg[..., 1] != pos[..., 1]).all())
     assert set(neg[..., 1].flatten().tolist()) == set(range(ds.num_relations))
     # The default mixes both kinds: a changed relation keeps the pair, else one entity changes.
-    mixed = _negatives(teacher, positives, EvaluatorConfig(num_negatives=4),
+    mixed = draw_negatives(teacher, positives, EvaluatorConfig(num_negatives=4),
                        torch.Generator().manual_seed(3), ds.num_relations)
     pos = positives.unsqueeze(1).expand_as(mixed)
     on_relation = mixed[..., 1] != pos[..., 1]
@@ -250,12 +250,12 @@ def test_bad_teacher_or_config(world):
 
 def test_path_reduction_keeps_exactly_a_few_whole_paths(world):
     from graphdata.paths import enumerate_paths
-    from kg.explain._distill import _bank_and_ids
+    from kg.explain._distill import bank_and_ids
     from kg.explain._pathbank import path_keep, path_table
 
     graph = world.dataset.train
     triples = graph.mapped_triples[:12]
-    bank, edge_id = _bank_and_ids(triples, graph, graph.num_entities, 2)
+    bank, edge_id = bank_and_ids(triples, graph, graph.num_entities, 2)
     table = path_table(triples, graph, bank, edge_id, 3, 50)
     generator = torch.Generator().manual_seed(0)
     graphs = torch.arange(12)
