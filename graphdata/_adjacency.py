@@ -11,6 +11,7 @@ given ``v`` by binary search on ``row * num_nodes + col``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
@@ -252,7 +253,7 @@ def bfs_distances(
     num_nodes: int,
     max_depth: int,
     *,
-    first_hop_skip: Tensor | None = None,
+    first_hop_skip: Callable[[Tensor, Tensor], Tensor] | None = None,
 ) -> Tensor:
     """Hop distances from each of ``B`` sources, up to ``max_depth``, by frontier expansion.
 

@@ -332,12 +332,14 @@ def parse_chain(text: str) -> tuple[str, list[tuple[str, bool]]]:
     """Parse ``"head(A,B) <- r1(A,C), r2(D,C)"`` into the head and ``(relation, inverse)`` atoms."""
     head_text, sep, body_text = str(text).partition("<-")
     head = _ATOM.fullmatch(head_text)
-    atoms = [_ATOM.fullmatch(part) for part in re.split(r"(?<=\))\s*,", body_text)]
-    if not sep or head is None or None in atoms:
+    matches = [_ATOM.fullmatch(part) for part in re.split(r"(?<=\))\s*,", body_text)]
+    atoms = [m for m in matches if m is not None]
+    if not sep or head is None or len(atoms) < len(matches):
         raise GraphDataError(
             f"text: expected a rule like 'head(X,Z) <- r1(X,Y), r2(Y,Z)', got {text!r}"
         )
-    body, at = [], head.group(2)
+    body: list[tuple[str, bool]] = []
+    at = head.group(2)
     seen = {at}
     for m in atoms:
         rel, x, y = m.groups()
@@ -378,8 +380,8 @@ def compile_rules(rules: Sequence[Any], relations: list[str]) -> list[CompiledRu
 
 def _check_number(name: str, value: object, low: float, high: float, *, closed: str) -> None:
     """Raise unless ``value`` is a real number in the interval (``closed`` in "[]", "[)", "(]")."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if ok:
+    ok = False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         ok = (low <= value if closed[0] == "[" else low < value) and (
             value <= high if closed[1] == "]" else value < high
         )
@@ -418,7 +420,9 @@ def check_world_arguments(
 
 def order_groundings(
     groundings: list[tuple[np.ndarray, np.ndarray]], num_base: int
-) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+) -> tuple[
+    list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]
+]:
     """Order the groundings of derived heads by (head, rule, body triple ids).
 
     Returns per rule the kept body ids ``[P_i, n_i]`` and each one's slot in that order; the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -38,7 +38,9 @@ def _as_labeled(triples: Iterable[Sequence[str]], argument: str) -> list[Labeled
             f"{argument}[{position}]: expected a (head, relation, tail) tuple of 3 str labels, "
             f"got {row!r}"
         )
-    return rows
+    # Checked above: every row is a sequence of 3 str. Lists stay lists (no per-row copy into a
+    # tuple); the callers only index and unpack them, which both support alike.
+    return cast(list[LabeledTriple], rows)
 
 
 def _entity_labels(rows: list[LabeledTriple]) -> set[str]:

@@ -136,8 +136,8 @@ def _pieces(
     end = nodes[:, -1]
     degree = rowptr[end + 1] - rowptr[end]
     piece = (degree.cumsum(0) - degree) // _EXPANSION_BUDGET
-    sizes = torch.bincount(piece)
-    sizes = sizes[sizes > 0].tolist()
+    counts = torch.bincount(piece)
+    sizes: list[int] = counts[counts > 0].tolist()
     return list(
         zip(
             torch.split(pair, sizes),

@@ -113,9 +113,9 @@ class NumberType:
         self.min_inclusive = min_inclusive
         self.max_inclusive = max_inclusive
         noun = "an integer" if kind == "int" else "a finite number"
-        bound = _bound_text(min, max, min_inclusive, max_inclusive)
+        bounds = _bound_text(min, max, min_inclusive, max_inclusive)
         #: What the flag expects, e.g. ``'a finite number > 0'``.
-        self.expected = f"{noun} {bound}".strip()
+        self.expected = f"{noun} {bounds}".strip()
         # argparse names the type in some messages (``invalid <name> value``).
         self.__name__ = self.expected
 

@@ -319,6 +319,7 @@ class DenseGraphBatch:
                 f"node_attr: the batch has no node signals x to store as {node_attr!r}; "
                 "pass node_attr=None"
             )
+        x = self.x
         graphs = []
         for b, n in enumerate(self.num_nodes.tolist()):
             a = self.adj[b, :n, :n].detach().cpu()
@@ -329,8 +330,8 @@ class DenseGraphBatch:
                 )
             graph = nx.DiGraph() if directed else nx.Graph()
             graph.add_nodes_from(range(n))
-            if node_attr is not None:
-                rows = self.x[b, :n].detach().cpu().tolist()
+            if node_attr is not None and x is not None:  # x is None raised above
+                rows = x[b, :n].detach().cpu().tolist()
                 nx.set_node_attributes(graph, dict(enumerate(rows)), node_attr)
             src, dst = (a if directed else torch.triu(a)).nonzero(as_tuple=True)
             values = a[src, dst].tolist()
@@ -417,6 +418,7 @@ def _pad_signals(
                 f"{name}[{b}]: expected node signals [n_b, C] = [{n}, {channels}], got shape "
                 f"{tuple(v.shape)}{hint}"
             )
+    assert channels is not None  # the loop raised unless xs[0] is [n_0, C]
     _one_device([*xs, torch.empty(0, device=device)], name)
     dtype = _float_dtype(xs[0])
     out = torch.zeros(len(xs), max(sizes), channels, dtype=dtype, device=device)  # [B, N, C]

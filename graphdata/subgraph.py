@@ -9,6 +9,7 @@ thousands of them, hence the batched, loop-free extraction here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -341,15 +342,18 @@ def _extract(
     num_pairs, n = pairs.size(0), num_nodes
     head, tail = pairs[:, 0], pairs[:, 1]
 
-    def own(pair: Tensor, eid: Tensor) -> Tensor:
-        # Pair b's own target triple (head[b], relations[b], tail[b]).
-        return (
-            (edge_type[eid] == relations[pair])
-            & (edge_index[0, eid] == head[pair])
-            & (edge_index[1, eid] == tail[pair])
-        )
+    skip: Callable[[Tensor, Tensor], Tensor] | None = None
+    if relations is not None:
 
-    skip = None if relations is None else own
+        def own(pair: Tensor, eid: Tensor) -> Tensor:
+            # Pair b's own target triple (head[b], relations[b], tail[b]).
+            return (
+                (edge_type[eid] == relations[pair])
+                & (edge_index[0, eid] == head[pair])
+                & (edge_index[1, eid] == tail[pair])
+            )
+
+        skip = own
     dist_head = bfs_distances(csr, head, n, k, first_hop_skip=skip)  # [B * N]
     dist_tail = bfs_distances(csr, tail, n, k, first_hop_skip=skip)
     if mode == "intersection":

@@ -306,7 +306,9 @@ def _collect(
     relations: Sequence[str],
     rules: tuple[HornRule, ...],
 ) -> tuple[
-    list[LabeledTriple], dict[LabeledTriple, tuple[Explanation, ...]], tuple[np.ndarray, ...]
+    list[LabeledTriple],
+    dict[LabeledTriple, tuple[Explanation, ...]],
+    tuple[np.ndarray, np.ndarray],
 ]:
     """Labels of all triples, explanations of the derived ones, and their derived-body pairs."""
     h, r, t = (c.tolist() for c in columns)

@@ -30,7 +30,7 @@ def min_fill_order(
     num_vertices: int, pairs: set[tuple[int, int]], keep: tuple[int, ...] = ()
 ) -> tuple[list[int], int]:
     """Greedy min-fill order (ties: min degree, then index) and its width (max neighbours)."""
-    nbrs = {v: set() for v in range(num_vertices)}
+    nbrs: dict[int, set[int]] = {v: set() for v in range(num_vertices)}
     for u, v in pairs:
         nbrs[u].add(v)
         nbrs[v].add(u)

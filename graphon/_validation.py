@@ -15,11 +15,15 @@ __all__: list[str] = []
 
 def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
     """Return ``value`` if it is an int in ``[minimum, maximum]``, else raise naming it."""
-    low_ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
-    if not low_ok or value < minimum or (maximum is not None and value > maximum):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
         want = f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
         raise GraphDataError(f"{name}: expected {want}, got {value!r}; pass {want}")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def check_seed(name: str, value: object) -> int | None:
@@ -104,9 +108,9 @@ def check_signal_values(values: Tensor, x: Tensor, *, graphon: str, where: str) 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     """Return ``value`` if it is one of ``choices``, else raise listing them."""
-    if value not in choices:
+    if not isinstance(value, str) or value not in choices:
         raise GraphDataError(f"{name}: expected one of {list(choices)}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _probe_generator() -> torch.Generator:

@@ -99,7 +99,14 @@ def _rownorm(x: Tensor) -> Tensor:
     return x / x.norm(dim=1, keepdim=True).clamp_min(1e-300)
 
 
-def _sdp(b, rank, max_iter, tol, num_roundings, gen) -> tuple[float, float, Tensor, Tensor]:
+def _sdp(
+    b: Tensor,
+    rank: int | None,
+    max_iter: int,
+    tol: float,
+    num_roundings: int,
+    gen: torch.Generator,
+) -> tuple[float, float, Tensor, Tensor]:
     n = b.size(0)
     c = _augment(b)
     m = n + 1

@@ -76,7 +76,7 @@ def _by_degree(probs: Tensor, lam: Tensor) -> list[int]:
     return sorted(range(len(degree)), key=lambda i: (-degree[i], i))
 
 
-def _difference(p1, l1, p2, l2) -> tuple[Tensor, Tensor]:
+def _difference(p1: Tensor, l1: Tensor, p2: Tensor, l2: Tensor) -> tuple[Tensor, Tensor]:
     """The difference of two step functions on their common refinement (cells, measures)."""
     cuts = torch.unique(torch.cat([torch.cumsum(l1, 0), torch.cumsum(l2, 0)]).clamp(0, 1))
     cuts = torch.cat([cuts.new_zeros(1), cuts])
@@ -91,7 +91,8 @@ def _difference(p1, l1, p2, l2) -> tuple[Tensor, Tensor]:
     return diff, w / w.sum()
 
 
-def _lower(p1, l1, p2, l2) -> float:
+def _lower(p1: Tensor, l1: Tensor, p2: Tensor, l2: Tensor) -> float:
+    """The counting-lemma lower bound from a few small patterns (module docstring)."""
     best = 0.0
     for name in _LOWER_PATTERNS:
         t1 = float(hom_density(name, p1, node_weights=l1))

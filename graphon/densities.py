@@ -33,7 +33,7 @@ from graphon._validation import (
 )
 from graphon.graphons import Graphon, GraphonSignal, StepGraphon
 from graphon.homomorphism import MAX_COST, hom_density, inj_density
-from graphon.patterns import PatternLike, as_pattern
+from graphon.patterns import Pattern, PatternLike, as_pattern
 from graphon.sampling import sample_graphs
 
 __all__ = ["DensityEstimate", "graphon_density", "monte_carlo_density", "sample_density"]
@@ -93,7 +93,15 @@ def _gauss_legendre(order: int, device: torch.device | str) -> tuple[Tensor, Ten
     return x, torch.as_tensor(weights / 2, dtype=torch.float64, device=device)
 
 
-def _quadrature(pattern, graphon, signal, order, device, max_cost) -> float:
+def _quadrature(
+    pattern: Pattern,
+    graphon: Graphon,
+    signal: GraphonSignal | None,
+    order: int,
+    device: torch.device | str,
+    max_cost: float,
+) -> float:
+    """The density of the node-weighted graph at ``order`` Gauss-Legendre nodes (per block)."""
     if isinstance(graphon, StepGraphon):
         # Composite rule per block: exact for the step part, spectral for smooth signals.
         per = max(2, math.ceil(order / graphon.num_blocks))
@@ -162,10 +170,11 @@ def graphon_density(
         raise GraphDataError("graphon: the pattern has exponents; pass a GraphonSignal")
     if pat.exponents is None and signal is not None:
         raise GraphDataError("exponents: a GraphonSignal was given; pass exponents=[...]")
-    exact_signal = signal is None or signal.step_values is not None
+    step_values = None if signal is None else signal.step_values
+    exact_signal = signal is None or step_values is not None
     if isinstance(w, StepGraphon) and exact_signal:
         probs, lam = w.probs.to(device), w.measures.to(device)
-        sig = None if signal is None else signal.step_values.to(device)  # type: ignore[union-attr]
+        sig = None if step_values is None else step_values.to(device)
         value = hom_density(pat, probs, sig, node_weights=lam, max_cost=max_cost)
         return DensityEstimate(float(value), 0.0, "exact")
     fine = _quadrature(pat, w, signal, order, device, max_cost)

@@ -181,7 +181,10 @@ def _rescale(value: Tensor, log_factor: Tensor, dtype: torch.dtype, where: str) 
     return out
 
 
-def _prepare(pattern, adj, signal, exponents):
+def _prepare(
+    pattern: PatternLike, adj: Tensor, signal: Tensor | None, exponents: object
+) -> tuple[Pattern, Tensor, bool, Tensor | None]:
+    """Check the inputs of a density; return the pattern, ``[B, N, N]``, batched, ``[B, N, C]``."""
     pat = as_pattern(pattern, exponents)
     batched_adj, batched = check_adjacency(adj)
     sig = check_signal(signal, batched_adj, batched)

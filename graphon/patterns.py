@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeAlias
 
 import networkx as nx
 import torch
@@ -136,7 +137,7 @@ class Pattern:
 
 
 #: Anything :func:`as_pattern` accepts.
-PatternLike = Pattern | str | nx.Graph | Sequence[tuple[int, int]]
+PatternLike: TypeAlias = Pattern | str | nx.Graph | Sequence[tuple[int, int]]
 
 
 def _edges_from_pairs(pairs: Sequence[tuple[object, object]], index: Mapping) -> tuple:

@@ -118,7 +118,14 @@ def _histogram(item: _Item, colors: np.ndarray, graphon: bool) -> dict[int, floa
     return {int(c): int(round(s)) for c, s in zip(keys, sums)}
 
 
-def _refine(items, k, variant, equality, decimals, max_iter) -> WLResult:
+def _refine(
+    items: Sequence[_Item],
+    k: int,
+    variant: str,
+    equality: bool,
+    decimals: int,
+    max_iter: int | None,
+) -> WLResult:
     check_int("k", k, 1)
     check_int("decimals", decimals, 0, 15)
     if max_iter is not None:
@@ -190,7 +197,7 @@ def wl_refine(
     signals = [None] * len(graphs) if signals is None else list(signals)
     if len(signals) != len(graphs):
         raise GraphDataError(f"signals: expected {len(graphs)} entries, got {len(signals)}")
-    items = []
+    items: list[_Item] = []
     for adj, sig in zip(graphs, signals):
         checked, batched = check_adjacency(adj, name="graphs")
         if batched:

@@ -90,14 +90,16 @@ class Run:
         needs_index = config.regime == "kvsall" or (
             config.regime == "slcwa" and config.filter_negatives
         )
+        known = None
         if needs_index:
-            run.known = FilterIndex.from_triples(
+            known = FilterIndex.from_triples(
                 train, num_entities=dataset.num_entities, num_relations=num_relations
             )
+            run.known = known
         if config.regime == "slcwa" and config.sampler == "bernoulli":
             run.head_probability = bernoulli_head_probability(train, num_relations)
-        if config.regime == "kvsall":
-            run.queries = _kvsall_queries(run.known, with_heads=not config.reciprocal)
+        if config.regime == "kvsall" and known is not None:  # kvsall always needs the index
+            run.queries = _kvsall_queries(known, with_heads=not config.reciprocal)
         return run
 
     @property
@@ -207,9 +209,11 @@ class Run:
         return loss + self._regularizer(head, rel, tail)
 
     def _kvsall(self, index: Tensor) -> Tensor:
-        queries = self.queries[index]  # [B, 3] (side, entity, relation)
         known = self.known
-        scores, targets, reg = [], [], 0.0
+        assert self.queries is not None and known is not None  # Run.build sets both for kvsall
+        queries = self.queries[index]  # [B, 3] (side, entity, relation)
+        scores, targets = [], []
+        reg: Tensor | float = 0.0
         for side in (0, 1):
             q = queries[queries[:, 0] == side]
             if q.size(0) == 0:

@@ -137,7 +137,7 @@ def _hash_tensors(obj: Any, where: str, digest: Any) -> None:
         digest.update(f"{where}|{t.dtype}|{tuple(t.shape)}\0".encode())
         if t.numel():
             flat = t.cpu().resolve_conj().resolve_neg().contiguous().reshape(-1)
-            digest.update(memoryview(flat.view(torch.uint8).numpy()))
+            digest.update(flat.view(torch.uint8).numpy())  # hashlib reads the array's buffer
     elif isinstance(obj, dict):
         for key, value in obj.items():
             _hash_tensors(value, f"{where}.{key}", digest)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ __all__ = ["TrainingConfig", "OPTIMIZERS", "REGIMES", "LOSSES", "SAMPLERS", "REG
 
 #: Optimisers by name: ``torch.optim`` classes called as ``cls(params, lr=lr)`` (Adam with
 #: ``fused=True`` on CPU and CUDA, see ``kg.training``).
-OPTIMIZERS: dict[str, type[torch.optim.Optimizer]] = {
+OPTIMIZERS: dict[str, Callable[..., torch.optim.Optimizer]] = {
     "adam": torch.optim.Adam,
     "adagrad": torch.optim.Adagrad,
     "sgd": torch.optim.SGD,

@@ -45,7 +45,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 from torch import Tensor
@@ -237,7 +237,7 @@ def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def _is_kge_model(model: object) -> bool:
+def _is_kge_model(model: object) -> TypeGuard[KGEModel]:
     """A KGE model by its contract (duck-typed, so a re-imported ``kg.base`` still matches)."""
     return isinstance(model, torch.nn.Module) and all(
         hasattr(model, name) for name in ("score_tails", "score_heads", "num_entities")
@@ -260,19 +260,20 @@ class _Scorer:
         self, model: KGEModel | ScoreFunction, num_entities: int, reciprocal: bool
     ) -> None:
         self.model, self.num_entities, self.reciprocal = model, num_entities, reciprocal
-        self.is_model = _is_kge_model(model)
+        #: The model when it has the KGE contract (score rows itself), else None.
+        self.kge = model if _is_kge_model(model) else None
 
     def tails(self, head: Tensor, rel: Tensor, entities: EntitySelection) -> Tensor:
-        if self.is_model:
-            return self.model.score_tails(head, rel, entities)
+        if self.kge is not None:
+            return self.kge.score_tails(head, rel, entities)
         return self._broadcast(head, rel, entities, tail_side=True)
 
     def heads(self, rel: Tensor, tail: Tensor, entities: EntitySelection) -> Tensor:
-        if self.is_model and self.reciprocal:
+        if self.kge is not None and self.reciprocal:
             # Reciprocal training: (?, r, t) is answered as (t, r + R, ?), graphdata's convention.
-            return self.model.score_tails(tail, rel + self.model.num_relations // 2, entities)
-        if self.is_model:
-            return self.model.score_heads(rel, tail, entities)
+            return self.kge.score_tails(tail, rel + self.kge.num_relations // 2, entities)
+        if self.kge is not None:
+            return self.kge.score_heads(rel, tail, entities)
         return self._broadcast(tail, rel, entities, tail_side=False)
 
     def both(
@@ -282,12 +283,12 @@ class _Scorer:
         entities: EntitySelection,
     ) -> Tensor:
         """Rows of ``heads(*head_side)`` then ``tails(*tail_side)``, in one call where possible."""
-        if self.is_model and self.reciprocal:
+        if self.kge is not None and self.reciprocal:
             (rel_h, tail), (head, rel_t) = head_side, tail_side
-            inverse = rel_h + self.model.num_relations // 2
+            inverse = rel_h + self.kge.num_relations // 2
             queries = torch.cat([tail, head]), torch.cat([inverse, rel_t])
-            return self.model.score_tails(*queries, entities)
-        fused = getattr(self.model, "_both_sides", None) if self.is_model else None
+            return self.kge.score_tails(*queries, entities)
+        fused = getattr(self.kge, "_both_sides", None) if self.kge is not None else None
         scores = fused(head_side, tail_side, entities) if fused is not None else None
         if scores is None:
             scores = torch.cat([self.heads(*head_side, entities), self.tails(*tail_side, entities)])
@@ -309,8 +310,8 @@ class _Scorer:
 
     def bytes_per_query(self) -> int:
         # A plain function scores B * E triples; budget a few floats of work per triple.
-        if self.is_model and hasattr(self.model, "bytes_per_query"):
-            return int(self.model.bytes_per_query())
+        if self.kge is not None and hasattr(self.kge, "bytes_per_query"):
+            return int(self.kge.bytes_per_query())
         return 64 * self.num_entities
 
 
@@ -387,16 +388,16 @@ def evaluate(
         (3, True)
     """
     triples = getattr(triples, "mapped_triples", triples)
-    is_model = _is_kge_model(model)
-    if not is_model and not callable(model):
+    kge = model if _is_kge_model(model) else None
+    if kge is None and not callable(model):
         raise GraphDataError(
             f"model: expected a KGEModel or a callable scorer, got {type(model).__name__}"
         )
     if num_entities is None:
-        if not is_model:
+        if kge is None:
             raise GraphDataError("num_entities: required when model is a plain scoring function")
-        num_entities = model.num_entities
-    if reciprocal and not is_model:
+        num_entities = kge.num_entities
+    if reciprocal and kge is None:
         raise GraphDataError(
             "reciprocal: only applies to a KGEModel (heads scored as tails of r + R); wrap a "
             "plain scorer so that it scores heads itself"
@@ -413,7 +414,7 @@ def evaluate(
         raise GraphDataError(f"memory_budget: expected positive int bytes, got {memory_budget!r}")
 
     scorer = _Scorer(model, num_entities, reciprocal)
-    param = next(model.parameters(), None) if is_model else None
+    param = next(kge.parameters(), None) if kge is not None else None
     device = param.device if param is not None else triples.device
     if filter_index is not None and filter_index.device != device:
         filter_index = filter_index.to(device)
@@ -425,12 +426,13 @@ def evaluate(
     batch = min(batch_size, max(triples.size(0), 1))
     chunk = num_entities
 
-    was_compiled = getattr(model, "compile_scoring", None) if is_model else None
-    if was_compiled is not None:
-        model.compile_scoring = bool(compile)
+    was_compiled = getattr(kge, "compile_scoring", None) if kge is not None else None
+    if kge is not None and was_compiled is not None:
+        # An optional attribute some models declare (RotatE), not part of KGEModel.
+        setattr(kge, "compile_scoring", bool(compile))  # noqa: B010
     parts: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []
     try:
-        with torch.no_grad(), eval_mode(model) if is_model else contextlib.nullcontext():
+        with torch.no_grad(), eval_mode(kge) if kge is not None else contextlib.nullcontext():
             start = 0
             while start < triples.size(0):
                 rows = triples[start : start + batch].to(device)
@@ -449,8 +451,8 @@ def evaluate(
                     continue
                 start += rows.size(0)
     finally:
-        if was_compiled is not None:
-            model.compile_scoring = was_compiled
+        if kge is not None and was_compiled is not None:
+            setattr(kge, "compile_scoring", was_compiled)  # noqa: B010
     if parts:
         optimistic, pessimistic, options, broken = (
             torch.cat(x, dim=1).cpu() for x in zip(*parts)
@@ -523,14 +525,22 @@ def _rank_batch(
     # Both sides in one [U_h + U_t, E] matrix (one model call where the model allows): one
     # pass of the ranking ops instead of two.
     scores = _score_matrix(scorer.both, head_side, tail_side, num_entities, chunk)
-    known = count = None
+    known: Tensor | tuple[Tensor, Tensor] | None = None
+    count: Tensor | None = None
     if filter_index is not None:  # ids checked once in evaluate (_check_triples)
         if filter_index.has_dense_mask():  # small graphs: rows of a cached dense table
             known, count = filter_index.stacked_score_mask(keys)
         else:
             known = filter_index.stacked_coo(keys)
-    ranks = filtered_ranks(scores, row_of, torch.cat([head, tail]), known, count)
-    return tuple(x.view(2, batch) for x in ranks)  # type: ignore[return-value]
+    optimistic, pessimistic, options, nonfinite = filtered_ranks(
+        scores, row_of, torch.cat([head, tail]), known, count
+    )
+    return (
+        optimistic.view(2, batch),
+        pessimistic.view(2, batch),
+        options.view(2, batch),
+        nonfinite.view(2, batch),
+    )
 
 
 def _score_matrix(

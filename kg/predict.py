@@ -63,7 +63,7 @@ def load_model(
         )
     best = training.get("best_state")
     use_best = best is not None and training["config"].get("restore_best", True)
-    chosen = best if use_best else state
+    chosen = best if best is not None and use_best else state
     skeleton = _skeleton(name, config, source)
     _check_sizes(skeleton, vocab, training["config"].get("reciprocal"), source)
     for label, candidate in (("model.state", state), ("training.best_state", best)):

@@ -292,7 +292,7 @@ class Trainer:
                 state["stopped_early"] = stop
                 last = stop or epoch == cfg.epochs
                 if cfg.checkpoint_path and (last or epoch % cfg.checkpoint_every == 0):
-                    self._save(run, state)
+                    self._save(cfg.checkpoint_path, run, state)
                 _append_log(cfg.log_path, record)
                 if stop:
                     break
@@ -321,7 +321,7 @@ class Trainer:
         state["bad_evals"] += 1
         return self.config.patience is not None and state["bad_evals"] >= self.config.patience
 
-    def _save(self, run: _epochs.Run, state: dict[str, Any]) -> None:
+    def _save(self, path: str, run: _epochs.Run, state: dict[str, Any]) -> None:
         model = self.model
         training = {k: v for k, v in state.items() if k not in ("fingerprint", "resumed_from")}
         training["config"] = dataclasses.asdict(self.config)
@@ -331,10 +331,10 @@ class Trainer:
         if problem is not None:
             raise TrainingDivergedError(
                 f"checkpoint: refusing to save a non-finite model state ({problem}) over "
-                f"{self.config.checkpoint_path!r}; lower the learning rate or set grad_clip"
+                f"{path!r}; lower the learning rate or set grad_clip"
             )
         save_checkpoint(
-            self.config.checkpoint_path,
+            path,
             {
                 "model": {"name": model.name, "config": model.config, "state": model.state_dict()},
                 "training": training,

@@ -39,11 +39,15 @@ __all__ = [
 
 def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
     """Return ``value`` if it is an int in ``[minimum, maximum]``, else raise naming it."""
-    is_int = not isinstance(value, bool) and isinstance(value, (int, np.integer))
-    if not is_int or value < minimum or (maximum is not None and value > maximum):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
         want = f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
         raise GraphDataError(f"{name}: expected {want}, got {value!r}; pass {want}")
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def check_seed(name: str, value: object) -> int | None:

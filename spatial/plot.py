@@ -159,7 +159,7 @@ def ring_summary(
     ring_mean = np.asarray(record["ring_mean"])  # [4, G]
     names = list(adata.var_names)
     if genes is None:
-        order = np.argsort(-np.abs(ring_mean[1]))[:5]
+        order: list[int] = np.argsort(-np.abs(ring_mean[1]))[:5].tolist()
     else:
         for gene in genes:
             if gene not in names:

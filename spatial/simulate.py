@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -30,6 +31,9 @@ from graphdata.spatial import knn_graph
 from spatial._inputs import check_int, check_real, check_seed
 from spatial._messages import edge_weights, neighbour_operator
 from spatial.model import CelcomenEnergy
+
+if TYPE_CHECKING:
+    from anndata import AnnData  # imported in to_anndata: `import spatial` stays cheap
 
 __all__ = [
     "hex_grid",
@@ -207,7 +211,7 @@ class SimulatedTissue:
     W_inter: Tensor  # noqa: N815 - paper symbol
     normalization: str = "gcn"
 
-    def to_anndata(self):  # noqa: ANN201 - anndata is imported lazily
+    def to_anndata(self) -> AnnData:
         """AnnData with ``X`` = the signed sphere coordinates and the truth in ``varp``.
 
         Fit it with ``Celcomen().fit(adata, allow_negative=True)``: the coordinates are signed,

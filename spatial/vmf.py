@@ -22,11 +22,12 @@ The reference implementation uses the 3-D formula for every :math:`d` (REFERENCE
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
+from torch.autograd.function import FunctionCtx, once_differentiable
 
 from graphdata.errors import GraphDataError
 from spatial._bessel import iv_ratio, log_iv_scaled
@@ -53,7 +54,7 @@ class _VMFLogPartition(torch.autograd.Function):
     """zeta_d(kappa) with the analytic derivative I_{nu+1}/I_nu (first order only)."""
 
     @staticmethod
-    def forward(ctx, kappa: Tensor, dim: int) -> Tensor:  # noqa: D102
+    def forward(ctx: FunctionCtx, kappa: Tensor, dim: int) -> Tensor:  # noqa: D102
         nu = dim / 2.0 - 1.0
         host = _to_host(kappa)
         value = 0.5 * dim * math.log(2.0 * math.pi) + log_iv_scaled(nu, host.ravel())
@@ -61,9 +62,11 @@ class _VMFLogPartition(torch.autograd.Function):
         ctx.save_for_backward(torch.as_tensor(ratio.reshape(host.shape)).to(kappa))
         return torch.as_tensor(value.reshape(host.shape)).to(kappa)
 
+    # ctx is Any: at run time it is torch's BackwardCFunction, whose ``saved_tensors`` the
+    # FunctionCtx stub does not declare.
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad_output: Tensor) -> tuple[Tensor, None]:  # noqa: D102
+    def backward(ctx: Any, grad_output: Tensor) -> tuple[Tensor, None]:  # noqa: D102
         (ratio,) = ctx.saved_tensors
         return grad_output * ratio, None
 

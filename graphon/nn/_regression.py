@@ -7,12 +7,20 @@ mapped back), the learning-rate schedules, graph subsets and masked node MSEs.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, TypeAlias
 
 import torch
 from torch import Tensor, nn
 
 from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError
+
+if TYPE_CHECKING:
+    from graphon.nn.models import IGN, IWN
+    from graphon.nn.mpnn import MPNN
+
+#: The node regressors :func:`graphon.nn.size_generalization.build_regressor` builds.
+NodeRegressor: TypeAlias = "IWN | IGN | MPNN"
 
 __all__: list[str] = []
 
@@ -31,7 +39,7 @@ class Standardized(nn.Module):
     :math:`\hat y` is :math:`\sigma^2` times that of :math:`g` on :math:`(y - \mu) / \sigma`.
     """
 
-    def __init__(self, model: nn.Module, mean: float, std: float) -> None:
+    def __init__(self, model: NodeRegressor, mean: float, std: float) -> None:
         super().__init__()
         self.model = model
         self.register_buffer("mean", torch.tensor(float(mean)))

@@ -114,9 +114,9 @@ def _check_order(name: str, value: object) -> int:
 
 def check_basis(basis: object) -> str:
     """Return ``basis`` if it is ``"iwn"`` or ``"ign"``, else raise naming the choices."""
-    if basis not in BASES:
+    if not isinstance(basis, str) or basis not in BASES:
         raise GraphDataError(f"basis: expected one of {list(BASES)}, got {basis!r}")
-    return basis  # type: ignore[return-value]
+    return basis
 
 
 def equivariant_basis(in_order: int, out_order: int, *, basis: str = "iwn") -> list[BasisElement]:

@@ -9,6 +9,9 @@ on W-random graphs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 import torch
 from torch import Tensor, nn
 from torch_geometric.nn import MessagePassing
@@ -177,9 +180,14 @@ class MPNN(nn.Module):
         )
         self.head = None if mlp_hidden is None else nn.Linear(mlp_hidden, out_channels)
 
+    @property
+    def _layers(self) -> Sequence[MeanAggregationConv]:
+        # nn.ModuleList is not generic; every entry is a MeanAggregationConv (see __init__).
+        return cast("Sequence[MeanAggregationConv]", self.convs)
+
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         """Re-draw every parameter."""
-        for conv in self.convs:
+        for conv in self._layers:
             conv.reset_parameters(generator)
         if self.head is not None:
             bound = self.head.in_features**-0.5
@@ -196,14 +204,14 @@ class MPNN(nn.Module):
         else:
             h = batch.x.to(batch.adj.dtype)  # [B, N, F]
         if self.aggregation == "dense":
-            for t, conv in enumerate(self.convs):
+            for t, conv in enumerate(self._layers):
                 h = conv.forward_dense(h, batch.adj, batch.num_nodes)
                 if t < len(self.convs) - 1:
                     h = self._act(h)
         else:
             edge_index, edge_weight, counts = dense_to_edges(batch)
             h = h.reshape(bsz * n, -1)  # [B*N, C]: one block-diagonal graph
-            for t, conv in enumerate(self.convs):
+            for t, conv in enumerate(self._layers):
                 h = conv(h, edge_index, edge_weight, counts)
                 if t < len(self.convs) - 1:
                     h = self._act(h)

@@ -19,6 +19,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -27,6 +28,7 @@ from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphon._validation import check_int, check_real
 from graphon.nn._regression import (
+    NodeRegressor,
     Standardized,
     batched_mse,
     check_schedule,
@@ -199,11 +201,12 @@ def signal_triangle_density(adj: Tensor, x: Tensor, mask: Tensor | None = None) 
         raise GraphDataError(
             f"adj, x: expected [B, N, N] and [B, N], got {tuple(adj.shape)} and {tuple(x.shape)}"
         )
-    n = adj.size(-1) if mask is None else mask.sum(-1).to(adj.dtype)  # [B] or int
     m = adj * x.unsqueeze(1)  # [B, N, N]: A_ij x_j
     closed = (m * (m @ adj).mT).sum(-1)  # [B, N]: sum_j M_ij (MA)_ji
-    scale = n**2 if mask is None else (n**2).unsqueeze(-1)
-    return x * closed / scale
+    if mask is None:
+        return x * closed / adj.size(-1) ** 2
+    n = mask.sum(-1).to(adj.dtype)  # [B]
+    return x * closed / (n**2).unsqueeze(-1)
 
 
 def full_random_graphs(
@@ -247,7 +250,7 @@ def _check_trained(
     )
 
 
-def build_regressor(name: str, config: SizeGeneralizationConfig) -> nn.Module:
+def build_regressor(name: str, config: SizeGeneralizationConfig) -> NodeRegressor:
     """A node-regression model: IWN, normalised IGN (diagonal signal) or MPNN with root term.
 
     Args:
@@ -257,13 +260,13 @@ def build_regressor(name: str, config: SizeGeneralizationConfig) -> nn.Module:
     Returns:
         The model, ``forward(batch) -> [B, N, 1]``.
     """
-    common = dict(
+    common: dict[str, Any] = dict(  # keyword arguments of all three constructors
         num_layers=config.num_layers,
         activation=config.activation,
         task="node",
         mlp_hidden=config.mlp_hidden,
     )
-    builders: dict[str, Callable[[], nn.Module]] = {
+    builders: dict[str, Callable[[], NodeRegressor]] = {
         "iwn": lambda: IWN(1, config.hidden_channels, 1, **common),
         "ign": lambda: IGN(1, config.hidden_channels, 1, normalize=True, **common),
         # Levin et al.'s "simple GNN" keeps the root term: y_i needs x_i itself.
@@ -454,9 +457,10 @@ def size_generalization(
             for run in range(config.best_of):
                 run_seed = trial * config.best_of + run  # Levin et al.: trial * 5 + i
                 gen = torch.Generator(device=device).manual_seed(run_seed)
-                model = build_regressor(name, config)
+                regressor = build_regressor(name, config)
+                model: NodeRegressor | Standardized = regressor
                 if config.standardize_target:
-                    model = Standardized(model, float(y.mean()), float(y.std()))
+                    model = Standardized(regressor, float(y.mean()), float(y.std()))
                 model = model.to(device=device, dtype=config.dtype)
                 model.reset_parameters(generator=gen)
                 start = time.perf_counter()
@@ -465,11 +469,12 @@ def size_generalization(
                 score = math.nan if val is None else batched_mse(model, *val, config.batch_size)
                 if chosen is None or score < chosen_val:
                     chosen, chosen_val, chosen_history = model, score, history
+            assert chosen is not None  # best_of >= 1 runs, checked above
             row = []
             for n in config.test_sizes:
                 test_gen = torch.Generator(device=device).manual_seed(seed + 7919 * n)
-                graphs = max(config.test_graphs, -(-config.test_nodes // n))  # ceil
-                row.append(evaluate_mse(chosen, n, graphs, config, generator=test_gen))
+                num_test = max(config.test_graphs, -(-config.test_nodes // n))  # ceil
+                row.append(evaluate_mse(chosen, n, num_test, config, generator=test_gen))
             rows.append(row)
             losses.append(chosen_history[-1])
             val_losses.append(None if val is None else chosen_val)

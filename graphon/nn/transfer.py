@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -132,7 +133,9 @@ def randomize_parameters(model: nn.Module, *, std: float = 1.0, generator: torch
             param.normal_(0.0, std, generator=generator)
 
 
-def build_model(name: str, in_channels: int, config: ConvergenceConfig, **kwargs) -> nn.Module:
+def build_model(
+    name: str, in_channels: int, config: ConvergenceConfig, **kwargs: Any
+) -> nn.Module:
     """Build ``MODELS[name]`` with the configuration's width, depth and activation.
 
     Args:
