@@ -311,6 +311,40 @@ class KGEModel(torch.nn.Module, abc.ABC):
     def post_step(self) -> None:
         """Projection applied by the trainer after every optimiser step; a no-op by default."""
 
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        """The per-coordinate interaction whose sum (or negative norm) is the score, ``[B, D]``.
+
+        KGExplainer's distilled evaluator regresses its graph embedding onto it (the reference:
+        ``h + r - t`` for TransE, ``h * r * t`` for DistMult). Every model writes its own in its
+        file; one without a per-coordinate form returns its score as ``[B, 1]``.
+
+        Raises:
+            GraphDataError: For a model that does not define it.
+        """
+        raise GraphDataError(
+            f"model: {type(self).__name__} defines no triple_representation, which the distilled "
+            "evaluator of kg.explain regresses on; write it in the model's file (or return "
+            "self(head_index, rel_type, tail_index).unsqueeze(-1) for the score alone)"
+        )
+
+    def project_rows(self, name: str, rows: Tensor) -> Tensor:
+        """Project rows of parameter ``name`` as :meth:`post_step` projects the whole table.
+
+        Local re-training (:mod:`kg.explain.retrain`) trains copies of entity rows and applies
+        this after initialisation and after every step. Default: the rows unchanged (models
+        whose :meth:`post_step` is a no-op); a model with a constraint overrides both.
+
+        Args:
+            name: The parameter's name (``"entity.weight"``, ``"bias"``).
+            rows: ``[..., d]`` rows of that parameter.
+
+        Returns:
+            The projected rows, same shape.
+        """
+        return rows
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v}" for k, v in self.config.items() if k != "num_entities")
         return f"{type(self).__name__}({self.num_entities}, {args})"

@@ -72,6 +72,15 @@ class ComplEx(KGEModel):
         a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
         return (a_h * a_r * a_t + b_h * a_r * b_t + a_h * b_r * b_t - b_h * b_r * a_t).sum(-1)
 
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        """The per-coordinate summands of the score's real part, ``[B, d]``."""
+        a_h, b_h = self.entity(head_index).chunk(2, dim=-1)
+        a_r, b_r = self.relation(rel_type).chunk(2, dim=-1)
+        a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
+        return a_h * a_r * a_t + b_h * a_r * b_t + a_h * b_r * b_t - b_h * b_r * a_t  # [B, d]
+
     def score_tails(
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
     ) -> Tensor:

@@ -147,6 +147,12 @@ class ConvE(KGEModel):
         hidden = self._hidden(self.entity(head_index), self.relation(rel_type))
         return (hidden * self.entity(tail_index)).sum(-1) + self.bias[tail_index]
 
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        """No per-coordinate form through the convolution: the score itself, ``[B, 1]``."""
+        return self(head_index, rel_type, tail_index).unsqueeze(-1)
+
     def score_tails(
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
     ) -> Tensor:

@@ -61,6 +61,12 @@ class DistMult(KGEModel):
         h, r, t = self.entity(head_index), self.relation(rel_type), self.entity(tail_index)
         return (h * r * t).sum(dim=-1)
 
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        """The summand of the score, ``h * r * t``, ``[B, d]`` (KGExplainer's reference)."""
+        return self.entity(head_index) * self.relation(rel_type) * self.entity(tail_index)
+
     def score_tails(
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
     ) -> Tensor:

@@ -67,6 +67,14 @@ class RESCAL(KGEModel):
         h, t = self.entity(head_index), self.entity(tail_index)
         return torch.einsum("bi,bij,bj->b", h, self._matrices(rel_type), t)
 
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        """The per-coordinate summands ``h * (W_r t)`` of the bilinear score, ``[B, d]``."""
+        matrices = self.relation(rel_type).view(-1, self.dim, self.dim)  # [B, d, d]
+        tails = self.entity(tail_index).unsqueeze(-1)  # [B, d, 1]
+        return self.entity(head_index) * torch.bmm(matrices, tails).squeeze(-1)  # [B, d]
+
     def score_tails(
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
     ) -> Tensor:

@@ -127,6 +127,17 @@ class RotatE(KGEModel):
         a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
         return self.margin - ((q_re - a_t).square() + (q_im - b_t).square()).sqrt().sum(-1)
 
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        r"""Per-coordinate moduli :math:`|h \circ r - t|`, summed by the score, ``[B, d]``."""
+        a_h, b_h = self.entity(head_index).chunk(2, dim=-1)
+        a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
+        theta = self.relation(rel_type)
+        re = a_h * torch.cos(theta) - b_h * torch.sin(theta) - a_t
+        im = a_h * torch.sin(theta) + b_h * torch.cos(theta) - b_t
+        return (re.square() + im.square()).sqrt()  # [B, d]; score = margin - sum
+
     def score_tails(
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
     ) -> Tensor:

@@ -85,10 +85,20 @@ class TransE(KGEModel):
         """Project every entity embedding back onto the unit L2 sphere (the paper's constraint)."""
         F.normalize(self.entity.weight, p=2.0, dim=-1, out=self.entity.weight)
 
+    def project_rows(self, name: str, rows: Tensor) -> Tensor:
+        """Entity rows back onto the unit sphere, as :meth:`post_step` (local re-training)."""
+        return F.normalize(rows, dim=-1) if name == "entity.weight" else rows
+
     def forward(self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor) -> Tensor:
         """Score each triple, ``[B]`` (see the class docstring)."""
         h, r, t = self.entity(head_index), self.relation(rel_type), self.entity(tail_index)
         return -torch.linalg.vector_norm(h + r - t, ord=self.p, dim=-1)
+
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        """The summand of the score, ``h + r - t``, ``[B, d]`` (KGExplainer's reference)."""
+        return self.entity(head_index) + self.relation(rel_type) - self.entity(tail_index)
 
     def score_tails(
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None

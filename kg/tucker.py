@@ -130,6 +130,12 @@ class TuckER(KGEModel):
         """Score each triple, ``[B]`` (see the class docstring)."""
         return (self._hidden(head_index, rel_type) * self.entity(tail_index)).sum(-1)
 
+    def triple_representation(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> Tensor:
+        """No per-coordinate form over the core tensor: the score itself, ``[B, 1]``."""
+        return self(head_index, rel_type, tail_index).unsqueeze(-1)
+
     def score_tails(
         self, head_index: Tensor, rel_type: Tensor, entities: EntitySelection = None
     ) -> Tensor:

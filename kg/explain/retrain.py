@@ -80,12 +80,6 @@ class RetrainConfig:
             raise GraphDataError(f"init: expected one of {INITS}, got {self.init!r}")
 
 
-#: Per-model projection of re-trained rows (TransE keeps entities on the unit sphere).
-_PROJECTIONS = {
-    "transe": lambda name, rows: F.normalize(rows, dim=-1) if name == "entity.weight" else rows
-}
-
-
 class RetrainScorer:
     r"""Score perturbations of a local graph by batched brief re-training (module docstring).
 
@@ -138,7 +132,7 @@ class RetrainScorer:
             if cfg.init == "random":
                 noise = torch.randn(rows.shape, generator=generator, dtype=rows.dtype)
                 rows = noise.to(device) * table.detach().std()
-                rows = _PROJECTIONS.get(model.name, lambda _n, x: x)(name, rows)
+                rows = model.project_rows(name, rows)
             self.rows[name] = rows
         heads, tails, rels = local.edge_index[0], local.edge_index[1], local.edge_type
         self.reciprocal = reciprocal
@@ -199,7 +193,6 @@ class RetrainScorer:
             self.rels[triple].unsqueeze(1).expand(-1, cfg.num_negatives),
             shift.unsqueeze(1) + self.neg_tails[triple],
         )  # [P, Q]
-        project = _PROJECTIONS.get(self.model.name)
         with eval_mode(self.model):  # no dropout inside the re-training
             with torch.enable_grad():
                 for _ in range(cfg.steps):
@@ -216,10 +209,9 @@ class RetrainScorer:
                     optimizer.zero_grad()
                     loss.backward()
                     optimizer.step()
-                    if project is not None:
-                        with torch.no_grad():
-                            for name, rows in trainable.items():
-                                rows.copy_(project(name, rows))
+                    with torch.no_grad():
+                        for name, rows in trainable.items():
+                            rows.copy_(self.model.project_rows(name, rows))
             with torch.no_grad():
                 params = {**self.frozen, **{k: v.flatten(0, 1) for k, v in trainable.items()}}
                 rel = torch.full((c,), self.local.target[1], device=keep.device)
