@@ -54,8 +54,9 @@ def check_real(
     if high is not None:
         parts.append(f"{'<' if high_open else '<='} {high:g}")
     want = "a finite number" + (f" {' and '.join(parts)}" if parts else "")
-    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-    number = float(value) if ok else math.nan  # type: ignore[arg-type]
+    ok, number = False, math.nan
+    if not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
+        ok, number = True, float(value)
     if ok and math.isfinite(number):
         ok = (low is None or (number > low if low_open else number >= low)) and (
             high is None or (number < high if high_open else number <= high)

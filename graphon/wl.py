@@ -251,10 +251,11 @@ def _step(source: Graphon | GraphonSignal, resolution: int, decimals: int) -> _I
     w = source.graphon if isinstance(source, GraphonSignal) else source
     if not isinstance(w, Graphon):
         raise GraphDataError(f"graphons: expected Graphon or GraphonSignal, got {type(w).__name__}")
-    step_signal = isinstance(source, GraphonSignal) and source.step_values is not None
-    if isinstance(w, StepGraphon) and (not isinstance(source, GraphonSignal) or step_signal):
+    step_values = source.step_values if isinstance(source, GraphonSignal) else None
+    exact = not isinstance(source, GraphonSignal) or step_values is not None
+    if isinstance(w, StepGraphon) and exact:
         adj, weights = w.probs.cpu().numpy(), w.measures.cpu().numpy()
-        sig = source.step_values.cpu().numpy() if step_signal else None  # type: ignore[union-attr]
+        sig = None if step_values is None else step_values.cpu().numpy()
     else:
         x = (torch.arange(resolution, dtype=torch.float64) + 0.5) / resolution
         values = w.matrix(x).double()  # [R, R]

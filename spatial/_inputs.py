@@ -74,8 +74,9 @@ def check_real(
     if high is not None:
         parts.append(f"<= {high:g}")
     want = "a finite number" + (f" {' and '.join(parts)}" if parts else "")
-    ok = not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-    number = float(value) if ok else float("nan")  # type: ignore[arg-type]
+    ok, number = False, float("nan")
+    if not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
+        ok, number = True, float(value)
     ok = ok and bool(np.isfinite(number))
     ok = ok and (low is None or (number > low if low_open else number >= low))
     ok = ok and (high is None or number <= high)

@@ -133,9 +133,7 @@ def randomize_parameters(model: nn.Module, *, std: float = 1.0, generator: torch
             param.normal_(0.0, std, generator=generator)
 
 
-def build_model(
-    name: str, in_channels: int, config: ConvergenceConfig, **kwargs: Any
-) -> nn.Module:
+def build_model(name: str, in_channels: int, config: ConvergenceConfig, **kwargs: Any) -> nn.Module:
     """Build ``MODELS[name]`` with the configuration's width, depth and activation.
 
     Args:
