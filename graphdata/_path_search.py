@@ -126,7 +126,8 @@ def paths_of_length(
     if not out:
         empty = torch.empty(0, ell, dtype=torch.long, device=device)
         return empty.new_empty(0), empty.new_empty(0, ell + 1), empty, empty.bool()
-    return tuple(torch.cat(parts) for parts in zip(*out))  # type: ignore[return-value]
+    pair, nodes, eids, fwd = (torch.cat(parts) for parts in zip(*out))
+    return pair, nodes, eids, fwd
 
 
 def _pieces(

@@ -132,7 +132,9 @@ class Pattern:
             raise GraphDataError("other: both patterns need exponents with equal channels, or none")
         k = self.num_vertices
         edges = self.edges + tuple((u + k, v + k, m) for u, v, m in other.edges)
-        exps = None if self.exponents is None else self.exponents + other.exponents  # type: ignore[operator]
+        exps = None
+        if self.exponents is not None and other.exponents is not None:  # both or none (above)
+            exps = self.exponents + other.exponents
         return Pattern(k + other.num_vertices, edges, exps, f"{self.name}+{other.name}")
 
 
