@@ -474,6 +474,7 @@ def _real(args: argparse.Namespace) -> dict:
         targets = first[: args.real_targets]
         evaluator_cfg = EvaluatorConfig(
             hops=1,
+            max_length=2,
             steps=args.evaluator_steps,
             num_train_triples=args.evaluator_triples,
             seed=args.seed,

@@ -137,7 +137,8 @@ class KGExplainer:
                 the triples are copied to the model's device.
             evaluator: A fitted evaluator to reuse; it must have been distilled from this
                 model on this graph, with this config's ``hops``. Default ``None``: distil one
-                with ``config.evaluator`` (its ``hops`` set to ``config.hops``).
+                with ``config.evaluator``, whose ``hops`` and ``max_length`` must equal this
+                config's (they used to be overridden silently; issue #16).
 
         Returns:
             ``self``.
@@ -174,10 +175,8 @@ class KGExplainer:
         self.evaluator_ = None
         if cfg.mode == "evaluator" or evaluator is not None:
             if evaluator is None:
-                ev_cfg = EvaluatorConfig(
-                    **{**vars(cfg.evaluator), "hops": cfg.hops, "max_length": cfg.max_length}
-                )
-                evaluator = DistilledEvaluator(ev_cfg).fit(model, graph)
+                _check_evaluator_config(cfg)
+                evaluator = DistilledEvaluator(cfg.evaluator).fit(model, graph)
             else:
                 evaluator.check_compatible(model, graph)
                 if evaluator.config.hops != cfg.hops:
@@ -393,6 +392,18 @@ class KGExplainer:
             )
         context = self._context(local, scorer)
         return assemble(context, local, None, chosen, mask, mode=baseline, start=start)
+
+
+def _check_evaluator_config(cfg: ExplainerConfig) -> None:
+    """Refuse an evaluator config whose subgraph radius or path length is not the explainer's."""
+    for name in ("hops", "max_length"):
+        mine, theirs = getattr(cfg, name), getattr(cfg.evaluator, name)
+        if mine != theirs:
+            raise GraphDataError(
+                f"evaluator: EvaluatorConfig({name}={theirs}) differs from ExplainerConfig("
+                f"{name}={mine}); the evaluator must be distilled on the subgraphs and path "
+                f"lengths the explainer scores: set EvaluatorConfig({name}={mine})"
+            )
 
 
 @torch.no_grad()

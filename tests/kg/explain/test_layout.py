@@ -117,3 +117,19 @@ def test_no_import_cycles() -> None:
 def test_explain_exports_at_most_15_names(name: str) -> None:
     module = __import__(name, fromlist=["__all__"])
     assert len(module.__all__) <= 15, module.__all__
+
+
+def test_explainer_refuses_an_evaluator_config_it_would_have_overridden() -> None:
+    from graphdata.errors import GraphDataError
+    from graphdata.triples import TripleSet
+    from kg.distmult import DistMult
+    from kg.explain import EvaluatorConfig, ExplainerConfig, KGExplainer
+
+    rows = [("a", "r", "b"), ("b", "r", "c"), ("a", "s", "c")]
+    graph = TripleSet.from_labeled_triples(rows)
+    for config in (
+        ExplainerConfig(hops=1, max_length=2, evaluator=EvaluatorConfig(hops=3, max_length=2)),
+        ExplainerConfig(hops=1, max_length=2, evaluator=EvaluatorConfig(hops=1, max_length=5)),
+    ):
+        with pytest.raises(GraphDataError, match=r"EvaluatorConfig\((hops|max_length)=.*set Eval"):
+            KGExplainer(DistMult(3, 2, dim=4), config).fit(graph)
