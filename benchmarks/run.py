@@ -31,6 +31,7 @@ BENCHMARKS = {
     "iwn": "benchmarks.bench_iwn",
     "explain": "benchmarks.bench_explain",
     "celcomen": "benchmarks.bench_celcomen",
+    "imports": "benchmarks.bench_imports",
 }
 
 

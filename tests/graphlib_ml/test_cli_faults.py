@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import graphdata.kg_stats
+import graphlib_ml.cli.spatial
 import graphlib_ml.demo
-import spatial.cli
 from graphdata.errors import GraphDataError, TSVFormatError
 from graphlib_ml.cli import (
     EXIT_BROKEN_PIPE,
@@ -116,7 +116,7 @@ def test_every_failure_is_one_line_with_its_exit_code(err, code, fragments, tmp_
     def fail(args):
         raise err
 
-    monkeypatch.setattr(spatial.cli, "_fit", fail)  # bound when main builds the parser
+    monkeypatch.setattr(graphlib_ml.cli.spatial, "_fit", fail)  # bound when main builds the parser
     assert main(["spatial", "fit", source, "--out", target]) == code
     captured = capsys.readouterr()
     line = _one_error_line(captured.err)
@@ -303,13 +303,13 @@ def test_full_disk_inside_torch_save_during_kg_train(tmp_path, monkeypatch, caps
 
 
 def test_unexpected_error_from_a_subcommand(monkeypatch, capsys):
-    import graphon.cli
+    import graphlib_ml.cli.graphon
 
     def bug(args):
         raise RuntimeError("a bug in the list command")
 
     # The parser binds func when it is built, so patch the part's function before main runs.
-    monkeypatch.setattr(graphon.cli, "_list", bug)
+    monkeypatch.setattr(graphlib_ml.cli.graphon, "_list", bug)
     assert main(["graphon", "list"]) == EXIT_RUNTIME
     line = _one_error_line(capsys.readouterr().err)
     assert "unexpected RuntimeError: a bug in the list command, in `graphlib graphon list`" in line
@@ -525,7 +525,8 @@ def test_process_sigint_during_kg_train_then_resume(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# The numeric flags of demo and data (the parts' flags are walked in tests/kg/test_cli_faults.py).
+# The numeric flags of demo and data, property-tested (every flag is walked in
+# tests/graphlib_ml/test_cli_faults_kg.py).
 
 _BAD_COUNTS = st.one_of(
     st.integers(max_value=0).map(str),

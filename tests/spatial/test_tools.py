@@ -16,8 +16,8 @@ import torch  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 
 from graphdata.errors import GraphDataError, UnknownLabelError  # noqa: E402
+from graphlib_ml.cli.spatial import add_subparser, parse_genes  # noqa: E402
 from spatial import plot, tools  # noqa: E402
-from spatial.cli import add_subparser, parse_genes  # noqa: E402
 from spatial.simulate import hex_grid  # noqa: E402
 
 

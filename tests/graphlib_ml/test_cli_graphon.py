@@ -3,7 +3,7 @@ import argparse
 import pytest
 
 from graphdata.errors import GraphDataError
-from graphon.cli import add_subparser, parse_sizes
+from graphlib_ml.cli.graphon import add_subparser, parse_sizes
 
 
 def _parser():

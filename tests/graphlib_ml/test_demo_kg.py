@@ -1,6 +1,6 @@
 import torch
 
-from kg.demo import FIGURE, MODELS, _section
+from graphlib_ml.demo.kg import FIGURE, MODELS, _section
 
 
 def test_demo_section_writes_figure_and_markdown(tmp_path):

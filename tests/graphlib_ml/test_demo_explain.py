@@ -3,7 +3,7 @@ import re
 import torch
 
 from graphdata.synthetic import BASE_RELATIONS
-from kg.explain.demo import DemoSettings, _run
+from graphlib_ml.demo.explain import DemoSettings, _run
 from kg.explain.evaluator import EvaluatorConfig
 
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from graphdata.errors import GraphDataError
-from graphon.nn.cli import add_transfer_subparser
-from graphon.nn.demo import demo_section
+from graphlib_ml.cli.iwn import add_transfer_subparser
+from graphlib_ml.demo.iwn import demo_section
 from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
 from graphon.nn.size_generalization import SizeGeneralizationConfig, SizeGeneralizationResult
 from graphon.nn.transfer import ConvergenceConfig, ConvergenceCurve, ConvergenceResult
@@ -97,7 +97,7 @@ def test_cli_trained_training_flags_reach_the_config(tmp_path):
 def test_demo_section_writes_its_figures(tmp_path, monkeypatch):
     # The embedded configuration takes seconds; the wiring is the same at a smaller size.
     small = ConvergenceConfig(sizes=(10, 20), samples=3, hidden_channels=4)
-    monkeypatch.setattr("graphon.nn.demo._CONFIG", small)
+    monkeypatch.setattr("graphlib_ml.demo.iwn._CONFIG", small)
     text = demo_section(tmp_path, seed=0, device=torch.device("cpu"))
     assert text.startswith("## ")
     for name in ("graphon_nn_mae.png", "graphon_nn_spread.png", "graphon_nn_lift.png"):

@@ -4,28 +4,29 @@
 runs the untrained-network convergence (Herbst & Jegelka, Appendix H) and writes the table and
 plots; ``--experiment trained`` runs the trained size generalisation (Levin et al.) with
 ``--sizes`` as test sizes. The graphon CLI registers the subcommand with
-:func:`add_transfer_subparser`. ``--out`` and the files in it are checked before the work
-starts, and the run holds a lock on ``--out`` (:func:`graphdata.run_folder.run_lock`).
+:func:`add_transfer_subparser`. The flags the two experiments share (``--sizes``, ``--samples``,
+``--models``, ``--hidden``, ``--layers``, ``--seeds``, ``--epochs``, ``--train-graphs``) are
+written by hand; every other field of
+:class:`~graphon.nn.size_generalization.SizeGeneralizationConfig` is a generated ``trained:``
+flag (:func:`graphlib_ml.cli._flags.add_config_flags`). ``--out`` and the files in it are
+checked before the work starts, and the run holds a lock on ``--out``
+(:func:`graphdata.run_folder.run_lock`).
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-import torch
+from typing import Any
 
 from graphdata import cli_types
-from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, run_lock
+from graphlib_ml.cli._flags import add_config_flags, config_values
 from graphon.families import GRAPHONS
-from graphon.nn._io import save_figure, write_json, write_text
-from graphon.nn._regression import LR_SCHEDULES
 from graphon.nn.models import MODELS
-from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
-from graphon.nn.size_generalization import SizeGeneralizationConfig, size_generalization
-from graphon.nn.transfer import ConvergenceConfig, untrained_convergence
+from graphon.nn.size_generalization import SizeGeneralizationConfig
+from graphon.nn.transfer import ConvergenceConfig
 
 __all__ = ["add_transfer_subparser", "run_transfer"]
 
@@ -42,17 +43,15 @@ OUTPUTS = {
     ),
     "trained": ("size_generalization.md", "size_generalization.json", "size_generalization.png"),
 }
-#: Trained-experiment flags (argparse dest) -> SizeGeneralizationConfig field; unset flags keep
-#: the config's defaults (Levin et al.'s settings).
-_TRAINING_FLAGS = {
-    "lr": "lr",
-    "lr_schedule": "lr_schedule",
-    "batch_size": "batch_size",
-    "weight_decay": "weight_decay",
-    "val_fraction": "val_fraction",
-    "best_of": "best_of",
-    "standardize": "standardize_target",
-}
+#: SizeGeneralizationConfig fields set from the hand-written flags both experiments share.
+_SHARED_FIELDS = (
+    "train_graphs", "test_sizes", "test_graphs", "models", "seeds", "epochs", "hidden_channels",
+    "num_layers",
+)
+#: Today's flag names of generated trained-experiment fields that differ from the field name.
+_ALIASES = {"standardize_target": "standardize"}
+#: Generated trained-experiment flags (argparse dest -> field), filled when the parser is built.
+_TRAINING_FLAGS: dict[str, str] = {}
 
 
 def _ints(text: str, name: str, low: int) -> tuple[int, ...]:
@@ -73,7 +72,9 @@ def _models(text: str) -> tuple[str, ...]:
     return names
 
 
-def _config_dict(config: object) -> dict:
+def _config_dict(config: object) -> dict[str, Any]:
+    import torch
+
     return {k: (str(v) if isinstance(v, torch.dtype) else v) for k, v in vars(config).items()}
 
 
@@ -97,7 +98,16 @@ def run_transfer(args: argparse.Namespace) -> int:
 
 
 def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) -> int:
+    from graphdata.device import resolve_device
+    from graphlib_ml.figures import save_figure
+    from graphon.nn._io import write_json, write_text
+    from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
+    from graphon.nn.size_generalization import size_generalization
+    from graphon.nn.transfer import untrained_convergence
+
     device = resolve_device(args.device)
+    config: Any  # ConvergenceConfig or SizeGeneralizationConfig, by experiment
+    result: Any
     if args.experiment == "untrained":
         config = ConvergenceConfig(
             sizes=_ints(args.sizes, "--sizes", 2),
@@ -145,11 +155,7 @@ def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) 
             epochs=args.epochs,
             hidden_channels=args.hidden or SizeGeneralizationConfig.hidden_channels,
             num_layers=args.layers or SizeGeneralizationConfig.num_layers,
-            **{
-                field: getattr(args, dest)
-                for dest, field in _TRAINING_FLAGS.items()
-                if getattr(args, dest) is not None
-            },
+            **config_values(args, _TRAINING_FLAGS),
         )
         print(f"graphon transfer (trained): full_random graphs, device={device} out={out}")
         print(f"config: {_config_dict(config)}")
@@ -244,40 +250,16 @@ def add_transfer_subparser(subparsers: argparse._SubParsersAction) -> None:
         help="trained: epochs (default: %(default)s)",
     )
     p.add_argument("--seeds", default="0,1", help="trained: training seeds (default: %(default)s)")
-    p.add_argument(
-        "--lr",
-        type=cli_types.positive_float,
-        help=f"trained: AdamW lr (default {trained.lr})",
-    )
-    p.add_argument(
-        "--lr-schedule",
-        choices=LR_SCHEDULES,
-        help=f"trained: learning-rate schedule (default {trained.lr_schedule})",
-    )
-    p.add_argument(
-        "--batch-size",
-        type=cli_types.positive_int,
-        help=f"trained: (default {trained.batch_size})",
-    )
-    p.add_argument(
-        "--weight-decay",
-        type=cli_types.nonnegative_float,
-        help=f"trained: AdamW (default {trained.weight_decay})",
-    )
-    p.add_argument(
-        "--val-fraction",
-        type=cli_types.fraction,
-        help=f"trained: validation share, best epoch restored (default {trained.val_fraction})",
-    )
-    p.add_argument(
-        "--best-of",
-        type=cli_types.positive_int,
-        help=f"trained: runs per seed, best validation kept (default {trained.best_of})",
-    )
-    p.add_argument(
-        "--standardize",
-        action=argparse.BooleanOptionalAction,
-        help="trained: fit standardised targets (default off, as Levin et al.)",
+    group = p.add_argument_group("trained experiment (SizeGeneralizationConfig fields)")
+    _TRAINING_FLAGS.clear()
+    _TRAINING_FLAGS.update(
+        add_config_flags(
+            group,
+            SizeGeneralizationConfig,
+            exclude=_SHARED_FIELDS,
+            aliases=_ALIASES,
+            dest_prefix="trained_",
+        )
     )
     p.add_argument(
         "--seed",

@@ -1,7 +1,12 @@
 """The ``graphlib`` console command: ``demo``, ``data`` and one subcommand per part.
 
-The parser is built from a visible dict of the parts' ``add_subparser`` functions (no plugin
-registry, no signature introspection). Each subcommand sets ``func(args) -> int``.
+The parser is built from a visible dict, :data:`COMMANDS`: subcommand -> (module of this
+package, one-line help). Each module (``graphlib_ml/cli/kg.py``, ``graphon.py``, ``spatial.py``,
+``data.py``, ``demo.py``) has ``add_subparser(subparsers)``, and each command sets
+``func(args) -> int``. :func:`main` imports and builds only the module of the subcommand it was
+given, so ``graphlib --help`` imports no torch, PyG, AnnData or matplotlib; the other
+subcommands appear with their one-line help only. The parts (``kg``, ``graphon``, ``spatial``,
+``graphdata``) import nothing from here and build no parser.
 
 :func:`main` is the one place where failures meet the user. Every expected failure ends as one
 line on stderr, ``graphlib: error: <what>, <where> (<how to fix>)``, and an exit code that says
@@ -37,20 +42,18 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import os
 import pickle
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-import graphon.cli
-import kg.cli
-import spatial.cli
-from graphdata import cli_types
 from graphdata.errors import GraphDataError
 
 __all__ = [
+    "COMMANDS",
     "EXIT_BROKEN_PIPE",
     "EXIT_INTERRUPTED",
     "EXIT_RUNTIME",
@@ -72,12 +75,16 @@ EXIT_BROKEN_PIPE = 141
 #: Environment variable that turns ``--debug`` on for every run (``1``, ``true``, ``yes``, ``on``).
 DEBUG_ENV = "GRAPHLIB_DEBUG"
 
-#: Subcommands contributed by the parts: name -> function registering it on the subparsers.
-PARTS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
-    "kg": kg.cli.add_subparser,
-    "graphon": graphon.cli.add_subparser,
-    "spatial": spatial.cli.add_subparser,
+#: Subcommands: name -> (module of this package with its ``add_subparser``, one-line help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("demo", "run all parts on embedded defaults and write a report"),
+    "data": ("data", "inspect and generate datasets"),
+    "kg": ("kg", "knowledge-graph embeddings: train, evaluate, explain"),
+    "graphon": ("graphon", "graphons: sampling and densities"),
+    "spatial": ("spatial", "Celcomen on spatial transcriptomics"),
 }
+#: The subcommands of the library's parts (the others are the application's own).
+PARTS = ("kg", "graphon", "spatial")
 
 #: Argument dests that name input files, in the order they are named in a message.
 _INPUT_ARGS = ("path", "input", "checkpoint", "evaluator", "dataset")
@@ -129,35 +136,13 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from graphlib_ml.demo import SECTIONS, run_demo
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Build the ``graphlib`` argument parser.
 
-    parts = list(SECTIONS) if args.parts == "all" else [p.strip() for p in args.parts.split(",")]
-    run_demo(Path(args.out), parts=parts, seed=args.seed, device=args.device)
-    return 0
-
-
-def _data_stats(args: argparse.Namespace) -> int:
-    from graphdata.kg_stats import describe
-
-    print(describe(args.path))
-    return 0
-
-
-def _data_family(args: argparse.Namespace) -> int:
-    from graphdata.synthetic import family_kg
-
-    world = family_kg(args.num_people, seed=args.seed)
-    world.dataset.to_folder(args.out)
-    print(
-        f"wrote the synthetic family KG ({args.num_people} people, seed {args.seed}) "
-        f"to {args.out}"
-    )
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """Build the ``graphlib`` argument parser with every subcommand registered.
+    Args:
+        command: Build only this subcommand's parser in full (the others are listed with their
+            one-line help and build nothing; ``""`` builds none, for ``graphlib --help``);
+            ``None`` builds every subcommand.
 
     Returns:
         The parser; ``parse_args`` yields a namespace whose ``func`` runs the command.
@@ -172,34 +157,20 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"show the full traceback of a failure (also: {DEBUG_ENV}=1)",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-
-    demo = sub.add_parser("demo", help="run all parts on embedded defaults and write a report")
-    demo.add_argument("--out", default="graphlib-demo", help="report folder (default: %(default)s)")
-    demo.add_argument(
-        "--seed", type=cli_types.seed, default=0, help="random seed (default: %(default)s)"
-    )
-    demo.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
-    demo.add_argument(
-        "--parts", default="all", help="comma-separated sections to run (default: %(default)s)"
-    )
-    demo.set_defaults(func=_demo)
-
-    data = sub.add_parser("data", help="inspect and generate datasets")
-    data_sub = data.add_subparsers(dest="data_command", required=True)
-    stats = data_sub.add_parser("stats", help="print a knowledge graph's statistics")
-    stats.add_argument("path", help="a folder with train/valid/test.txt or one labelled TSV file")
-    stats.set_defaults(func=_data_stats)
-    family = data_sub.add_parser("family", help="write the synthetic family KG as a folder")
-    family.add_argument("out", help="output folder (train.txt, valid.txt, test.txt)")
-    family.add_argument(
-        "--num-people", type=cli_types.positive_int, default=500, help="(default: %(default)s)"
-    )
-    family.add_argument("--seed", type=cli_types.seed, default=0, help="(default: %(default)s)")
-    family.set_defaults(func=_data_family)
-
-    for add_subparser in PARTS.values():
-        add_subparser(sub)
+    for name, (module, help_text) in COMMANDS.items():
+        if command is None or command == name:
+            importlib.import_module(f"{__name__}.{module}").add_subparser(sub)
+        else:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def _subcommand(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is not an option), if known."""
+    for token in argv:
+        if not token.startswith("-"):
+            return token if token in COMMANDS else None
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -220,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args = build_parser(_subcommand(argv) or "").parse_args(argv)
         except SystemExit as done:  # --help, or a usage error already printed by _Parser
             sys.stdout.flush()
             return _exit_code(done)

@@ -4,6 +4,14 @@
 loads the model and the dataset it was trained on, distils the evaluator (or loads one with
 ``--evaluator``), runs KGExplainer, prints the paths with their scores and fidelity figures
 (and the planted ground truth when the dataset is the synthetic family KG), and writes the PNG.
+
+The configuration flags are generated from the config dataclasses
+(:func:`graphlib_ml.cli._flags.add_config_flags`): one flag per field of
+:class:`~kg.explain.ExplainerConfig` (``--paths`` is ``max_paths``), of
+:class:`~kg.explain.EvaluatorConfig` as ``--evaluator-<field>`` and of
+:class:`~kg.explain.RetrainConfig` as ``--retrain-<field>``, so a field added to (or removed from)
+a config is a flag added (or removed) here with no second edit. Unset flags keep the configs'
+defaults; the evaluator's ``hops`` and ``seed`` follow ``--hops`` and ``--seed`` unless given.
 """
 
 from __future__ import annotations
@@ -11,24 +19,28 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import pickle
-import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import torch
-
-from graphdata import cli_types
-from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
-from graphdata.run_folder import check_output_file
 from graphdata.synthetic import FamilyKG, family_kg
-from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
-from kg.explain.explainer import MODES, ExplainerConfig, KGExplainer
-from kg.explain.ground_truth import ground_truth_scores, is_symmetric
-from kg.explain.search import OBJECTIVES
+from graphlib_ml.cli._flags import add_config_flags, config_values
+from graphlib_ml.datasets import SYNTHETIC_NAME
+
+if TYPE_CHECKING:
+    import torch
+
+    from kg.explain import DistilledEvaluator
 
 __all__ = ["add_explain_subparser"]
 
-_SYNTHETIC = re.compile(r"^synthetic:num_people=(\d+),seed=(\d+)$")
+#: Evaluator fields that follow the explainer's value of the same name unless given (the
+#: evaluator's subgraphs must be the explainer's, and one --seed seeds the run).
+_FOLLOW_EXPLAINER = ("hops", "seed")
+#: Today's flag names where they differ from the field names.
+_ALIASES = {"max_paths": "paths"}
+#: Config dests -> fields of each config, filled when the parser is built.
+_FLAGS: dict[str, dict[str, str]] = {}
 
 
 def _parse_triple(text: str) -> tuple[str, str, str]:
@@ -42,6 +54,8 @@ def _parse_triple(text: str) -> tuple[str, str, str]:
 
 def _load_evaluator(path: str, device: torch.device) -> DistilledEvaluator:
     """``DistilledEvaluator.load`` with every unreadable-file failure as one GraphDataError."""
+    from kg.explain import DistilledEvaluator
+
     try:
         return DistilledEvaluator.load(path, map_location=device)
     except (GraphDataError, OSError):
@@ -58,13 +72,18 @@ def _load_evaluator(path: str, device: torch.device) -> DistilledEvaluator:
 
 def _world(dataset_name: str | None) -> FamilyKG | None:
     """The synthetic family world a dataset name records, or None for other datasets."""
-    match = _SYNTHETIC.match(dataset_name or "")
+    match = SYNTHETIC_NAME.match(dataset_name or "")
     if match is None:
         return None
     return family_kg(int(match.group(1)), seed=int(match.group(2)))
 
 
-def _print_ground_truth(world: FamilyKG, triple: tuple[str, str, str], predicted: tuple) -> None:
+def _print_ground_truth(
+    world: FamilyKG, triple: tuple[str, str, str], predicted: tuple[Any, ...]
+) -> None:
+    from kg.explain import ground_truth_scores
+    from kg.explain.ground_truth import is_symmetric
+
     try:
         explanations = world.explanations_for(triple)
     except GraphDataError:
@@ -88,8 +107,29 @@ def _print_ground_truth(world: FamilyKG, triple: tuple[str, str, str], predicted
     )
 
 
+def _config(args: argparse.Namespace) -> Any:
+    """The ExplainerConfig the flags describe (unset flags keep the configs' defaults)."""
+    from kg.explain import EvaluatorConfig, ExplainerConfig, RetrainConfig
+
+    explainer = config_values(args, _FLAGS["explainer"])
+    evaluator = config_values(args, _FLAGS["evaluator"])
+    evaluator_fields = {f.name for f in dataclasses.fields(EvaluatorConfig)}
+    for name in _FOLLOW_EXPLAINER:
+        if name in evaluator_fields and name not in evaluator:
+            evaluator[name] = explainer.get(name, getattr(ExplainerConfig, name, None))
+    evaluator = {k: v for k, v in evaluator.items() if v is not None}
+    return ExplainerConfig(
+        **explainer,
+        evaluator=EvaluatorConfig(**evaluator),
+        retrain=RetrainConfig(**config_values(args, _FLAGS["retrain"])),
+    )
+
+
 def _explain(args: argparse.Namespace) -> int:
-    from kg.cli import load_checkpoint_with_dataset  # kg.cli registers this command: lazily
+    from graphdata.device import resolve_device
+    from graphdata.run_folder import check_output_file
+    from graphlib_ml.datasets import load_checkpoint_with_dataset
+    from kg.explain import KGExplainer
 
     triple = _parse_triple(args.triple)
     check_output_file(args.out, argument="--out")
@@ -98,22 +138,7 @@ def _explain(args: argparse.Namespace) -> int:
             check_output_file(value, argument=flag)
     device = resolve_device(args.device)
     model, ckpt, dataset = load_checkpoint_with_dataset(args.checkpoint, args.dataset, device)
-    config = ExplainerConfig(
-        mode=args.mode,
-        max_length=args.max_length,
-        hops=args.hops,
-        max_paths=args.paths,
-        min_gain=args.min_gain,
-        objective=args.objective,
-        max_candidates=args.max_candidates,
-        seed=args.seed,
-        evaluator=EvaluatorConfig(
-            hops=args.hops,
-            steps=args.evaluator_steps,
-            ensemble=args.evaluator_ensemble,
-            seed=args.seed,
-        ),
-    )
+    config = _config(args)
     print(f"checkpoint: {args.checkpoint} ({model!r}); dataset: {dataset}; device {device}")
     print("explainer config:")
     for key, value in dataclasses.asdict(config).items():
@@ -156,8 +181,11 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
         >>> parser = argparse.ArgumentParser()
         >>> add_explain_subparser(parser.add_subparsers(dest="kg_command"))
         >>> args = parser.parse_args(["explain", "ckpt.pt", "--triple", "a parent b"])
-        >>> args.paths, args.max_length, args.mode
-        (3, 3, 'evaluator')
+        >>> args.triple, args.max_paths
+        ('a parent b', None)
+        >>> argv = ["explain", "c.pt", "--triple", "a r b", "--paths", "2"]
+        >>> _config(parser.parse_args(argv)).max_paths
+        2
     """
     ex = kg_subparsers.add_parser(
         "explain",
@@ -167,55 +195,23 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     )
     ex.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
     ex.add_argument("--triple", required=True, help='"head relation tail" labels, space-separated')
-    ex.add_argument(
-        "--paths",
-        type=cli_types.positive_int,
-        default=3,
-        help="path budget (default 3)",
+    from kg.explain import EvaluatorConfig, ExplainerConfig, RetrainConfig
+
+    _FLAGS["explainer"] = add_config_flags(ex, ExplainerConfig, aliases=_ALIASES)
+    _FLAGS["evaluator"] = add_config_flags(
+        ex,
+        EvaluatorConfig,
+        prefix="evaluator-",
+        dest_prefix="evaluator_",
+        default_notes={name: f"--{name}" for name in _FOLLOW_EXPLAINER},
     )
-    ex.add_argument(
-        "--max-length",
-        type=cli_types.positive_int,
-        default=3,
-        help="longest path (default 3)",
-    )
-    ex.add_argument(
-        "--hops",
-        type=cli_types.positive_int,
-        default=2,
-        help="enclosing-subgraph radius (default 2)",
-    )
-    ex.add_argument("--mode", choices=MODES, default="evaluator", help="(default evaluator)")
-    ex.add_argument("--objective", choices=OBJECTIVES, default="both", help="(default both)")
-    ex.add_argument(
-        "--min-gain",
-        type=cli_types.nonnegative_float,
-        default=0.25,
-        help="stop threshold (default 0.25)",
-    )
-    ex.add_argument(
-        "--max-candidates",
-        type=cli_types.positive_int,
-        default=300,
-        help="path cap (default 300)",
+    _FLAGS["retrain"] = add_config_flags(
+        ex, RetrainConfig, prefix="retrain-", dest_prefix="retrain_"
     )
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")
-    ex.add_argument(
-        "--evaluator-steps",
-        type=cli_types.positive_int,
-        default=EvaluatorConfig.steps,
-        help=f"distillation steps ({EvaluatorConfig.steps})",
-    )
-    ex.add_argument(
-        "--evaluator-ensemble",
-        type=cli_types.positive_int,
-        default=1,
-        help="evaluators distilled with different seeds, their scores averaged (1)",
-    )
     ex.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
     ex.add_argument("--out", default="explanation.png", help="PNG file (default explanation.png)")
     ex.add_argument("--json", help="also write the explanation to this JSON file")
-    ex.add_argument("--seed", type=cli_types.seed, default=0, help="random seed (default 0)")
     ex.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     ex.set_defaults(func=_explain)

@@ -12,7 +12,7 @@ import pytest
 
 from graphdata.errors import GraphDataError
 from graphdata.run_folder import RunFolderLockedError
-from graphon.cli import add_subparser
+from graphlib_ml.cli.graphon import add_subparser
 from tests.graphdata.test_run_folder import start_lock_holder
 
 

@@ -1,8 +1,9 @@
 """``graphlib demo``: every part on its embedded defaults, written to one report folder.
 
-Each part contributes ``demo_section(out_dir, *, seed, device) -> str``: it runs a small version of
-its main job (seconds to a minute on a laptop CPU), writes PNG figures into ``out_dir`` and
-returns a markdown section. The report is ``out_dir/report.md``, written atomically.
+Each section is a module of this package (``data.py``, ``kg.py``, ``explain.py``, ``graphon.py``,
+``iwn.py``, ``spatial.py``) with ``demo_section(out_dir, *, seed, device) -> str``: it runs a small
+version of its part's main job (seconds to a minute on a laptop CPU), writes PNG figures into
+``out_dir`` and returns a markdown section. The report is ``out_dir/report.md``, written atomically.
 
 The report folder is checked before any section runs (:func:`check_report_folder`): a file at
 that path, a path under a file, or a folder this user cannot write fails at once, not after
@@ -20,15 +21,10 @@ from pathlib import Path
 
 import torch
 
-import graphon.demo
-import graphon.nn.demo
-import kg.demo
-import kg.explain.demo
-import spatial.demo
 from graphdata.atomic import write_text_atomic
-from graphdata.demo import demo_section as graphdata_section
 from graphdata.device import resolve_device, seed_everything
 from graphdata.errors import GraphDataError
+from graphlib_ml.demo import data, explain, graphon, iwn, kg, spatial
 
 __all__ = ["SECTIONS", "check_report_folder", "run_demo"]
 
@@ -36,12 +32,12 @@ SectionFn = Callable[..., str]
 
 #: The report's sections in order: name -> function writing figures and returning markdown.
 SECTIONS: dict[str, SectionFn] = {
-    "data": graphdata_section,
-    "kg": kg.demo.demo_section,
-    "explain": kg.explain.demo.demo_section,
-    "graphon": graphon.demo.demo_section,
-    "iwn": graphon.nn.demo.demo_section,
-    "spatial": spatial.demo.demo_section,
+    "data": data.demo_section,
+    "kg": kg.demo_section,
+    "explain": explain.demo_section,
+    "graphon": graphon.demo_section,
+    "iwn": iwn.demo_section,
+    "spatial": spatial.demo_section,
 }
 
 

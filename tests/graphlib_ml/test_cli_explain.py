@@ -4,8 +4,8 @@ import json
 import pytest
 
 from graphdata.errors import GraphDataError, UnknownLabelError
-from kg.cli import load_dataset
-from kg.explain.cli import add_explain_subparser
+from graphlib_ml.cli.explain import add_explain_subparser
+from graphlib_ml.datasets import load_dataset
 from kg.training import Trainer, TrainingConfig, build_model
 
 
@@ -100,7 +100,7 @@ def test_bad_triples(checkpoint):
 
 def test_ground_truth_of_a_symmetric_target_counts_the_mirrored_proof(capsys):
     from graphdata.synthetic import family_kg
-    from kg.explain.cli import _print_ground_truth
+    from graphlib_ml.cli.explain import _print_ground_truth
 
     world = family_kg(40, seed=0)
     h, r, t = next(x for x in world.explanations if x[1] == "cousin")

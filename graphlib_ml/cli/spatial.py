@@ -14,29 +14,20 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 from dataclasses import asdict
-from pathlib import Path
 
-import anndata
-import numpy as np
-import scipy.sparse
-
-from graphdata import atomic, cli_types
-from graphdata.atomic import atomic_path
-from graphdata.device import resolve_device
+from graphdata import cli_types
 from graphdata.errors import GraphDataError
-from graphdata.run_folder import check_output_file
-from spatial import tools
-from spatial.celcomen import OBJECTIVES, Celcomen, CelcomenConfig
-from spatial.simulate import simulate_tissue
+from graphlib_ml.cli._flags import add_config_flags, config_values
 
-__all__ = ["add_subparser", "estimate_h5ad_bytes", "parse_genes", "read_h5ad", "write_h5ad"]
+__all__ = ["ESTIMATORS", "add_subparser", "parse_genes"]
 
-#: Room asked for beyond the arrays' bytes: HDF5 metadata, obs/var tables, ``uns`` (bytes).
-H5AD_MARGIN_BYTES = 4 * 2**20
-
-#: Estimator name -> class (one today; a visible dict, no registry).
-ESTIMATORS = {"celcomen": Celcomen}
+#: Estimator names (one today; a visible tuple, no registry): ``celcomen`` is
+#: :class:`spatial.celcomen.Celcomen`.
+ESTIMATORS = ("celcomen",)
+#: CelcomenConfig fields ``spatial fit`` flags (argparse dest -> field), filled with the parser.
+_FIT_FLAGS: dict[str, str] = {}
 
 
 def parse_genes(items: list[str]) -> dict[str, float]:
@@ -63,92 +54,11 @@ def parse_genes(items: list[str]) -> dict[str, float]:
     return out
 
 
-def _array_bytes(value: object) -> int:
-    """Bytes of a dense or sparse array (0 for anything else, e.g. a DataFrame in obsm)."""
-    if scipy.sparse.issparse(value):
-        return sum(int(getattr(value, name).nbytes)
-                   for name in ("data", "indices", "indptr", "row", "col") if hasattr(value, name))
-    nbytes = getattr(value, "nbytes", None)
-    return int(nbytes) if isinstance(nbytes, (int, np.integer)) else 0
-
-
-def estimate_h5ad_bytes(adata: anndata.AnnData) -> int:
-    """An upper estimate of the bytes ``adata.write_h5ad`` writes, uncompressed.
-
-    Sums ``X``, ``layers``, ``obsm``, ``obsp``, ``varm`` and ``varp`` (sparse matrices by their
-    ``data``/``indices``/``indptr``), adds 10 % and :data:`H5AD_MARGIN_BYTES` for the metadata,
-    the obs/var tables and ``uns``.
-
-    Args:
-        adata: The object about to be written.
-
-    Returns:
-        The estimate in bytes.
-
-    Examples:
-        >>> adata = anndata.AnnData(np.zeros((100, 10), dtype=np.float32))
-        >>> estimate_h5ad_bytes(adata) - H5AD_MARGIN_BYTES
-        4400
-    """
-    arrays = [adata.X]
-    for mapping in (adata.layers, adata.obsm, adata.obsp, adata.varm, adata.varp):
-        arrays.extend(mapping[key] for key in mapping.keys())
-    total = sum(_array_bytes(a) for a in arrays if a is not None)
-    return int(total * 1.1) + H5AD_MARGIN_BYTES
-
-
-def read_h5ad(path: str | Path, *, argument: str = "input") -> anndata.AnnData:
-    """Read an ``.h5ad`` file; a file that is not one ends with a GraphDataError naming it.
-
-    The file is opened once first so that a missing or unreadable file raises the usual
-    :class:`OSError` with its name (h5py's own errors carry neither errno nor file name).
-
-    Args:
-        path: The file.
-        argument: The argument that named it, for the message. Default ``"input"``.
-
-    Returns:
-        The AnnData object.
-
-    Raises:
-        OSError: If the file is missing, a folder, or not readable by this user.
-        GraphDataError: If it is not HDF5, is truncated, or is not an AnnData file.
-    """
-    with open(path, "rb"):
-        pass
-    try:
-        return anndata.read_h5ad(path)
-    except GraphDataError:
-        raise
-    # h5py reports a bad signature or a truncated file as a bare OSError; anndata reports a
-    # foreign HDF5 layout as KeyError/ValueError/TypeError.
-    except (OSError, KeyError, ValueError, TypeError, RuntimeError, AttributeError) as err:
-        raise GraphDataError(
-            f"{argument}: {str(path)!r} is not a readable .h5ad file ({type(err).__name__}: "
-            f"{err}); it may be truncated or not an AnnData file: pass a file written by "
-            "anndata (e.g. `graphlib spatial simulate --out FILE.h5ad`)"
-        ) from err
-
-
-def write_h5ad(adata: anndata.AnnData, path: str | Path) -> None:
-    """Write ``adata`` to ``path`` atomically (temporary file in the same folder, then rename).
-
-    First asks :func:`graphdata.atomic.require_free_space` for :func:`estimate_h5ad_bytes` in the
-    folder: h5py crashes the interpreter on a full disk instead of raising.
-
-    Args:
-        adata: The object to write.
-        path: The ``.h5ad`` file.
-
-    Raises:
-        OSError: ``ENOSPC`` if the folder lacks room for the estimate.
-    """
-    atomic.require_free_space(path, estimate_h5ad_bytes(adata), what=f"the .h5ad file {path}")
-    with atomic_path(path, suffix=".h5ad") as tmp:
-        adata.write_h5ad(tmp)
-
-
 def _simulate(args: argparse.Namespace) -> int:
+    from graphdata.run_folder import check_output_file
+    from graphlib_ml.h5ad import write_h5ad
+    from spatial.simulate import simulate_tissue
+
     check_output_file(args.out, argument="--out")
     print(f"spatial simulate: cells={args.cells} genes={args.genes} layout={args.layout} "
           f"steps={args.steps} seed={args.seed} out={args.out}")
@@ -160,10 +70,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    from graphdata.device import resolve_device
+    from graphdata.run_folder import check_output_file
+    from graphlib_ml.h5ad import read_h5ad, write_h5ad
+    from spatial import tools
+    from spatial.celcomen import CelcomenConfig
+
     check_output_file(args.out, argument="--out")
     device = resolve_device(args.device)
-    config = CelcomenConfig(objective=args.objective, epochs=args.epochs, lr=args.lr,
-                            batch_size=args.batch_size, seed=args.seed)
+    config = CelcomenConfig(**config_values(args, _FIT_FLAGS))
     print(f"spatial fit: estimator={args.estimator} device={device} config={asdict(config)}")
     adata = read_h5ad(args.input)
     tools.celcomen(adata, spatial_key=args.spatial_key, layer=args.layer, config=config,
@@ -176,10 +91,18 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _intervene(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from graphdata.device import resolve_device
+    from graphdata.run_folder import check_output_file
+    from graphlib_ml.h5ad import read_h5ad, write_h5ad
+    from spatial import tools
+
     genes = parse_genes(args.gene)
     check_output_file(args.out, argument="--out")
     device = resolve_device(args.device)
     adata = read_h5ad(args.input)
+    cells: Any
     if args.cells_where:
         column, _, value = args.cells_where.partition("=")
         if column not in adata.obs:
@@ -201,7 +124,11 @@ def _intervene(args: argparse.Namespace) -> int:
 
 
 def add_subparser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``graphlib spatial`` with ``simulate``, ``fit`` and ``intervene``."""
+    """Register ``graphlib spatial`` with ``simulate``, ``fit`` and ``intervene``.
+
+    Args:
+        subparsers: The ``graphlib`` parser's subparsers.
+    """
     parser = subparsers.add_parser("spatial", help="Celcomen on spatial transcriptomics")
     sub = parser.add_subparsers(dest="spatial_command", required=True)
 
@@ -227,14 +154,14 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     fit = sub.add_parser("fit", help="fit Celcomen and store varp['celcomen_*']")
     fit.add_argument("input", help="input .h5ad (coordinates in obsm or a graph in obsp)")
     fit.add_argument("--out", required=True, help="output .h5ad")
-    fit.add_argument("--estimator", choices=sorted(ESTIMATORS), default="celcomen")
-    fit.add_argument("--objective", choices=sorted(OBJECTIVES), default="score_matching")
-    fit.add_argument("--epochs", type=cli_types.positive_int, default=300)
-    fit.add_argument("--lr", type=cli_types.positive_float, default=0.05)
-    fit.add_argument("--batch-size", type=cli_types.positive_int, default=None)
+    fit.add_argument("--estimator", choices=ESTIMATORS, default="celcomen",
+                     help="(default: %(default)s)")
     fit.add_argument("--layer", default=None, help="expression layer (default: X)")
-    fit.add_argument("--spatial-key", default="spatial")
-    fit.add_argument("--seed", type=cli_types.seed, default=0)
+    fit.add_argument("--spatial-key", default="spatial", help="obsm key (default: %(default)s)")
+    from spatial.celcomen import CelcomenConfig
+
+    _FIT_FLAGS.clear()
+    _FIT_FLAGS.update(add_config_flags(fit, CelcomenConfig))
     fit.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     fit.set_defaults(func=_fit)
 

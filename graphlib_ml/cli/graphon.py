@@ -10,23 +10,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import torch
-from matplotlib.figure import Figure
-
 from graphdata import cli_types
-from graphdata.atomic import atomic_path
-from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
-from graphdata.run_folder import check_output_file
-from graphon.densities import graphon_density
-from graphon.families import GRAPHONS, make_graphon
-from graphon.homomorphism import hom_density, inj_density
-from graphon.nn.cli import add_transfer_subparser
-from graphon.patterns import PATTERNS, as_pattern
-from graphon.plot import plot_density_convergence
-from graphon.sampling import EDGES, LATENTS, sample_graphs
+from graphon.families import GRAPHONS
+from graphon.patterns import PATTERNS
+from graphon.sampling import EDGES, LATENTS
 
-__all__ = ["add_subparser", "parse_sizes", "save_figure"]
+__all__ = ["add_subparser", "parse_sizes"]
 
 
 def parse_sizes(text: str) -> list[int]:
@@ -45,13 +35,19 @@ def parse_sizes(text: str) -> list[int]:
     return sizes
 
 
-def save_figure(fig: Figure, path: Path) -> None:
-    """Write ``fig`` as PNG to ``path`` atomically (temporary file in the folder, then rename)."""
-    with atomic_path(path, suffix=".png") as tmp:
-        fig.savefig(tmp, dpi=120, bbox_inches="tight")
-
-
 def _densities(args: argparse.Namespace) -> int:
+    import torch
+
+    from graphdata.device import resolve_device
+    from graphdata.run_folder import check_output_file
+    from graphlib_ml.figures import save_figure
+    from graphon.densities import graphon_density
+    from graphon.families import make_graphon
+    from graphon.homomorphism import hom_density, inj_density
+    from graphon.patterns import as_pattern
+    from graphon.plot import plot_density_convergence
+    from graphon.sampling import sample_graphs
+
     sizes = parse_sizes(args.sizes)
     check_output_file(args.out, argument="--out")
     device = resolve_device(args.device)
@@ -161,4 +157,6 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     dens.set_defaults(func=_densities)
     lst = sub.add_parser("list", help="print the named graphons and patterns")
     lst.set_defaults(func=_list)
+    from graphlib_ml.cli.iwn import add_transfer_subparser
+
     add_transfer_subparser(sub)

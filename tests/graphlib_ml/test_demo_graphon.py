@@ -1,6 +1,6 @@
 import torch
 
-from graphon.demo import demo_section
+from graphlib_ml.demo.graphon import demo_section
 
 
 def test_demo_section_writes_figures_and_reports_the_limit(tmp_path):

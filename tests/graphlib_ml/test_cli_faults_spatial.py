@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from graphdata import atomic
 from graphdata.errors import GraphDataError
-from spatial.cli import add_subparser, estimate_h5ad_bytes, parse_genes, read_h5ad, write_h5ad
+from graphlib_ml.cli.spatial import add_subparser, parse_genes
+from graphlib_ml.h5ad import estimate_h5ad_bytes, read_h5ad, write_h5ad
 from spatial.simulate import simulate_tissue
 
 

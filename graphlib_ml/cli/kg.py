@@ -12,6 +12,12 @@
 * ``graphlib kg predict CHECKPOINT --head LABEL --relation LABEL --top 10`` prints the most
   plausible tails, by label.
 
+The ``train`` flags are generated from :class:`kg.config.TrainingConfig`
+(:func:`graphlib_ml.cli._flags.add_config_flags`): a new field is a new flag. An unset flag
+takes the model's tuned value where :class:`kg.models.ModelDefaults` has one, else the
+dataclass default; ``--regularizer none`` is ``regularizer=None``. Divergence is reported by
+the top-level handler of :func:`graphlib_ml.cli.main` (exit 1, with a hint).
+
 Output paths are checked before any work (:mod:`graphdata.run_folder`) and every numeric flag
 is validated at parse time (:mod:`graphdata.cli_types`): ``--margin nan`` ends with argparse's
 usage message and exit code 2.
@@ -26,101 +32,35 @@ import argparse
 import dataclasses
 import json
 import math
-import re
-import sys
 from pathlib import Path
-
-import torch
 
 from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
 from graphdata.device import resolve_device
-from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
-from graphdata.synthetic import family_kg
-from graphdata.triples import KGDataset
-from kg.base import KGEModel
-from kg.checkpoint import check_compatible, dataset_fingerprint
+from graphlib_ml.cli._flags import add_config_flags, config_values
+from graphlib_ml.datasets import load_checkpoint_with_dataset, load_dataset
+from kg.config import LOSSES, REGULARIZERS, TrainingConfig
 from kg.evaluation import RANK_TYPES, evaluate
-from kg.explain.cli import add_explain_subparser
-from kg.models import MODELS
+from kg.models import DEFAULTS, MODELS
 from kg.predict import load_model, predict_tails
-from kg.training import (
-    LOSSES,
-    OPTIMIZERS,
-    REGIMES,
-    REGULARIZERS,
-    SAMPLERS,
-    Trainer,
-    TrainingConfig,
-    TrainingDivergedError,
-    build_model,
-)
+from kg.training import Trainer, build_model
 
-__all__ = ["add_subparser", "load_dataset", "RUN_FILES"]
+__all__ = ["RUN_FILES", "add_subparser"]
 
-_SYNTHETIC = re.compile(r"^synthetic:num_people=(\d+),seed=(\d+)$")
-
-#: ``kg train`` flags that override a TrainingConfig field: flag dest -> field name.
-_CONFIG_FLAGS = {
-    "regime": "regime",
-    "loss": "loss",
-    "epochs": "epochs",
-    "batch_size": "batch_size",
-    "lr": "lr",
-    "optimizer": "optimizer",
-    "num_negatives": "num_negatives",
-    "sampler": "sampler",
-    "side_per_positive": "side_per_positive",
-    "filter_negatives": "filter_negatives",
-    "margin": "margin",
-    "adversarial_temperature": "adversarial_temperature",
-    "label_smoothing": "label_smoothing",
-    "reciprocal": "reciprocal",
-    "regularizer": "regularizer",
-    "regularizer_weight": "regularizer_weight",
-    "grad_clip": "grad_clip",
-    "eval_every": "eval_every",
-    "patience": "patience",
-    "seed": "seed",
-    "checkpoint_every": "checkpoint_every",
+#: TrainingConfig fields ``kg train`` sets itself (from ``--out``), so they get no flag.
+_SET_BY_COMMAND = ("log_path", "checkpoint_path")
+#: Choices the config's validation cannot list by itself: every regime's losses, and "none".
+_CHOICES = {
+    "loss": sorted({loss for names in LOSSES.values() for loss in names}),
+    "regularizer": [*REGULARIZERS, "none"],
 }
-
+#: ``kg train`` flags that are TrainingConfig fields (argparse dest -> field), filled when the
+#: parser is built.
+_TRAIN_FLAGS: dict[str, str] = {}
 
 #: Files a ``kg train`` run writes in ``--out`` (what ``--overwrite`` removes first).
 RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json")
-
-
-def load_dataset(spec: str, *, num_people: int = 300, seed: int = 0) -> KGDataset:
-    """Load ``spec``: a folder of labelled TSV splits, or ``synthetic`` (the family KG).
-
-    The dataset's ``name`` records where it came from (the folder's absolute path, or
-    ``synthetic:num_people=N,seed=S``), so that ``kg evaluate`` can reload it from a checkpoint.
-
-    Args:
-        spec: A folder path, ``"synthetic"``, or a name recorded by this function.
-        num_people: People in the synthetic family world. Default 300.
-        seed: Seed of the synthetic world. Default 0.
-
-    Returns:
-        The dataset.
-
-    Raises:
-        FileNotFoundError: If the folder or one of its split files is missing.
-
-    Examples:
-        >>> load_dataset("synthetic", num_people=60).name
-        'synthetic:num_people=60,seed=0'
-    """
-    match = _SYNTHETIC.match(spec)
-    if match:
-        num_people, seed = int(match.group(1)), int(match.group(2))
-    if spec == "synthetic" or match:
-        data = family_kg(num_people, seed=seed).dataset
-        name = f"synthetic:num_people={num_people},seed={seed}"
-        return KGDataset(data.train, data.valid, data.test, name=name)
-    path = Path(spec)
-    return KGDataset.from_folder(path, name=str(path.resolve()))
 
 
 def _print_config(title: str, values: dict) -> None:
@@ -153,17 +93,12 @@ def _train(args: argparse.Namespace) -> int:
 def _train_locked(args: argparse.Namespace, out: Path) -> int:
     device = resolve_device(args.device)
     dataset = load_dataset(args.dataset, num_people=args.num_people, seed=args.seed or 0)
-    overrides = {
-        field: getattr(args, dest)
-        for dest, field in _CONFIG_FLAGS.items()
-        if getattr(args, dest) is not None
-    }
+    overrides = config_values(args, _TRAIN_FLAGS)
     if overrides.get("regularizer") == "none":
         overrides["regularizer"] = None
     config = TrainingConfig.from_defaults(
         args.model,
         **overrides,
-        progress=not args.no_progress,
         log_path=str(out / "metrics.jsonl"),
         checkpoint_path=str(out / "checkpoint.pt"),
     )
@@ -174,11 +109,7 @@ def _train_locked(args: argparse.Namespace, out: Path) -> int:
     _print_config("training config:", dataclasses.asdict(config))
     print(f"device: {device}")
     trainer = Trainer(model, config)
-    try:
-        trainer.fit(dataset, resume=args.resume)
-    except TrainingDivergedError as err:
-        print(f"graphlib: training stopped: {err}", file=sys.stderr)
-        return 1
+    trainer.fit(dataset, resume=args.resume)
     metrics = trainer.evaluate(dataset, split="test")
     _write_json(out / "test_metrics.json", metrics.to_dict())
     if math.isnan(trainer.best_valid_mrr_):
@@ -191,42 +122,6 @@ def _train_locked(args: argparse.Namespace, out: Path) -> int:
     print(metrics.table())
     print(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'test_metrics.json'}")
     return 0
-
-
-def load_checkpoint_with_dataset(
-    checkpoint: str, dataset_spec: str | None, device: torch.device
-) -> tuple[KGEModel, dict, KGDataset]:
-    """Load a trained model and the dataset it was trained on, refusing a mismatch.
-
-    Args:
-        checkpoint: A ``checkpoint.pt`` written by ``graphlib kg train``.
-        dataset_spec: A folder or synthetic spec; ``None`` uses the one the checkpoint names.
-        device: Where to load the model.
-
-    Returns:
-        The model, the checkpoint dictionary and the dataset.
-
-    Raises:
-        GraphDataError: If no dataset is known, or the checkpoint belongs to another model,
-            vocabulary or set of triples.
-    """
-    model, ckpt = load_model(checkpoint, device=device)
-    spec = dataset_spec or ckpt.get("dataset_name")
-    if spec is None:
-        raise GraphDataError("--dataset: the checkpoint does not say which dataset; pass one")
-    dataset = load_dataset(spec)
-    check_compatible(
-        ckpt,
-        model_name=model.name,
-        entity_labels=dataset.entities.labels,
-        relation_labels=dataset.relations.labels,
-        fingerprint=dataset_fingerprint(
-            dataset.entities.labels,
-            dataset.relations.labels,
-            [ts.mapped_triples for ts in dataset.splits.values()],
-        ),
-    )
-    return model, ckpt, dataset
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -306,56 +201,19 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         help="synthetic KG size (300)",
     )
     train.add_argument("--dim", type=cli_types.positive_int, default=None, help="embedding size")
-    train.add_argument("--epochs", type=cli_types.positive_int)
-    train.add_argument("--batch-size", type=cli_types.positive_int)
-    train.add_argument("--lr", type=cli_types.positive_float, help="learning rate")
-    train.add_argument("--optimizer", choices=sorted(OPTIMIZERS))
-    train.add_argument("--regime", choices=REGIMES)
-    losses = sorted({loss for names in LOSSES.values() for loss in names})
-    train.add_argument("--loss", choices=losses)
-    train.add_argument(
-        "--num-negatives",
-        type=cli_types.positive_int,
-        help="sLCWA negatives per positive",
+    tuned = {f.name for f in dataclasses.fields(next(iter(DEFAULTS.values())))}
+    _TRAIN_FLAGS.clear()
+    _TRAIN_FLAGS.update(
+        add_config_flags(
+            train,
+            TrainingConfig,
+            exclude=_SET_BY_COMMAND,
+            choices=_CHOICES,
+            default_notes={name: "model's tuned value" for name in tuned},
+        )
     )
-    train.add_argument("--sampler", choices=SAMPLERS, help="sLCWA negative sampler")
-    train.add_argument(
-        "--side-per-positive",
-        action=argparse.BooleanOptionalAction,
-        help="sLCWA: all negatives of a positive corrupt the same side",
-    )
-    train.add_argument(
-        "--filter-negatives", action=argparse.BooleanOptionalAction, help="drop true negatives"
-    )
-    train.add_argument(
-        "--margin", type=cli_types.nonnegative_float, help="margin / NSSA gamma (>= 0)"
-    )
-    train.add_argument(
-        "--adversarial-temperature", type=cli_types.nonnegative_float, help="NSSA alpha (>= 0)"
-    )
-    train.add_argument("--label-smoothing", type=cli_types.fraction, help="in [0, 1)")
-    train.add_argument("--reciprocal", action=argparse.BooleanOptionalAction)
-    train.add_argument("--regularizer", choices=[*REGULARIZERS, "none"])
-    train.add_argument("--regularizer-weight", type=cli_types.nonnegative_float)
-    train.add_argument("--grad-clip", type=cli_types.positive_float, help="max gradient norm")
-    train.add_argument(
-        "--eval-every",
-        type=cli_types.nonnegative_int,
-        help="epochs between validations (0: never)",
-    )
-    train.add_argument(
-        "--patience",
-        type=cli_types.positive_int,
-        help="validations without improvement",
-    )
-    train.add_argument("--seed", type=cli_types.seed, help="random seed (default 0)")
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     train.add_argument("--out", default="kg-run", help="output folder (default kg-run)")
-    train.add_argument(
-        "--checkpoint-every",
-        type=cli_types.positive_int,
-        help="epochs between checkpoints (1)",
-    )
     again = train.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue OUT/checkpoint.pt")
     again.add_argument(
@@ -363,7 +221,6 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start over in an OUT that holds a run (removes its checkpoint and metrics)",
     )
-    train.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     train.set_defaults(func=_train)
 
     ev = sub.add_parser("evaluate", help="filtered rank-based metrics of a checkpoint")
@@ -391,6 +248,8 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     pr.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     pr.set_defaults(func=_predict)
+
+    from graphlib_ml.cli.explain import add_explain_subparser
 
     add_explain_subparser(sub)
 

@@ -22,6 +22,7 @@ from graphdata.synthetic import BASE_RELATIONS, FamilyKG, family_kg
 from kg.evaluation import evaluate
 from kg.explain.evaluator import EvaluatorConfig
 from kg.explain.explainer import ExplainerConfig, KGExplainer
+from kg.explain.explanation import PathExplanation
 from kg.explain.ground_truth import ground_truth_scores
 from kg.training import Trainer, TrainingConfig, build_model
 
@@ -90,7 +91,9 @@ def _run(out_dir: Path, *, seed: int, device: torch.device, settings: DemoSettin
     explainer = KGExplainer(model.eval(), explainer_config).fit(dataset)
     base_config = dataclasses.replace(explainer_config, path_relations=tuple(BASE_RELATIONS))
     base_explainer = KGExplainer(model, base_config).fit(dataset, evaluator=explainer.evaluator_)
-    agreement = explainer.evaluator_.agreement(
+    evaluator = explainer.evaluator_
+    assert evaluator is not None  # mode "evaluator" distils one in fit
+    agreement = evaluator.agreement(
         model, dataset.test.mapped_triples.to(device), num_queries=5, max_candidates=50, seed=seed
     )
     lines = [
@@ -140,7 +143,7 @@ def _run(out_dir: Path, *, seed: int, device: torch.device, settings: DemoSettin
     return "\n".join(lines)
 
 
-def _paths(explanation) -> str:
+def _paths(explanation: PathExplanation) -> str:
     """The explanation's paths, one per table line (its message when it has none)."""
     return "<br>".join(p.to_text() for p in explanation.paths) or explanation.message
 
