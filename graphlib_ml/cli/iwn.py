@@ -7,10 +7,11 @@ plots; ``--experiment trained`` runs the trained size generalisation (Levin et a
 :func:`add_transfer_subparser`. The flags the two experiments share (``--sizes``, ``--samples``,
 ``--models``, ``--hidden``, ``--layers``, ``--seeds``, ``--epochs``, ``--train-graphs``) are
 written by hand; every other field of
-:class:`~graphon.nn.size_generalization.SizeGeneralizationConfig` is a generated ``trained:``
-flag (:func:`graphlib_ml.cli._flags.add_config_flags`). ``--out`` and the files in it are
-checked before the work starts, and the run holds a lock on ``--out``
-(:func:`graphdata.run_folder.run_lock`).
+:class:`~graphon.nn.transfer.ConvergenceConfig` is a generated ``--untrained-<field>`` flag and
+every other field of :class:`~graphon.nn.size_generalization.SizeGeneralizationConfig` a
+generated flag of the trained experiment (:func:`graphlib_ml.cli._flags.add_config_flags`).
+``--out`` and the files in it are checked before the work starts, and the run holds a lock on
+``--out`` (:func:`graphdata.run_folder.run_lock`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ OUTPUTS = {
     ),
     "trained": ("size_generalization.md", "size_generalization.json", "size_generalization.png"),
 }
+#: ConvergenceConfig fields set from the hand-written flags both experiments share; the other
+#: fields are generated ``--untrained-<field>`` flags.
+_UNTRAINED_SHARED = ("sizes", "samples", "limit_size", "models", "hidden_channels", "num_layers")
+#: Generated untrained-experiment flags (argparse dest -> field), filled with the parser.
+_UNTRAINED_FLAGS: dict[str, str] = {}
 #: SizeGeneralizationConfig fields set from the hand-written flags both experiments share.
 _SHARED_FIELDS = (
     "train_graphs", "test_sizes", "test_graphs", "models", "seeds", "epochs", "hidden_channels",
@@ -116,6 +122,7 @@ def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) 
             models=models,
             hidden_channels=args.hidden or ConvergenceConfig.hidden_channels,
             num_layers=args.layers or ConvergenceConfig.num_layers,
+            **config_values(args, _UNTRAINED_FLAGS),
         )
         print(f"graphon transfer (untrained): graphon={args.graphon} device={device} out={out}")
         print(f"config: {_config_dict(config)}")
@@ -250,6 +257,17 @@ def add_transfer_subparser(subparsers: argparse._SubParsersAction) -> None:
         help="trained: epochs (default: %(default)s)",
     )
     p.add_argument("--seeds", default="0,1", help="trained: training seeds (default: %(default)s)")
+    untrained = p.add_argument_group("untrained experiment (ConvergenceConfig fields)")
+    _UNTRAINED_FLAGS.clear()
+    _UNTRAINED_FLAGS.update(
+        add_config_flags(
+            untrained,
+            ConvergenceConfig,
+            exclude=_UNTRAINED_SHARED,
+            prefix="untrained-",
+            dest_prefix="untrained_",
+        )
+    )
     group = p.add_argument_group("trained experiment (SizeGeneralizationConfig fields)")
     _TRAINING_FLAGS.clear()
     _TRAINING_FLAGS.update(

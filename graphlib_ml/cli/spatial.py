@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
 from dataclasses import asdict
+from typing import Any
 
 from graphdata import cli_types
 from graphdata.errors import GraphDataError

@@ -20,10 +20,13 @@ import torch
 
 from graphdata.synthetic import BASE_RELATIONS, FamilyKG, family_kg
 from kg.evaluation import evaluate
-from kg.explain.evaluator import EvaluatorConfig
-from kg.explain.explainer import ExplainerConfig, KGExplainer
-from kg.explain.explanation import PathExplanation
-from kg.explain.ground_truth import ground_truth_scores
+from kg.explain import (
+    EvaluatorConfig,
+    ExplainerConfig,
+    KGExplainer,
+    PathExplanation,
+    ground_truth_scores,
+)
 from kg.training import Trainer, TrainingConfig, build_model
 
 __all__ = ["DemoSettings", "demo_section"]

@@ -176,3 +176,23 @@ def test_kg_explain_builds_the_configs_the_flags_describe():
     assert config.retrain.steps == 3
     given = _config(parser.parse_args([*base, "--hops", "2", "--evaluator-seed", "9"]))
     assert (given.evaluator.hops, given.evaluator.seed, given.seed) == (2, 9, 0)
+
+
+def test_graphon_transfer_reaches_every_field_of_both_experiment_configs():
+    import torch
+
+    from graphlib_ml.cli import iwn
+    from graphon.nn.size_generalization import SizeGeneralizationConfig
+    from graphon.nn.transfer import ConvergenceConfig
+
+    transfer = _leaf("graphon", "transfer")
+    for cls, flags, shared in ((ConvergenceConfig, iwn._UNTRAINED_FLAGS, iwn._UNTRAINED_SHARED),
+                               (SizeGeneralizationConfig, iwn._TRAINING_FLAGS,
+                                iwn._SHARED_FIELDS)):
+        fields = {f.name for f in dataclasses.fields(cls) if f.type not in ("torch.dtype",)}
+        assert fields == set(flags.values()) | set(shared), cls.__name__
+    assert ConvergenceConfig.__dataclass_fields__["dtype"].default is torch.float32
+    weight = _action(transfer, "--untrained-weight-std")
+    assert weight.type.expected == "a finite number > 0"  # from ConvergenceConfig's validation
+    args = transfer.parse_args(["--untrained-weight-std", "0.5", "--standardize"])
+    assert (args.untrained_weight_std, args.trained_standardize_target) == (0.5, True)
