@@ -136,6 +136,11 @@ class KGEModel(torch.nn.Module, abc.ABC):
     #: UMLS scoring about 3x faster than 64 MiB ones; on a GPU they are still large kernels.
     chunk_bytes: int = 8 * 2**20
 
+    #: The entity and relation tables every model stores (declared for the type checker; each
+    #: model's ``__init__`` creates them).
+    entity: torch.nn.Embedding
+    relation: torch.nn.Embedding
+
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__()
         for arg, value in (
@@ -249,7 +254,7 @@ class KGEModel(torch.nn.Module, abc.ABC):
         if kind not in REGULARIZERS:
             raise GraphDataError(f"kind: expected one of {REGULARIZERS}, got {kind!r}")
         batch = max(head_index.numel(), 1)
-        total = 0.0
+        total: Tensor | float = 0.0  # a Python zero keeps the rows' dtype in the sum
         for table, ids in self._regularized(head_index, rel_type, tail_index):
             # sum over occurrences = sum over distinct rows x their counts: each row's powers
             # are computed once (a 1-N batch repeats the few entities and relations of a small
@@ -265,7 +270,7 @@ class KGEModel(torch.nn.Module, abc.ABC):
                 total = total + torch.dot(counts.to(rows.dtype), rows.square().sum(-1))
             else:
                 total = total + n3_sum(rows, complex_rows=self._complex_rows, row_weight=counts)
-        return total / (batch if kind == "l2" else 3 * batch)
+        return torch.as_tensor(total) / (batch if kind == "l2" else 3 * batch)
 
     def _both_sides(
         self,

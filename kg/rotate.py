@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
@@ -264,7 +264,7 @@ def _moduli_sum(
 
 
 # The compiled kernel, built on first use (None: not yet; False: compilation failed).
-_COMPILED: Callable[..., Tensor] | bool | None = None
+_COMPILED: Callable[..., Tensor] | Literal[False] | None = None
 
 
 def _compiled_moduli_sum() -> Callable[..., Tensor] | None:
@@ -272,7 +272,7 @@ def _compiled_moduli_sum() -> Callable[..., Tensor] | None:
     global _COMPILED
     if _COMPILED is None:
         _COMPILED = torch.compile(_moduli_sum, dynamic=True)
-    return _COMPILED or None
+    return None if _COMPILED is False else _COMPILED
 
 
 def _disable_compiled(err: BaseException) -> None:

@@ -168,5 +168,8 @@ class TuckER(KGEModel):
 
 def _affine(bn: torch.nn.BatchNorm1d) -> tuple[Tensor, Tensor]:
     """Eval-mode batch norm as ``x -> a * x + c`` (running statistics)."""
-    a = bn.weight / torch.sqrt(bn.running_var + bn.eps)
-    return a, bn.bias - a * bn.running_mean
+    mean, var = bn.running_mean, bn.running_var
+    if mean is None or var is None:  # TuckER builds its norms with the statistics tracked
+        raise RuntimeError("TuckER batch norm: expected running statistics, got none")
+    a = bn.weight / torch.sqrt(var + bn.eps)
+    return a, bn.bias - a * mean

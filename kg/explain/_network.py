@@ -116,14 +116,17 @@ class EnsembleGNN(torch.nn.Module):
     @property
     def lin_rep(self) -> torch.nn.Linear:
         """The first member's representation head (its size is the teacher's)."""
-        return self.members[0].lin_rep
+        first = self.members[0]
+        if not isinstance(first, SubgraphGNN):
+            raise TypeError(f"EnsembleGNN members: expected SubgraphGNN, got {type(first)}")
+        return first.lin_rep
 
     def forward(self, batch: GraphBatch) -> tuple[Tensor, Tensor]:
         """Scores ``[B]`` and representations ``[B, D]`` in member 0's standardised units."""
         outputs = [member(batch) for member in self.members]
         score = torch.stack([o[0] for o in outputs])  # [k, B]
         rep = torch.stack([o[1] for o in outputs])  # [k, B, D]
-        stats = self.stats.to(score.dtype)
+        stats = torch.as_tensor(self.stats).to(score.dtype)
         mean, std, scale = stats[:, 0:1], stats[:, 1:2], stats[:, 2:3]
         teacher = (mean + std * score).mean(0)  # [B] the members' mean in teacher units
         rep = (scale.unsqueeze(-1) * rep).mean(0) / scale[0]

@@ -21,18 +21,39 @@ _Triple = tuple[str, str, str]
 
 
 class _Path(Protocol):
-    triples: tuple[_Triple, ...]
-    entities: tuple[str, ...]
+    """The fields of an ExplainedPath that are drawn (read-only: the dataclass is frozen)."""
+
+    @property
+    def triples(self) -> tuple[_Triple, ...]:
+        """The path's triples, target head first."""
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        """The entities along the path."""
 
 
 class Drawable(Protocol):
-    """The fields of a PathExplanation that are drawn (kg.explain.explanation)."""
+    """The fields of a PathExplanation that are drawn (kg.explain.explanation), read-only."""
 
-    target: _Triple
-    triples: tuple[_Triple, ...]
-    local_entities: tuple[str, ...]
-    local_triples: tuple[_Triple, ...]
-    mode: str
+    @property
+    def target(self) -> _Triple:
+        """The explained triple."""
+
+    @property
+    def triples(self) -> tuple[_Triple, ...]:
+        """The explanation's distinct triples."""
+
+    @property
+    def local_entities(self) -> tuple[str, ...]:
+        """The local graph's entities, head and tail first."""
+
+    @property
+    def local_triples(self) -> tuple[_Triple, ...]:
+        """The local graph's triples (target excluded)."""
+
+    @property
+    def mode(self) -> str:
+        """How the explanation was made."""
 
     @property
     def paths(self) -> Sequence[_Path]:

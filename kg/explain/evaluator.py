@@ -48,7 +48,7 @@ from kg.explain._batch import copies
 from kg.explain._distill import agreement_figures, bank, check_teacher
 from kg.explain._evaluator_io import load_evaluator, save_evaluator
 from kg.explain._members import draw_sample, train_member
-from kg.explain._network import EnsembleGNN
+from kg.explain._network import EnsembleGNN, SubgraphGNN
 from kg.explain._teacher import model_fingerprint
 from kg.explain.config import EvaluatorConfig
 from kg.explain.distillation import DistillationTargets, distillation_targets
@@ -165,7 +165,7 @@ class DistilledEvaluator:
             stats.append((sample.score_mean, sample.score_std, sample.representation_scale))
             self.history_ += [{**entry, "member": member} for entry in history]
         self.score_mean_, self.score_std_, self.representation_scale_ = stats[0]
-        self.network_ = members[0]
+        self.network_: SubgraphGNN | EnsembleGNN = members[0]
         if cfg.ensemble > 1:
             table = torch.tensor(stats, dtype=torch.float64, device=sample.z.device)  # [k, 3]
             self.network_ = EnsembleGNN(members, table).eval()
@@ -283,9 +283,12 @@ class DistilledEvaluator:
         for key, value in vars(self).items():
             if key.endswith("_"):
                 setattr(one, key, value)
-        if k > 1:
-            one.network_ = self.network_.members[index]
-            mean, std, scale = self.network_.stats[index].tolist()
+        if isinstance(self.network_, EnsembleGNN):
+            network = self.network_.members[index]
+            if not isinstance(network, SubgraphGNN):
+                raise TypeError(f"ensemble member {index}: expected SubgraphGNN, got {network}")
+            one.network_ = network
+            mean, std, scale = torch.as_tensor(self.network_.stats)[index].tolist()
             one.score_mean_, one.score_std_, one.representation_scale_ = mean, std, scale
         one.history_ = [e for e in self.history_ if e.get("member", 0) == index]
         return one

@@ -214,20 +214,22 @@ class KGExplainer:
                 f"triple: expected (head, relation, tail) labels or ids, got {triple!r}"
             )
         vocabs = (self.graph_.entities, self.graph_.relations, self.graph_.entities)
-        if all(isinstance(x, str) for x in triple):
+        labels = [x for x in triple if isinstance(x, str)]
+        if len(labels) == 3:
             ids = []
-            for vocab, label in zip(vocabs, triple):
+            for vocab, label in zip(vocabs, labels):
                 if label not in vocab:
                     raise UnknownLabelError(vocab.kind, label, vocab.labels, "triple")
                 ids.append(vocab.id(label))
             return ids[0], ids[1], ids[2]
-        if all(isinstance(x, int) and not isinstance(x, bool) for x in triple):
-            for vocab, value, name in zip(vocabs, triple, ("head", "relation", "tail")):
+        numbers = [x for x in triple if isinstance(x, int) and not isinstance(x, bool)]
+        if len(numbers) == 3:
+            for vocab, value, name in zip(vocabs, numbers, ("head", "relation", "tail")):
                 if not 0 <= value < len(vocab):
                     raise GraphDataError(
                         f"triple: {name} id {value} outside [0, {len(vocab)}) ({vocab.kind} ids)"
                     )
-            return int(triple[0]), int(triple[1]), int(triple[2])
+            return int(numbers[0]), int(numbers[1]), int(numbers[2])
         raise GraphDataError(f"triple: expected three labels or three ids, got {triple!r}")
 
     def local_structure(self, triple: Sequence[str] | Sequence[int]) -> LocalStructure:

@@ -56,7 +56,7 @@ groundings; the raw score (``unfold=False``) stays the primary figure.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
 from graphdata.errors import GraphDataError
@@ -166,7 +166,13 @@ class GroundTruthScores:
     num_true: int
 
 
-def _f1(predicted: set, true: set) -> tuple[float, float, float]:
+def _triple(triple: Sequence[str]) -> LabeledTriple:
+    """A ``(head, relation, tail)`` tuple from any 3-sequence of labels (a list from JSON)."""
+    h, r, t = triple
+    return (h, r, t)
+
+
+def _f1(predicted: Set[LabeledTriple], true: Set[LabeledTriple]) -> tuple[float, float, float]:
     common = len(predicted & true)
     precision = common / len(predicted) if predicted else 0.0
     recall = common / len(true) if true else 0.0
@@ -206,10 +212,10 @@ def unfold_triples(
             return [triple]
         for grounding in world.explanations.get(triple, ()):
             if grounding.length >= 2:
-                return [u for b in grounding.path for u in expand(tuple(b), depth + 1)]
+                return [u for b in grounding.path for u in expand(_triple(b), depth + 1)]
         return [triple]
 
-    out = [u for t in triples for u in expand(tuple(t), 0)]
+    out = [u for t in triples for u in expand(_triple(t), 0)]
     return tuple(dict.fromkeys(out))
 
 
@@ -309,11 +315,11 @@ def ground_truth_scores(
     # The reverse triple's presence is a cheap necessary condition for the full scan.
     symmetric = symmetric_targets and (t, r, h) in world.explanations and is_symmetric(world, r)
     groups = _renderings(world, target, classes, symmetric)
-    best: tuple[float, float, float, set] | None = None
+    best: tuple[float, float, float, set[LabeledTriple]] = (0.0, 0.0, -1.0, set())
     for choice in itertools.product(*groups):  # the target's own bodies first
-        candidate = set().union(*choice)
+        candidate: set[LabeledTriple] = set().union(*choice)
         scores = _f1(guess, candidate)
-        if best is None or scores[2] > best[2]:
+        if scores[2] > best[2]:  # f1 >= 0 > -1: the first choice always replaces the seed
             best = (*scores, candidate)
     precision, recall, f1, true = best
     union = guess | true

@@ -118,12 +118,11 @@ class RetrainScorer:
         self.config.validate()
         cfg = self.config
         device = local.edge_type.device
-        self.margin = cfg.margin
-        if self.margin is None:
+        margin = cfg.margin
+        if margin is None:
             defaults = DEFAULTS.get(model.name)
-            self.margin = (
-                defaults.margin if defaults is not None and defaults.loss == "nssa" else 0.0
-            )
+            margin = defaults.margin if defaults is not None and defaults.loss == "nssa" else 0.0
+        self.margin: float = margin
         generator = torch.Generator().manual_seed(cfg.seed)
         self.frozen = {name: p.detach() for name, p in model.named_parameters()}
         self.rows: dict[str, Tensor] = {}
