@@ -136,13 +136,18 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    command: str | None = None, subcommand: str | None = None
+) -> argparse.ArgumentParser:
     """Build the ``graphlib`` argument parser.
 
     Args:
         command: Build only this subcommand's parser in full (the others are listed with their
             one-line help and build nothing; ``""`` builds none, for ``graphlib --help``);
             ``None`` builds every subcommand.
+        subcommand: With ``command="kg"``, the ``kg`` command to build in full: ``kg explain``'s
+            parser imports the explainer's configs, which ``kg train`` does not need. ``None``
+            builds every ``kg`` command.
 
     Returns:
         The parser; ``parse_args`` yields a namespace whose ``func`` runs the command.
@@ -159,18 +164,25 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():
         if command is None or command == name:
-            importlib.import_module(f"{__name__}.{module}").add_subparser(sub)
+            part = importlib.import_module(f"{__name__}.{module}")
+            if name == "kg":
+                part.add_subparser(sub, only=subcommand)
+            else:
+                part.add_subparser(sub)
         else:
             sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
-def _subcommand(argv: Sequence[str]) -> str | None:
-    """The subcommand named in ``argv`` (the first word that is not an option), if known."""
-    for token in argv:
-        if not token.startswith("-"):
-            return token if token in COMMANDS else None
-    return None
+def _subcommand(argv: Sequence[str]) -> tuple[str, str | None]:
+    """The subcommand named in ``argv`` and the word after it (``("kg", "train")``).
+
+    The subcommand is the first word that is not an option; ``""`` when there is none or it is
+    not one of :data:`COMMANDS` (argparse then reports it).
+    """
+    words = [token for token in argv if not token.startswith("-")]
+    command = words[0] if words and words[0] in COMMANDS else ""
+    return command, (words[1] if command and len(words) > 1 else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -191,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args: argparse.Namespace | None = None
     try:
         try:
-            args = build_parser(_subcommand(argv) or "").parse_args(argv)
+            args = build_parser(*_subcommand(argv)).parse_args(argv)
         except SystemExit as done:  # --help, or a usage error already printed by _Parser
             sys.stdout.flush()
             return _exit_code(done)

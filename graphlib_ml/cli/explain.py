@@ -37,6 +37,8 @@ __all__ = ["add_explain_subparser"]
 #: Evaluator fields that follow the explainer's value of the same name unless given (the
 #: evaluator's subgraphs must be the explainer's, and one --seed seeds the run).
 _FOLLOW_EXPLAINER = ("hops", "seed")
+#: One-line help of the command (the same line ``graphlib kg --help`` lists).
+_EXPLAIN_HELP = "explain a predicted triple by synergistic paths (KGExplainer)"
 #: Today's flag names where they differ from the field names.
 _ALIASES = {"max_paths": "paths"}
 #: Config dests -> fields of each config, filled when the parser is built.
@@ -189,7 +191,7 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     """
     ex = kg_subparsers.add_parser(
         "explain",
-        help="explain a predicted triple by synergistic paths (KGExplainer)",
+        help=_EXPLAIN_HELP,
         description="Distils an evaluator from the checkpoint's model (or loads --evaluator), "
         "then grows a path explanation greedily; prints it and writes a PNG.",
     )

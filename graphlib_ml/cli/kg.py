@@ -59,6 +59,9 @@ _CHOICES = {
 #: parser is built.
 _TRAIN_FLAGS: dict[str, str] = {}
 
+#: One-line help of ``kg explain`` (graphlib_ml.cli.explain builds its parser).
+_EXPLAIN_HELP = "explain a predicted triple by synergistic paths (KGExplainer)"
+
 #: Files a ``kg train`` run writes in ``--out`` (what ``--overwrite`` removes first).
 RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json")
 
@@ -170,11 +173,14 @@ def _write_json(path: Path, data: dict) -> None:
     write_text_atomic(path, json.dumps(data, indent=1))
 
 
-def add_subparser(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``graphlib kg`` with its ``train``, ``evaluate`` and ``predict`` commands.
+def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = None) -> None:
+    """Register ``graphlib kg`` with its ``train``, ``evaluate``, ``predict`` and ``explain``.
 
     Args:
         subparsers: The ``graphlib`` parser's subparsers.
+        only: The ``kg`` command about to run. Unless it is ``"explain"`` (or ``None``, the
+            default: build all), ``explain`` is listed with its one-line help only, so that
+            ``kg train`` does not import the explainer.
 
     Examples:
         >>> parser = argparse.ArgumentParser()
@@ -249,7 +255,10 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     pr.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     pr.set_defaults(func=_predict)
 
-    from graphlib_ml.cli.explain import add_explain_subparser
+    if only in (None, "explain"):
+        from graphlib_ml.cli.explain import add_explain_subparser
 
-    add_explain_subparser(sub)
+        add_explain_subparser(sub)
+    else:
+        sub.add_parser("explain", help=_EXPLAIN_HELP, add_help=False)
 

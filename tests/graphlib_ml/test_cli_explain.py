@@ -51,8 +51,8 @@ def test_explain_prints_paths_ground_truth_and_writes_files(checkpoint, tmp_path
         f"{h} {r} {t}",
         "--evaluator-steps",
         "5",
-        "--evaluator-ensemble",
-        "2",
+        "--evaluator-hidden",
+        "16",
         "--device",
         "cpu",
         "--max-candidates",
@@ -65,7 +65,7 @@ def test_explain_prints_paths_ground_truth_and_writes_files(checkpoint, tmp_path
     out = capsys.readouterr().out
     assert f"explanation of ({h}, {r}, {t})" in out
     assert "max_paths = 3" in out and "ground truth (planted rule groundings):" in out
-    assert "'ensemble': 2" in out
+    assert "'hidden': 16" in out  # a generated EvaluatorConfig flag reaches the config
     assert "distilling the evaluator (5 steps" in out and "--save-evaluator FILE" not in out
     assert "parent(" in out and "best single-rule F1" in out
     assert png.read_bytes()[:4] == b"\x89PNG"

@@ -60,3 +60,17 @@ def test_each_subcommand_builds_only_its_own_part():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, check=True)
     assert "LOADED ['graphlib_ml.cli.data'] False" in done.stdout, done.stdout + done.stderr
+
+
+def test_kg_train_help_does_not_build_the_explain_parser():
+    code = (
+        "import sys\n"
+        "from graphlib_ml.cli import main\n"
+        "code = main(['kg', 'train', '--help'])\n"
+        "print('LOADED', 'graphlib_ml.cli.explain' in sys.modules, 'kg.explain' in sys.modules,"
+        " code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    assert "LOADED False False 0" in done.stdout, done.stdout + done.stderr
+    assert "{train,evaluate,predict,explain}" not in done.stdout  # train's own help
