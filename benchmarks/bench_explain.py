@@ -3,14 +3,13 @@
 Run: ``.venv/bin/python -m benchmarks.bench_explain [--models transe,distmult,complex,rotate]
 [--num-people 200] [--targets 10] [--real] [--out FILE]``. ``--targets`` counts test triples per
 rule length (default 10: one target moves a per-length mean by .1); the family part takes 8-15
-minutes on one thread, depending on the host (about 1.5x that with ``--ensemble 3``). The
+minutes on one thread, depending on the host. The
 ground-truth table of RESULTS.md is printed at the end (:func:`markdown_table`) and stored under
 ``"markdown"``; each method's ``"targets"`` lists its explanation of every target.
 ``--evaluator-seed`` (default ``--seed``) seeds the evaluator's distillation alone (same models,
-same targets); ``--ensemble K`` distils and averages K evaluators (``EvaluatorConfig.ensemble``,
-default 1); ``--relation-negatives F`` sets ``EvaluatorConfig.relation_negative_fraction``
-(default .5, 0 for the entity-only distillation of earlier sessions); ``--methods default`` runs
-only the default method (raw, unfolded and base-relation paths; no baselines, no speed part)
+same targets; ``--ensemble``, ``--evaluator-negatives`` and ``--relation-negatives`` went with
+the EvaluatorConfig fields issue #16 made constants of kg.explain.config); ``--methods default``
+runs only the default method (raw, unfolded and base-relation paths; no baselines, no speed part)
 for short robustness experiments; ``--evaluator-seeds 0,1,2,3,4`` runs it once per evaluator
 seed and prints the robustness tables of RESULTS.md (goals met per model and seed, mean F1,
 per-model means over the seeds, best F1 against the closest grounding, the strict F1 that does
@@ -365,18 +364,7 @@ def _family(args: argparse.Namespace) -> dict:
         evaluator_cfg = EvaluatorConfig(
             steps=args.evaluator_steps,
             num_train_triples=args.evaluator_triples,
-            ensemble=args.ensemble,
             seed=evaluator_seed,
-            **(
-                {}
-                if args.relation_negatives is None
-                else {"relation_negative_fraction": args.relation_negatives}
-            ),
-            **(
-                {}
-                if args.evaluator_negatives is None
-                else {"num_negatives": args.evaluator_negatives}
-            ),
         )
         config = ExplainerConfig(
             evaluator=evaluator_cfg,
@@ -702,26 +690,6 @@ def main(argv: list[str] | None = None) -> dict:
         type=int,
         default=None,
         help="seed of the evaluator distillation (default: --seed)",
-    )
-    parser.add_argument(
-        "--ensemble",
-        type=int,
-        default=1,
-        help="evaluators distilled with their own seeds and samples, scores averaged (k, 1); "
-        "k = 3 raised mean F1 but not its robustness to the seed, and costs the speed goal",
-    )
-    parser.add_argument(
-        "--evaluator-negatives",
-        type=int,
-        default=None,
-        help="EvaluatorConfig.num_negatives: corruptions per positive (default 2)",
-    )
-    parser.add_argument(
-        "--relation-negatives",
-        type=float,
-        default=None,
-        help="EvaluatorConfig.relation_negative_fraction: share of relation-corrupted negatives "
-        "(default .5; 0 is the entity-only distillation of earlier sessions)",
     )
     parser.add_argument(
         "--evaluator-seeds",

@@ -30,7 +30,7 @@ class Context:
     teacher_score: float  # the model's score f(h, r, t) of the target
     probability: Callable[[Tensor], Tensor]  # teacher-unit scores -> calibrated probabilities
     scorer: Scorer | None  # scores edge masks of a fixed selection; None for a search result
-    min_paths: int  # ExplainerConfig.min_paths, for the empty-explanation note
+    min_paths: int  # kg.explain.search.MIN_PATHS, for the empty-explanation note
     min_gain: float  # ExplainerConfig.min_gain, for the same note
     max_candidates: int  # ExplainerConfig.max_candidates, for the truncation note
 

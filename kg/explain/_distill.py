@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
@@ -15,9 +14,12 @@ from graphdata.subgraph import k_hop_enclosing_subgraphs
 from graphdata.triples import TripleSet
 from kg.base import KGEModel
 from kg.explain._batch import GraphBatch, SubgraphBank
-
-if TYPE_CHECKING:
-    from kg.explain.config import EvaluatorConfig
+from kg.explain.config import (
+    HARD_NEGATIVE_FRACTION,
+    HARD_NEGATIVE_POOL,
+    NUM_NEGATIVES,
+    RELATION_NEGATIVE_FRACTION,
+)
 
 __all__: list[str] = []
 
@@ -30,17 +32,21 @@ def _graph(graph: TripleSet) -> tuple[Tensor, Tensor]:
 def draw_negatives(
     teacher: KGEModel,
     positives: Tensor,
-    cfg: EvaluatorConfig,
     generator: torch.Generator,
     num_relations: int | None = None,
+    *,
+    num_negatives: int = NUM_NEGATIVES,
+    hard_fraction: float = HARD_NEGATIVE_FRACTION,
+    relation_fraction: float = RELATION_NEGATIVE_FRACTION,
 ) -> Tensor:
     """Corrupt each positive ``num_negatives`` times: head or tail, uniform or teacher-hard.
 
-    A share ``relation_negative_fraction`` corrupts the relation instead (among the graph's
-    ``num_relations``; default the teacher's).
+    A share ``hard_fraction`` comes from the teacher's top-ranked wrong ones; a share
+    ``relation_fraction`` corrupts the relation instead (among the graph's ``num_relations``;
+    default the teacher's). The defaults are :mod:`kg.explain.config`'s constants.
     """
     device = positives.device
-    num, q, num_entities = positives.size(0), cfg.num_negatives, teacher.num_entities
+    num, q, num_entities = positives.size(0), num_negatives, teacher.num_entities
 
     def draw(*shape: int, high: int | None = None) -> Tensor:
         if high is None:
@@ -48,10 +54,10 @@ def draw_negatives(
         return torch.randint(high, shape, generator=generator).to(device)
 
     corrupt_head = draw(num, q) < 0.5
-    hard = draw(num, q) < cfg.hard_negative_fraction
+    hard = draw(num, q) < hard_fraction
     replacement = draw(num, q, high=num_entities)
     h, r, t = positives.unbind(1)
-    pool = min(cfg.hard_negative_pool, max(num_entities - 2, 1))
+    pool = min(HARD_NEGATIVE_POOL, max(num_entities - 2, 1))
     pick = draw(num, q, high=pool)
     tops = []
     with torch.no_grad():
@@ -79,10 +85,15 @@ def draw_negatives(
     negatives = positives.unsqueeze(1).repeat(1, q, 1)  # [P, Q, 3]
     negatives[..., 0] = torch.where(corrupt_head, replacement, negatives[..., 0])
     negatives[..., 2] = torch.where(corrupt_head, negatives[..., 2], replacement)
-    if cfg.relation_negative_fraction > 0:
-        on_relation = draw(num, q) < cfg.relation_negative_fraction  # [P, Q]
+    if relation_fraction > 0:
+        on_relation = draw(num, q) < relation_fraction  # [P, Q]
         other = _other_relations(
-            teacher, positives, cfg, generator, num_relations or teacher.num_relations, (num, q)
+            teacher,
+            positives,
+            hard_fraction,
+            generator,
+            num_relations or teacher.num_relations,
+            (num, q),
         )
         negatives[..., 0] = torch.where(on_relation, h.unsqueeze(1), negatives[..., 0])
         negatives[..., 2] = torch.where(on_relation, t.unsqueeze(1), negatives[..., 2])
@@ -93,14 +104,14 @@ def draw_negatives(
 def _other_relations(
     teacher: KGEModel,
     positives: Tensor,
-    cfg: EvaluatorConfig,
+    hard_fraction: float,
     generator: torch.Generator,
     num_relations: int,
     pick_shape: tuple[int, int],
 ) -> Tensor:
     r"""A relation :math:`r' \ne r` for each negative slot: teacher-hard or uniform.
 
-    Hard picks (share ``hard_negative_fraction``) come from the teacher's highest-scoring other
+    Hard picks (share ``hard_fraction``) come from the teacher's highest-scoring other
     relations of :math:`(h, \cdot, t)`, the relation the evaluator most needs to tell apart on
     the same subgraph; the rest are uniform over the other relations.
     """
@@ -125,7 +136,7 @@ def _other_relations(
     hard = top.gather(1, pick)
     uniform = torch.randint(num_relations - 1, pick_shape, generator=generator).to(device)
     uniform = uniform + (uniform >= r.unsqueeze(1)).long()  # skip r itself
-    use_hard = torch.rand(pick_shape, generator=generator).to(device) < cfg.hard_negative_fraction
+    use_hard = torch.rand(pick_shape, generator=generator).to(device) < hard_fraction
     return torch.where(use_hard, hard, uniform)
 
 

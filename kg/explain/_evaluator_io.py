@@ -29,8 +29,8 @@ from kg.checkpoint import (
     verify_checksum,
 )
 from kg.explain._members import build_network
-from kg.explain._network import EnsembleGNN
-from kg.explain.config import EvaluatorConfig
+from kg.explain._network import SubgraphGNN
+from kg.explain.config import NUM_BASES, EvaluatorConfig
 
 #: The evaluator class being loaded (kg.explain.evaluator.DistilledEvaluator; not imported
 #: here, so that this module does not import back the module that uses it).
@@ -42,9 +42,29 @@ _FORMAT = "graphlib-kg-explain-evaluator"
 #: Version 2 added path reduction and distance labels up to ``max_length``; version-1 files
 #: load with ``max_length = hops`` (their distance labels stop there). Version 3 added
 #: ``ensemble`` and ``resample`` (state keys ``members.<j>.`` and the members' statistics
-#: ``stats`` when ``ensemble`` exceeds 1); older files load with
-#: ``ensemble = 1``, files of a newer version are refused.
-_VERSION = 3
+#: ``stats`` when ``ensemble`` exceeds 1). Version 4 stores the config without the fields
+#: issue #16 turned into constants of kg.explain.config (and without ``ensemble``): older files
+#: load when their network is the one a current config builds (one member, NUM_BASES bases), and
+#: their other retired fields, which only shaped the distillation, are dropped. Files of a newer
+#: version are refused.
+_VERSION = 4
+#: Config fields of older files that no longer exist (issue #16), and the value the network a
+#: current config builds needs (None: the field only shaped the distillation, any value loads).
+_RETIRED: dict[str, object] = {
+    "ensemble": 1,
+    "resample": None,
+    "num_bases": NUM_BASES,
+    "dropout": None,
+    "num_negatives": None,
+    "hard_negative_fraction": None,
+    "hard_negative_pool": None,
+    "relation_negative_fraction": None,
+    "rank_margin": None,
+    "rank_weight": None,
+    "perturb_fraction": None,
+    "path_fraction": None,
+    "paths_per_graph": None,
+}
 _FITTED = (
     "score_mean_",
     "score_std_",
@@ -109,10 +129,22 @@ def _positive_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-def _build(cfg: EvaluatorConfig, num_relations: int, teacher_dim: int) -> torch.nn.Module:
-    members = [build_network(cfg, num_relations, teacher_dim) for _ in range(cfg.ensemble)]
-    stats = torch.zeros(cfg.ensemble, 3, dtype=torch.float64)  # filled by load_state_dict
-    return members[0] if cfg.ensemble == 1 else EnsembleGNN(members, stats)
+def _build(cfg: EvaluatorConfig, num_relations: int, teacher_dim: int) -> SubgraphGNN:
+    return build_network(cfg, num_relations, teacher_dim)
+
+
+def _drop_retired(config: dict[str, Any], source: str) -> dict[str, Any]:
+    """The stored config without the retired fields; refuse one whose network differs."""
+    for key, needed in _RETIRED.items():
+        if key in config:
+            value = config.pop(key)
+            if needed is not None and value != needed:
+                raise GraphDataError(
+                    f"path: {source!r} stores an evaluator with {key}={value!r}; this graphlib "
+                    f"builds {key}={needed!r} only (issue #16 retired the field): distil the "
+                    "evaluator again"
+                )
+    return config
 
 
 def _check_state(skeleton: torch.nn.Module, state: Any, source: str) -> None:
@@ -163,11 +195,9 @@ def load_evaluator(
             f"num_relations_={num_relations!r}, expected positive ints; {_FIX}"
         )
     teacher_dim, num_relations = int(teacher_dim or 0), int(num_relations)  # checked above
-    config = dict(config)
+    config = _drop_retired(dict(config), source)
     if "hops" in config:
         config.setdefault("max_length", config["hops"])
-    config.setdefault("path_fraction", 0.0)
-    config.setdefault("relation_negative_fraction", 0.0)  # distilled before it existed
     try:
         cfg = EvaluatorConfig(**config)
         cfg.validate()

@@ -1,4 +1,4 @@
-"""Distilling one evaluator network, alone or as an ensemble member (private).
+"""Distilling the evaluator network: its sample of teacher targets and its training (private).
 
 See ``evaluator.py``: a sample of teacher targets and subgraphs, and one network trained on it.
 """
@@ -16,7 +16,14 @@ from kg.explain._batch import SubgraphBank
 from kg.explain._distill import bank_and_ids, draw_negatives
 from kg.explain._network import SubgraphGNN
 from kg.explain._pathbank import PathTable, path_table
-from kg.explain.config import EvaluatorConfig
+from kg.explain.config import (
+    DROPOUT,
+    NUM_BASES,
+    NUM_NEGATIVES,
+    PATH_FRACTION,
+    PATHS_PER_GRAPH,
+    EvaluatorConfig,
+)
 from kg.explain.distillation import distillation_targets, train_network
 
 __all__: list[str] = []
@@ -55,7 +62,7 @@ def _draw_sample(
     triples = graph.mapped_triples.to(device)
     count = min(cfg.num_train_triples, triples.size(0))
     positives = triples[torch.randperm(triples.size(0), generator=generator)[:count].to(device)]
-    negatives = draw_negatives(teacher, positives, cfg, generator, graph.num_relations)  # [P, Q, 3]
+    negatives = draw_negatives(teacher, positives, generator, graph.num_relations)  # [P, Q, 3]
     targets = distillation_targets(teacher, positives, negatives)
     scores = torch.cat([targets.positive_score, targets.negative_score.reshape(-1)])
     reps = torch.cat(
@@ -73,8 +80,8 @@ def _draw_sample(
     removed = torch.cat([positives[:, 1], removed.reshape(-1)])
     bank, edge_id = bank_and_ids(everything, graph, teacher.num_entities, cfg.hops, removed)
     table = None
-    if cfg.path_fraction > 0:
-        table = path_table(everything, graph, bank, edge_id, cfg.max_length, cfg.paths_per_graph)
+    if PATH_FRACTION > 0:
+        table = path_table(everything, graph, bank, edge_id, cfg.max_length, PATHS_PER_GRAPH)
     return Sample(count, (scores - mean) / std, reps / scale, bank, table, mean, std, scale)
 
 
@@ -85,9 +92,9 @@ def build_network(cfg: EvaluatorConfig, num_relations: int, teacher_dim: int) ->
         teacher_dim,
         hidden=cfg.hidden,
         num_layers=cfg.num_layers,
-        num_bases=cfg.num_bases,
+        num_bases=NUM_BASES,
         max_distance=max(cfg.hops, cfg.max_length),
-        dropout=cfg.dropout,
+        dropout=DROPOUT,
     )
 
 
@@ -111,7 +118,7 @@ def train_member(
             sample.z,
             sample.rho,
             sample.count,
-            cfg.num_negatives,
+            NUM_NEGATIVES,
             stream,
         )
     return network.eval(), history

@@ -33,7 +33,7 @@ from torch import Tensor
 
 from kg.explain.evaluator import DistilledEvaluator
 from kg.explain.local import LocalStructure
-from kg.explain.search import Scorer, greedy_search
+from kg.explain.search import OBJECTIVE, Scorer, greedy_search
 
 __all__ = ["random_paths", "shortest_paths", "single_best_path", "edge_mask_explainer"]
 
@@ -81,7 +81,7 @@ def shortest_paths(local: LocalStructure, k: int) -> Selection:
 
 
 def single_best_path(
-    local: LocalStructure, scorer: Scorer, *, objective: str = "both"
+    local: LocalStructure, scorer: Scorer, *, objective: str = OBJECTIVE
 ) -> Selection:
     """The single path of best greedy objective.
 
@@ -89,7 +89,7 @@ def single_best_path(
         local: The local structure.
         scorer: The perturbation scorer.
         objective: The greedy objective (:data:`kg.explain.search.OBJECTIVES`). Default
-            ``"both"``.
+            :data:`kg.explain.search.OBJECTIVE` (``"both"``).
 
     Returns:
         ``(chosen path indices, edge mask [m])``; no path when none raises the objective.
@@ -101,6 +101,8 @@ def single_best_path(
         max_paths=1,
         min_gain=0.0,
         objective=objective,
+        selection="best",  # the one path of largest objective, whatever its size
+        min_paths=0,
         device=local.edge_type.device,
     )
     return result.chosen, local.edge_mask(result.chosen)

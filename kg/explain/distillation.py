@@ -23,12 +23,12 @@ triples, plus a margin ranking loss that follows the teacher's order of each pai
 reference, the targets of a negative are the teacher's values **of the negative triple** (the
 reference took them from the positive), the margin is in standardised units, half of the
 negatives are hard ones drawn from the teacher's top-ranked wrong entities (so that the evaluator
-learns the teacher's ranking where it matters), and a share ``perturb_fraction`` of the subgraphs
+learns the teacher's ranking where it matters), and a share ``PERTURB_FRACTION`` of the subgraphs
 not path-reduced is thinned by edge or relation dropout (the explainer scores such reduced
 graphs; targets stay the teacher's).
-**Relation negatives**: a share ``relation_negative_fraction`` of the corruptions replace the
+**Relation negatives**: a share ``RELATION_NEGATIVE_FRACTION`` of the corruptions replace the
 relation instead of an entity, :math:`(h, r', t)`, with :math:`r'` one of the teacher's three
-highest-scoring other relations of the pair (share ``hard_negative_fraction``) or uniform over
+highest-scoring other relations of the pair (share ``HARD_NEGATIVE_FRACTION``) or uniform over
 the others. Such a negative is scored on its positive's subgraph (the positive triple removed,
 as the explainer removes its target), so the two graphs are identical and only the queried
 relation differs: the evaluator must learn what in the subgraph separates :math:`r` from
@@ -36,14 +36,14 @@ relation differs: the evaluator must learn what in the subgraph separates :math:
 the reverse sibling edge ``sister(Y, X)`` that always accompanies it). Entity corruptions alone
 never show that contrast, and the search then cannot tell a rule body from its parallel edge.
 
-**Path reduction**: a share ``path_fraction`` of the training subgraphs is cut down to the union
+**Path reduction**: a share ``PATH_FRACTION`` of the training subgraphs is cut down to the union
 of 1-3 random :math:`h`-to-:math:`t` paths of length up to ``max_length`` (drawn evenly over
 lengths), the shape of the explanations the greedy search scores; the teacher's target is
 unchanged, so the evaluator learns how much of the score each kind of path carries on its own
 (without it, a lone three-step rule body scored as low as the empty graph), and the distance
 labels of the GNN run up to ``max_length`` so that a three-step connection is visible.
-**Ensemble**: ``ensemble = k`` distils :math:`k` evaluators and averages their scores
-(:mod:`kg.explain.evaluator`).
+The shares, :math:`\gamma` (``RANK_MARGIN``) and :math:`\lambda` (``RANK_WEIGHT``) are constants
+of :mod:`kg.explain.config` (issue #16: no setting measured better; benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -60,7 +60,14 @@ from kg.explain._distill import thin
 from kg.explain._network import SubgraphGNN
 from kg.explain._pathbank import PathTable, path_keep
 from kg.explain._teacher import triple_representation
-from kg.explain.config import EvaluatorConfig
+from kg.explain.config import (
+    LR,
+    PATH_FRACTION,
+    PERTURB_FRACTION,
+    RANK_MARGIN,
+    RANK_WEIGHT,
+    EvaluatorConfig,
+)
 
 __all__ = ["DistillationTargets", "distillation_targets", "train_network"]
 
@@ -141,7 +148,7 @@ def train_network(
     """
     cfg = config
     device = z.device
-    optimizer = torch.optim.Adam(network.parameters(), lr=cfg.lr)
+    optimizer = torch.optim.Adam(network.parameters(), lr=LR)
     network.train()
     history = []
     for step in range(1, cfg.steps + 1):
@@ -153,18 +160,18 @@ def train_network(
         keep, reduced = None, None
         if table is not None:
             reduced = torch.rand(graphs.numel(), generator=generator).to(device)
-            reduced = reduced < cfg.path_fraction  # [G'] graphs cut down to a few paths
+            reduced = reduced < PATH_FRACTION  # [G'] graphs cut down to a few paths
             keep = path_keep(table, bank, graphs[reduced], generator)
         batch = bank.select(graphs, keep)
-        if cfg.perturb_fraction > 0:
+        if PERTURB_FRACTION > 0:
             eligible = None if reduced is None else ~reduced
-            batch = thin(batch, cfg.perturb_fraction, generator, eligible)
+            batch = thin(batch, PERTURB_FRACTION, generator, eligible)
         score, rep = network(batch)
         regression = (rep - rho[graphs]).square().mean() + (score - z[graphs]).square().mean()
         y = torch.sign(z[index].unsqueeze(1) - z[neg_index])  # the teacher's order, [b, Q]
         gap = score[:b].unsqueeze(1) - score[b:].view(b, q)
-        rank = F.relu(cfg.rank_margin - y * gap).mean()
-        loss = regression + cfg.rank_weight * rank
+        rank = F.relu(RANK_MARGIN - y * gap).mean()
+        loss = regression + RANK_WEIGHT * rank
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -10,28 +10,13 @@ masks of a local structure, checks that it is used with its own teacher and grap
 agreement with the teacher and saves itself. Scores are reported in teacher units,
 :math:`\mu + \sigma s` for the network's standardised output :math:`s`.
 
-**Ensemble** (``EvaluatorConfig(ensemble=k)``): a deep ensemble (Lakshminarayanan et al., "Simple
-and Scalable Predictive Uncertainty Estimation using Deep Ensembles", NeurIPS 2017, arXiv
-1612.01474) of :math:`k` evaluators distilled from the same teacher, member :math:`j` with seed
-:func:`member_seed` (``seed`` + :math:`1{,}000{,}003\, j`): with ``resample=True`` (default)
-each draws its own distillation sample (triples, negatives, paths) and is exactly the single
-evaluator of its seed; with ``resample=False`` all train on member 0's sample and differ only in
-initialisation, dropout, mini-batches and path reductions. The evaluator's score is their mean
-in teacher units,
-
-.. math::
-    \hat f(\tau) = \frac{1}{k} \sum_{j=1}^{k} \bigl(\mu_j + \sigma_j s_j(\tau)\bigr),
-
-with :math:`(\mu_j, \sigma_j)` the standardisation of member :math:`j`'s sample, meant to lower
-the variance that a single distillation's random draws put into the scores the greedy search
-compares. On the family KG (benchmarks/RESULTS.md) k = 3 raised the mean ground-truth F1 but
-not its robustness to the seed, at k times the cost. Every member scores all candidates of a
-search step in one call.
+An ensemble of evaluators (``EvaluatorConfig.ensemble``, deep ensembles, Lakshminarayanan et
+al., NeurIPS 2017) was removed in issue #16: on the family KG (benchmarks/RESULTS.md) k = 3 raised
+the mean ground-truth F1 but not its robustness to the seed, its aim, at k times the cost.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +33,7 @@ from kg.explain._batch import copies
 from kg.explain._distill import agreement_figures, bank, check_teacher
 from kg.explain._evaluator_io import load_evaluator, save_evaluator
 from kg.explain._members import draw_sample, train_member
-from kg.explain._network import EnsembleGNN, SubgraphGNN
+from kg.explain._network import SubgraphGNN
 from kg.explain._teacher import model_fingerprint
 from kg.explain.config import EvaluatorConfig
 from kg.explain.distillation import DistillationTargets, distillation_targets
@@ -60,29 +45,7 @@ __all__ = [
     "distillation_targets",
     "DistilledEvaluator",
     "graph_fingerprint",
-    "member_seed",
 ]
-
-
-def member_seed(seed: int, member: int) -> int:
-    r"""Seed of ensemble member :math:`j`: :math:`\text{seed} + 1{,}000{,}003\, j`.
-
-    Member 0 keeps ``seed`` (an ensemble of one is the single evaluator). The stride is a prime
-    below :math:`2^{32}` (torch keeps only the low 32 bits of a CPU seed), so the members of
-    ensembles whose seeds differ by less than it never share a seed.
-
-    Args:
-        seed: The evaluator's :attr:`EvaluatorConfig.seed`.
-        member: The member index :math:`j \ge 0`.
-
-    Returns:
-        The member's seed of sampling, initialisation, dropout and mini-batches.
-
-    Examples:
-        >>> member_seed(1, 0), member_seed(1, 2)
-        (1, 2000007)
-    """
-    return seed + member * 1_000_003
 
 
 def graph_fingerprint(graph: TripleSet) -> str:
@@ -104,16 +67,15 @@ class DistilledEvaluator:
         config: The hyperparameters. Default ``EvaluatorConfig()``.
 
     Attributes:
-        network_: The trained :class:`SubgraphGNN` (in eval mode); with ``ensemble > 1`` an
-            ensemble module whose output is the mean of its members'.
+        network_: The trained :class:`SubgraphGNN` (in eval mode).
         score_mean_: :math:`\mu`, mean teacher score over the distillation triples.
         score_std_: :math:`\sigma`, their standard deviation.
         representation_scale_: :math:`\sigma_\rho`, scale of the teacher representations.
         teacher_fingerprint_: Fingerprint of the teacher's parameters.
         graph_fingerprint_: Fingerprint of the graph it was distilled on.
         num_relations_: Relations of that graph.
-        history_: ``{"step", "loss", "rank_loss", "member"}`` every 50 steps and at the end of
-            each member's distillation.
+        history_: ``{"step", "loss", "rank_loss"}`` every 50 steps and at the end of the
+            distillation.
         fit_seconds_: Wall time of :meth:`fit`.
 
     Examples:
@@ -153,22 +115,10 @@ class DistilledEvaluator:
         check_teacher(teacher, graph)
         generator = torch.Generator().manual_seed(cfg.seed)
         sample = draw_sample(teacher, graph, cfg, generator)
-        members, stats, self.history_ = [], [], []
-        for member in range(cfg.ensemble):
-            seed = member_seed(cfg.seed, member)
-            # Member 0 continues the sampling stream: an ensemble of one is the single evaluator.
-            stream = generator if member == 0 else torch.Generator().manual_seed(seed)
-            if member > 0 and cfg.resample:
-                sample = draw_sample(teacher, graph, cfg, stream)  # the previous one is freed
-            network, history = train_member(cfg, graph.num_relations, sample, seed, stream)
-            members.append(network)
-            stats.append((sample.score_mean, sample.score_std, sample.representation_scale))
-            self.history_ += [{**entry, "member": member} for entry in history]
-        self.score_mean_, self.score_std_, self.representation_scale_ = stats[0]
-        self.network_: SubgraphGNN | EnsembleGNN = members[0]
-        if cfg.ensemble > 1:
-            table = torch.tensor(stats, dtype=torch.float64, device=sample.z.device)  # [k, 3]
-            self.network_ = EnsembleGNN(members, table).eval()
+        network, self.history_ = train_member(cfg, graph.num_relations, sample, cfg.seed, generator)
+        self.score_mean_, self.score_std_ = sample.score_mean, sample.score_std
+        self.representation_scale_ = sample.representation_scale
+        self.network_: SubgraphGNN = network
         self.teacher_fingerprint_ = model_fingerprint(teacher)
         self.graph_fingerprint_ = graph_fingerprint(graph)
         self.num_relations_ = graph.num_relations
@@ -255,43 +205,6 @@ class DistilledEvaluator:
                 return self.score_local(local, keep)
 
         return score
-
-    def member(self, index: int) -> DistilledEvaluator:
-        """Ensemble member ``index`` as an evaluator of its own (sharing this one's statistics).
-
-        Member 0 of an ensemble equals the single evaluator distilled with the same config and
-        ``ensemble=1``; the ensemble's scores are the mean of its members' scores.
-
-        Args:
-            index: The member, ``0 <= index < config.ensemble``.
-
-        Returns:
-            A fitted :class:`DistilledEvaluator` with ``ensemble=1`` (sharing the network).
-
-        Raises:
-            GraphDataError: If ``index`` is out of range.
-            NotFittedError: Before :meth:`fit`.
-        """
-        self._check_fitted()
-        k = self.config.ensemble
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < k:
-            raise GraphDataError(
-                f"index: expected a member index in [0, {k}), got {index!r}; this evaluator has "
-                f"{k} member(s) (EvaluatorConfig.ensemble)"
-            )
-        one = DistilledEvaluator(dataclasses.replace(self.config, ensemble=1))
-        for key, value in vars(self).items():
-            if key.endswith("_"):
-                setattr(one, key, value)
-        if isinstance(self.network_, EnsembleGNN):
-            network = self.network_.members[index]
-            if not isinstance(network, SubgraphGNN):
-                raise TypeError(f"ensemble member {index}: expected SubgraphGNN, got {network}")
-            one.network_ = network
-            mean, std, scale = torch.as_tensor(self.network_.stats)[index].tolist()
-            one.score_mean_, one.score_std_, one.representation_scale_ = mean, std, scale
-        one.history_ = [e for e in self.history_ if e.get("member", 0) == index]
-        return one
 
     # ---- compatibility, agreement, persistence -------------------------------------------
 

@@ -41,7 +41,16 @@ from kg.explain.explanation import PathExplanation
 from kg.explain.local import LocalStructure, local_structure
 from kg.explain.node_search import node_greedy_search
 from kg.explain.retrain import RetrainConfig, RetrainScorer
-from kg.explain.search import OBJECTIVES, SELECTIONS, Scorer, greedy_search
+from kg.explain.search import (
+    MAX_PATHS,
+    MIN_GAIN,
+    MIN_PATHS,
+    OBJECTIVE,
+    SELECTION,
+    SELECTIONS,
+    Scorer,
+    greedy_search,
+)
 
 __all__ = ["MODES", "STRATEGIES", "BASELINES", "ExplainerConfig", "KGExplainer"]
 
@@ -60,11 +69,9 @@ class ExplainerConfig:
     mode: str = "evaluator"  # one of MODES
     max_length: int = 3  # longest candidate path L
     hops: int = 2  # radius k of the enclosing subgraph (k = L - 1 holds every path of length L)
-    max_paths: int = 3  # path budget of the greedy search
-    min_gain: float = 0.25  # stop when a path adds less than this fraction of J(G) - J(empty)
-    min_paths: int = 1  # paths taken whenever their gain is positive, even below min_gain
-    objective: str = "both"  # greedy objective, one of kg.explain.search.OBJECTIVES
-    selection: str = "shortest"  # step rule (SELECTIONS); "best" is the plain greedy
+    max_paths: int = MAX_PATHS  # path budget of the greedy search
+    min_gain: float = MIN_GAIN  # stop when a path adds less than this fraction of J(G) - J(empty)
+    selection: str = SELECTION  # step rule (SELECTIONS); "best" is the plain greedy
     strategy: str = "paths"  # one of STRATEGIES; "nodes": top max_paths neighbours per node
     max_candidates: int = 300  # cap on candidate paths (the shortest are kept, with a warning)
     path_relations: tuple[str, ...] | None = None  # relations paths may use; None: all
@@ -76,8 +83,6 @@ class ExplainerConfig:
         """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
         if self.mode not in MODES:
             raise GraphDataError(f"mode: expected one of {MODES}, got {self.mode!r}")
-        if self.objective not in OBJECTIVES:
-            raise GraphDataError(f"objective: expected one of {OBJECTIVES}, got {self.objective!r}")
         if self.strategy not in STRATEGIES:
             raise GraphDataError(f"strategy: expected one of {STRATEGIES}, got {self.strategy!r}")
         if self.selection not in SELECTIONS:
@@ -88,9 +93,6 @@ class ExplainerConfig:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
         if not self.min_gain >= 0:
             raise GraphDataError(f"min_gain: expected a fraction >= 0, got {self.min_gain!r}")
-        min_paths = self.min_paths
-        if isinstance(min_paths, bool) or not isinstance(min_paths, int) or min_paths < 0:
-            raise GraphDataError(f"min_paths: expected an int >= 0, got {self.min_paths!r}")
 
 
 class KGExplainer:
@@ -286,7 +288,7 @@ class KGExplainer:
             teacher_score=teacher,
             probability=self.probability,
             scorer=scorer,
-            min_paths=cfg.min_paths,
+            min_paths=MIN_PATHS,
             min_gain=cfg.min_gain,
             max_candidates=cfg.max_candidates,
         )
@@ -338,9 +340,9 @@ class KGExplainer:
             scorer,
             max_paths=cfg.max_paths,
             min_gain=cfg.min_gain,
-            objective=cfg.objective,
+            objective=OBJECTIVE,
             selection=cfg.selection,
-            min_paths=cfg.min_paths,
+            min_paths=MIN_PATHS,
             device=local.edge_type.device,
         )
         return assemble(
@@ -381,7 +383,7 @@ class KGExplainer:
         elif baseline == "shortest":
             chosen, mask = baselines.shortest_paths(local, cfg.max_paths)
         elif baseline == "single_best":
-            chosen, mask = baselines.single_best_path(local, scorer, objective=cfg.objective)
+            chosen, mask = baselines.single_best_path(local, scorer, objective=OBJECTIVE)
         else:
             if self.evaluator_ is None:
                 raise GraphDataError("baseline: 'edge_mask' needs the distilled evaluator")

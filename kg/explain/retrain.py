@@ -52,6 +52,12 @@ __all__ = ["INITS", "RetrainConfig", "RetrainScorer"]
 #: reference; re-training the full local graph from there rarely moves the target's score above
 #: the untouched one, so the greedy search mostly stops with "no_signal", benchmarks/bench_explain).
 INITS = ("pretrained", "random")
+#: Adam learning rate of the local rows, NSSA corruptions per local triple (by local entities,
+#: head or tail) and the NSSA temperature alpha: constants, formerly RetrainConfig fields nothing
+#: set to other values (issue #16); the former defaults.
+LR = 0.05
+NUM_NEGATIVES = 4
+ADVERSARIAL_TEMPERATURE = 1.0
 
 
 @dataclass
@@ -59,23 +65,17 @@ class RetrainConfig:
     """Hyperparameters of the local re-training (see :class:`RetrainScorer`)."""
 
     steps: int = 10  # Adam steps of local re-training per candidate
-    lr: float = 0.05  # Adam learning rate of the local rows
-    num_negatives: int = 4  # corruptions per local triple, by local entities, head or tail
     init: str = "random"  # one of INITS; "pretrained" (the reference) rarely shows any signal
-    margin: float | None = None  # NSSA gamma; None: the model's sLCWA default (kg.models), else 0
-    adversarial_temperature: float = 1.0  # NSSA alpha
     max_batch: int = 16  # candidates re-trained together; 1 is the reference's sequential protocol
     max_batch_triples: int = 4000  # most candidates x local triples in one chunk (module doc)
     seed: int = 0  # seeds the corruptions and the random init
 
     def validate(self) -> None:
         """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field."""
-        for name in ("steps", "num_negatives", "max_batch", "max_batch_triples"):
+        for name in ("steps", "max_batch", "max_batch_triples"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
-        if not self.lr > 0:
-            raise GraphDataError(f"lr: expected a positive float, got {self.lr!r}")
         if self.init not in INITS:
             raise GraphDataError(f"init: expected one of {INITS}, got {self.init!r}")
 
@@ -118,10 +118,8 @@ class RetrainScorer:
         self.config.validate()
         cfg = self.config
         device = local.edge_type.device
-        margin = cfg.margin
-        if margin is None:
-            defaults = DEFAULTS.get(model.name)
-            margin = defaults.margin if defaults is not None and defaults.loss == "nssa" else 0.0
+        defaults = DEFAULTS.get(model.name)
+        margin = defaults.margin if defaults is not None and defaults.loss == "nssa" else 0.0
         self.margin: float = margin
         generator = torch.Generator().manual_seed(cfg.seed)
         self.frozen = {name: p.detach() for name, p in model.named_parameters()}
@@ -143,7 +141,7 @@ class RetrainScorer:
                 torch.cat([rels, rels + shift]),
             )
         self.heads, self.tails, self.rels = heads, tails, rels  # [m'] local ids, relation ids
-        m, q, n = heads.numel(), cfg.num_negatives, local.num_nodes
+        m, q, n = heads.numel(), NUM_NEGATIVES, local.num_nodes
         corrupt_head = torch.rand(m, q, generator=generator) < 0.5
         other = torch.randint(n, (m, q), generator=generator).to(device)
         corrupt_head = corrupt_head.to(device)
@@ -184,12 +182,12 @@ class RetrainScorer:
             name: rows.unsqueeze(0).repeat(c, *([1] * rows.dim())).requires_grad_(True)
             for name, rows in self.rows.items()
         }  # [c, n, ...]: every candidate starts from the same rows
-        optimizer = torch.optim.Adam(list(trainable.values()), lr=cfg.lr)
+        optimizer = torch.optim.Adam(list(trainable.values()), lr=LR)
         shift = offset[cand]  # [P] first id of each pair's candidate block
         pos = (shift + self.heads[triple], self.rels[triple], shift + self.tails[triple])
         neg = (
             shift.unsqueeze(1) + self.neg_heads[triple],
-            self.rels[triple].unsqueeze(1).expand(-1, cfg.num_negatives),
+            self.rels[triple].unsqueeze(1).expand(-1, NUM_NEGATIVES),
             shift.unsqueeze(1) + self.neg_tails[triple],
         )  # [P, Q]
         with eval_mode(self.model):  # no dropout inside the re-training
@@ -197,8 +195,8 @@ class RetrainScorer:
                 for _ in range(cfg.steps):
                     params = {**self.frozen, **{k: v.flatten(0, 1) for k, v in trainable.items()}}
                     f_pos = self._score(params, *pos)  # [P]
-                    f_neg = self._score(params, *neg).view(-1, cfg.num_negatives)  # [P, Q]
-                    adv = torch.softmax(cfg.adversarial_temperature * f_neg, dim=-1).detach()
+                    f_neg = self._score(params, *neg).view(-1, NUM_NEGATIVES)  # [P, Q]
+                    adv = torch.softmax(ADVERSARIAL_TEMPERATURE * f_neg, dim=-1).detach()
                     per_pair = 0.5 * (
                         -F.logsigmoid(self.margin + f_pos)
                         - (adv * F.logsigmoid(-self.margin - f_neg)).sum(-1)

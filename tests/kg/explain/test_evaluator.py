@@ -102,9 +102,8 @@ def test_negatives_corrupt_exactly_one_side_and_never_make_self_pairs():
     world = family_kg(24, seed=1)
     teacher = DistMult(world.dataset.num_entities, world.dataset.num_relations, dim=4)
     positives = world.dataset.train.mapped_triples[:50]
-    config = EvaluatorConfig(num_negatives=4, hard_negative_fraction=0.5,
-                             relation_negative_fraction=0.0)
-    neg = draw_negatives(teacher, positives, config, torch.Generator().manual_seed(0))
+    neg = draw_negatives(teacher, positives, torch.Generator().manual_seed(0), num_negatives=4,
+                         hard_fraction=0.5, relation_fraction=0.0)
     assert neg.shape == (50, 4, 3)
     pos = positives.unsqueeze(1).expand_as(neg)
     assert torch.equal(neg[..., 1], pos[..., 1])
@@ -119,10 +118,8 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
     torch.manual_seed(0)
     teacher = DistMult(ds.num_entities, ds.num_relations, dim=4)
     positives = ds.train.mapped_triples[:60]
-    config = EvaluatorConfig(num_negatives=3, relation_negative_fraction=1.0,
-                             hard_negative_fraction=1.0)
-    neg = draw_negatives(teacher, positives, config, torch.Generator().manual_seed(0),
-                     ds.num_relations)
+    neg = draw_negatives(teacher, positives, torch.Generator().manual_seed(0), ds.num_relations,
+                         num_negatives=3, relation_fraction=1.0, hard_fraction=1.0)
     pos = positives.unsqueeze(1).expand_as(neg)
     assert torch.equal(neg[..., [0, 2]], pos[..., [0, 2]])  # the same pair (h, t)
     assert bool((neg[..., 1] != pos[..., 1]).all())
@@ -135,14 +132,13 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
         best = sorted(scores, key=scores.get, reverse=True)[:3]
         assert set(rels) <= set(best)
     # Uniform picks cover every other relation.
-    config.hard_negative_fraction = 0.0
-    neg = draw_negatives(teacher, positives, config, torch.Generator().manual_seed(1),
-                     ds.num_relations)
+    neg = draw_negatives(teacher, positives, torch.Generator().manual_seed(1), ds.num_relations,
+                         num_negatives=3, relation_fraction=1.0, hard_fraction=0.0)
     assert bool((neg[..., 1] != pos[..., 1]).all())
     assert set(neg[..., 1].flatten().tolist()) == set(range(ds.num_relations))
     # The default mixes both kinds: a changed relation keeps the pair, else one entity changes.
-    mixed = draw_negatives(teacher, positives, EvaluatorConfig(num_negatives=4),
-                       torch.Generator().manual_seed(3), ds.num_relations)
+    mixed = draw_negatives(teacher, positives, torch.Generator().manual_seed(3), ds.num_relations,
+                           num_negatives=4)
     pos = positives.unsqueeze(1).expand_as(mixed)
     on_relation = mixed[..., 1] != pos[..., 1]
     assert 0 < int(on_relation.sum()) < on_relation.numel()
@@ -151,16 +147,22 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
     assert bool((same_head | same_tail)[~on_relation].all())
     # The negative is scored on its positive's subgraph: the positive triple removed from both.
     from kg.explain._members import draw_sample
+    from kg.explain.config import NUM_NEGATIVES
 
-    config = EvaluatorConfig(num_negatives=1, num_train_triples=20, relation_negative_fraction=1.0,
-                             path_fraction=0.0)
+    config = EvaluatorConfig(num_train_triples=20)
     sample = draw_sample(teacher, ds.train, config, torch.Generator().manual_seed(2))
     bank = sample.bank
+    relation_negatives = 0
     for g in range(sample.count):
-        edges = [bank.select(torch.tensor([i])) for i in (g, sample.count + g)]
-        assert torch.equal(edges[0].edge_index, edges[1].edge_index)
-        assert torch.equal(edges[0].edge_type, edges[1].edge_type)
-        assert int(edges[0].relation) != int(edges[1].relation)
+        for q in range(NUM_NEGATIVES):
+            i = sample.count + g * NUM_NEGATIVES + q
+            edges = [bank.select(torch.tensor([j])) for j in (g, i)]
+            if int(edges[0].relation) == int(edges[1].relation):
+                continue  # an entity corruption: another pair, another subgraph
+            relation_negatives += 1
+            assert torch.equal(edges[0].edge_index, edges[1].edge_index)
+            assert torch.equal(edges[0].edge_type, edges[1].edge_type)
+    assert relation_negatives > 0
 
 
 def test_distillation_leaves_a_training_mode_teacher_untouched():
@@ -244,8 +246,8 @@ def test_agreement_figures(explainer, world, teacher):
 def test_bad_teacher_or_config(world):
     with pytest.raises(GraphDataError, match="does not fit the graph"):
         DistilledEvaluator(EvaluatorConfig(steps=1)).fit(DistMult(3, 1, dim=2), world.dataset.train)
-    with pytest.raises(GraphDataError, match="hard_negative_fraction"):
-        EvaluatorConfig(hard_negative_fraction=2.0).validate()
+    with pytest.raises(GraphDataError, match="num_layers: expected a positive int"):
+        EvaluatorConfig(num_layers=0).validate()
 
 
 def test_path_reduction_keeps_exactly_a_few_whole_paths(world):

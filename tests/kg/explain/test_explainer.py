@@ -98,8 +98,8 @@ def test_bad_input(toy, explainer, teacher, world, small_config):
         fitted.explain(("ann", "likes", "cat"), mode="gnn")
     with pytest.raises(GraphDataError, match="selection: expected one of"):
         KGExplainer(DistMult(3, 1, dim=2), ExplainerConfig(selection="longest")).fit(dataset)
-    with pytest.raises(GraphDataError, match="min_paths: expected an int >= 0"):
-        KGExplainer(DistMult(3, 1, dim=2), ExplainerConfig(min_paths=-1)).fit(dataset)
+    with pytest.raises(GraphDataError, match="min_gain: expected a fraction >= 0"):
+        KGExplainer(DistMult(3, 1, dim=2), ExplainerConfig(min_gain=-0.1)).fit(dataset)
     with pytest.raises(GraphDataError, match="does not fit the graph"):
         KGExplainer(DistMult(3, 1, dim=2)).fit(dataset)
     # An evaluator distilled from another model, on another graph or radius is refused.

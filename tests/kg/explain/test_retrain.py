@@ -70,7 +70,7 @@ def test_retraining_moves_scores_and_leaves_the_model_untouched():
     model = DistMult(6, 6, dim=4)
     before = {k: v.clone() for k, v in model.state_dict().items()}
     local = _local()
-    scorer = RetrainScorer(model, local, RetrainConfig(steps=10, lr=0.1, init="pretrained"))
+    scorer = RetrainScorer(model, local, RetrainConfig(steps=10, init="pretrained"))
     scores = scorer(_masks(local))
     for key, value in model.state_dict().items():
         assert torch.equal(value, before[key])
