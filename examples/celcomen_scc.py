@@ -23,9 +23,9 @@ import numpy as np  # noqa: E402
 import scanpy as sc  # noqa: E402
 
 from graphdata.device import resolve_device  # noqa: E402
-from graphlib_ml.h5ad import write_h5ad  # noqa: E402
 from spatial import plot, tools  # noqa: E402
 from spatial.celcomen import OBJECTIVES, CelcomenConfig  # noqa: E402
+from spatial.io import write_h5ad  # noqa: E402
 
 DEFAULT_DATA = (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "spatial"
                 / "GSM4284326_P10_ST_rep2.h5ad")

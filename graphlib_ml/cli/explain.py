@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import FamilyKG, family_kg
 from graphlib_ml.cli._flags import add_config_flags, config_values
-from graphlib_ml.datasets import SYNTHETIC_NAME
+from kg.datasets import SYNTHETIC_NAME
 
 if TYPE_CHECKING:
     import torch
@@ -130,7 +130,7 @@ def _config(args: argparse.Namespace) -> Any:
 def _explain(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
-    from graphlib_ml.datasets import load_checkpoint_with_dataset
+    from kg.datasets import load_checkpoint_with_dataset
     from kg.explain import KGExplainer
 
     triple = _parse_triple(args.triple)

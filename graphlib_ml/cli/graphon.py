@@ -40,7 +40,7 @@ def _densities(args: argparse.Namespace) -> int:
 
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
-    from graphlib_ml.figures import save_figure
+    from graphlib_ml.outputs import save_figure
     from graphon.densities import graphon_density
     from graphon.families import make_graphon
     from graphon.homomorphism import hom_density, inj_density

@@ -104,9 +104,9 @@ def run_transfer(args: argparse.Namespace) -> int:
 
 
 def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) -> int:
+    from graphdata.atomic import write_text_atomic
     from graphdata.device import resolve_device
-    from graphlib_ml.figures import save_figure
-    from graphon.nn._io import write_json, write_text
+    from graphlib_ml.outputs import save_figure, write_json
     from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
     from graphon.nn.size_generalization import size_generalization
     from graphon.nn.transfer import untrained_convergence
@@ -128,7 +128,7 @@ def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) 
         print(f"config: {_config_dict(config)}")
         result = untrained_convergence(args.graphon, config, seed=args.seed, device=device)
         table = result.table()
-        write_text(table + "\n", out / "transfer_table.md")
+        write_text_atomic(out / "transfer_table.md", table + "\n")
         write_json(
             {
                 "graphon": result.graphon,
@@ -168,7 +168,7 @@ def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) 
         print(f"config: {_config_dict(config)}")
         result = size_generalization(config, seed=args.seed, device=device, log=print)
         table = result.table()
-        write_text(table + "\n", out / "size_generalization.md")
+        write_text_atomic(out / "size_generalization.md", table + "\n")
         write_json(
             {
                 "config": _config_dict(config),

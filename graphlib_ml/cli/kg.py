@@ -39,8 +39,8 @@ from graphdata.atomic import write_text_atomic
 from graphdata.device import resolve_device
 from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
 from graphlib_ml.cli._flags import add_config_flags, config_values
-from graphlib_ml.datasets import load_checkpoint_with_dataset, load_dataset
 from kg.config import LOSSES, REGULARIZERS, TrainingConfig
+from kg.datasets import load_checkpoint_with_dataset, load_dataset
 from kg.evaluation import RANK_TYPES, evaluate
 from kg.models import DEFAULTS, MODELS
 from kg.predict import load_model, predict_tails

@@ -56,7 +56,7 @@ def parse_genes(items: list[str]) -> dict[str, float]:
 
 def _simulate(args: argparse.Namespace) -> int:
     from graphdata.run_folder import check_output_file
-    from graphlib_ml.h5ad import write_h5ad
+    from spatial.io import write_h5ad
     from spatial.simulate import simulate_tissue
 
     check_output_file(args.out, argument="--out")
@@ -72,9 +72,9 @@ def _simulate(args: argparse.Namespace) -> int:
 def _fit(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
-    from graphlib_ml.h5ad import read_h5ad, write_h5ad
     from spatial import tools
     from spatial.celcomen import CelcomenConfig
+    from spatial.io import read_h5ad, write_h5ad
 
     check_output_file(args.out, argument="--out")
     device = resolve_device(args.device)
@@ -95,8 +95,8 @@ def _intervene(args: argparse.Namespace) -> int:
 
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
-    from graphlib_ml.h5ad import read_h5ad, write_h5ad
     from spatial import tools
+    from spatial.io import read_h5ad, write_h5ad
 
     genes = parse_genes(args.gene)
     check_output_file(args.out, argument="--out")

@@ -13,7 +13,7 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from graphlib_ml.figures import save_figure
+from graphlib_ml.outputs import save_figure
 from graphon.densities import graphon_density
 from graphon.families import erdos_renyi, make_graphon
 from graphon.homomorphism import hom_density, inj_density

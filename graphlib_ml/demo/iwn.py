@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from graphlib_ml.figures import save_figure
+from graphlib_ml.outputs import save_figure
 from graphon.nn.plot import plot_bernoulli_lift, plot_convergence
 from graphon.nn.transfer import ConvergenceConfig, untrained_convergence
 

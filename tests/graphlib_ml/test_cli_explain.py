@@ -5,7 +5,7 @@ import pytest
 
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphlib_ml.cli.explain import add_explain_subparser
-from graphlib_ml.datasets import load_dataset
+from kg.datasets import load_dataset
 from kg.training import Trainer, TrainingConfig, build_model
 
 

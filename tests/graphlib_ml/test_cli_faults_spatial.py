@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from graphdata import atomic
 from graphdata.errors import GraphDataError
 from graphlib_ml.cli.spatial import add_subparser, parse_genes
-from graphlib_ml.h5ad import estimate_h5ad_bytes, read_h5ad, write_h5ad
+from spatial.io import estimate_h5ad_bytes, read_h5ad, write_h5ad
 from spatial.simulate import simulate_tissue
 
 

@@ -8,7 +8,7 @@ from graphdata.errors import GraphDataError, UnknownLabelError
 from graphdata.triples import KGDataset
 from graphlib_ml.cli import main
 from graphlib_ml.cli.kg import add_subparser
-from graphlib_ml.datasets import load_dataset
+from kg.datasets import load_dataset
 from kg.predict import load_model, predict_tails
 
 

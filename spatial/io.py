@@ -1,10 +1,9 @@
-"""``.h5ad`` files for the application layer: read with one clear error, write atomically.
+"""``.h5ad`` files: read with one clear error, write atomically after asking for the room.
 
 :func:`read_h5ad` turns a file that is not a readable AnnData file into one
 :class:`~graphdata.errors.GraphDataError` naming it; :func:`write_h5ad` asks for room first
-(:func:`estimate_h5ad_bytes`), because h5py crashes the interpreter on a full disk. These are
-library functions (the CLI, ``examples/celcomen_scc.py`` and tests use them); they belong in
-``spatial`` (e.g. ``spatial/io.py``).
+(:func:`estimate_h5ad_bytes`), because h5py crashes the interpreter on a full disk (the
+``graphlib spatial`` commands and ``examples/celcomen_scc.py`` use them).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
-"""Datasets by name for the application layer: a folder of TSV splits or the synthetic family KG.
+"""Datasets by spec: a folder of TSV splits or the synthetic family KG, recorded in the dataset.
 
 :func:`load_dataset` reads a dataset spec (``graphlib kg train --dataset``) and records it in the
 dataset's ``name``, so that :func:`load_checkpoint_with_dataset` can reload the dataset a
-checkpoint was trained on and refuse a mismatch. Both are library functions (the CLI, tests and
-benchmarks use them); they belong in ``kg`` (e.g. ``kg/datasets.py``), where they can move
-without a change to their callers beyond the import.
+checkpoint was trained on and refuse a mismatch (the ``graphlib kg`` and ``kg explain`` commands
+use both).
 """
 
 from __future__ import annotations
