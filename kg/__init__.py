@@ -2,8 +2,8 @@
 
 The public names are imported on first use (PEP 562, :mod:`graphdata._lazy`): ``import kg``
 loads neither torch nor PyG, and ``kg.TransE`` imports :mod:`kg.transe` the first time it is
-read. The command line (:mod:`kg.cli`) and the demo section (:mod:`kg.demo`) are imported by
-``graphlib_ml`` directly and are not re-exported here (they pull in matplotlib).
+read. The command line and the demo section live in the application layer
+(:mod:`graphlib_ml.cli.kg`, :mod:`graphlib_ml.demo.kg`); nothing here imports them.
 """
 
 from typing import TYPE_CHECKING

@@ -36,7 +36,7 @@ __all__ = ["add_explain_subparser"]
 
 #: Evaluator fields that follow the explainer's value of the same name unless given (the
 #: evaluator's subgraphs must be the explainer's, and one --seed seeds the run).
-_FOLLOW_EXPLAINER = ("hops", "seed")
+_FOLLOW_EXPLAINER = ("hops", "max_length", "seed")
 #: One-line help of the command (the same line ``graphlib kg --help`` lists).
 _EXPLAIN_HELP = "explain a predicted triple by synergistic paths (KGExplainer)"
 #: Today's flag names where they differ from the field names.
