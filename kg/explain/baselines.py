@@ -20,24 +20,50 @@ chosen local triples:
   PyG's ``GNNExplainer`` defaults (:math:`\alpha = 0.005`, :math:`\beta = 1`, Adam lr 0.01,
   100 epochs, :math:`\theta \sim \mathcal{N}(1, \cdot)`); the triples with :math:`w_e > 0.5`,
   at most ``max_triples`` of the largest, are the explanation.
+
+:data:`BASELINES` maps each name to a function of one :class:`BaselineInput` (what
+:meth:`KGExplainer.explain_baseline <kg.explain.explainer.KGExplainer.explain_baseline>` knows
+about the target), so a new baseline is one function and one line of that dict.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from graphdata.errors import GraphDataError
 from kg.explain.evaluator import DistilledEvaluator
 from kg.explain.local import LocalStructure
 from kg.explain.search import OBJECTIVE, Scorer, greedy_search
 
-__all__ = ["random_paths", "shortest_paths", "single_best_path", "edge_mask_explainer"]
+__all__ = [
+    "BASELINES",
+    "BaselineInput",
+    "random_paths",
+    "shortest_paths",
+    "single_best_path",
+    "edge_mask_explainer",
+]
 
 Selection = tuple[tuple[int, ...], Tensor]
+
+
+@dataclass(frozen=True)
+class BaselineInput:
+    """What a baseline may use to explain one target (built by ``explain_baseline``)."""
+
+    local: LocalStructure  # the target's local structure
+    scorer: Scorer  # the explainer's perturbation scorer (its config's mode)
+    evaluator: DistilledEvaluator | None  # the distilled evaluator; None in mode "retrain"
+    probability: Callable[[Tensor], Tensor]  # teacher-unit scores -> calibrated probabilities
+    max_paths: int  # ExplainerConfig.max_paths
+    max_length: int  # ExplainerConfig.max_length
+    seed: int  # seeds a random baseline
 
 
 def random_paths(local: LocalStructure, k: int, *, seed: int = 0) -> Selection:
@@ -162,3 +188,34 @@ def edge_mask_explainer(
     mask = torch.zeros(m, dtype=torch.bool, device=device)
     mask[order] = True
     return (), mask & keep
+
+
+def _random(x: BaselineInput) -> Selection:
+    return random_paths(x.local, x.max_paths, seed=x.seed)
+
+
+def _shortest(x: BaselineInput) -> Selection:
+    return shortest_paths(x.local, x.max_paths)
+
+
+def _single_best(x: BaselineInput) -> Selection:
+    return single_best_path(x.local, x.scorer)
+
+
+def _edge_mask(x: BaselineInput) -> Selection:
+    if x.evaluator is None:
+        raise GraphDataError("baseline: 'edge_mask' needs the distilled evaluator")
+    return edge_mask_explainer(
+        x.local, x.evaluator, x.probability, max_triples=x.max_paths * x.max_length, seed=x.seed
+    )
+
+
+#: The baselines by name, each a function of one :class:`BaselineInput`: ``random`` and
+#: ``shortest`` take ``max_paths`` paths, ``single_best`` one, ``edge_mask`` at most
+#: ``max_paths * max_length`` triples (it needs the distilled evaluator).
+BASELINES: dict[str, Callable[[BaselineInput], Selection]] = {
+    "random": _random,
+    "shortest": _shortest,
+    "single_best": _single_best,
+    "edge_mask": _edge_mask,
+}

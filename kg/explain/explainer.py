@@ -25,7 +25,7 @@ deviation.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -52,14 +52,13 @@ from kg.explain.search import (
     greedy_search,
 )
 
-__all__ = ["MODES", "STRATEGIES", "BASELINES", "ExplainerConfig", "KGExplainer"]
+__all__ = ["MODES", "STRATEGIES", "SEARCHES", "BASELINES", "ExplainerConfig", "KGExplainer"]
 
 #: How perturbations are scored: the distilled evaluator (default) or local re-training.
 MODES = ("evaluator", "retrain")
-#: Search strategies: whole paths (default) or the reference's node-by-node growth.
-STRATEGIES = ("paths", "nodes")
-#: Baselines of :meth:`KGExplainer.explain_baseline` (see :mod:`kg.explain.baselines`).
-BASELINES = ("random", "shortest", "single_best", "edge_mask")
+#: Baselines of :meth:`KGExplainer.explain_baseline`: the names of
+#: :data:`kg.explain.baselines.BASELINES` (a new baseline is written there only).
+BASELINES = tuple(baselines.BASELINES)
 
 
 @dataclass
@@ -325,35 +324,7 @@ class KGExplainer:
         if mode not in MODES:
             raise GraphDataError(f"mode: expected one of {MODES}, got {mode!r}")
         local = self.local_structure(triple)
-        scorer = self.scorer(local, mode=mode)
-        if cfg.strategy == "nodes":
-            chosen, mask, _ = node_greedy_search(local, scorer, top_k=cfg.max_paths)
-            reason = "reached_tail" if chosen else "tail_not_reached"
-            return assemble(
-                self._context(local, self.scorer(local)), local, None, chosen, mask, mode=mode,
-                start=start,
-                stop_reason=reason,
-            )
-        result = greedy_search(
-            local.paths,
-            local.num_edges,
-            scorer,
-            max_paths=cfg.max_paths,
-            min_gain=cfg.min_gain,
-            objective=OBJECTIVE,
-            selection=cfg.selection,
-            min_paths=MIN_PATHS,
-            device=local.edge_type.device,
-        )
-        return assemble(
-            self._context(local, None),
-            local,
-            result,
-            result.chosen,
-            local.edge_mask(result.chosen),
-            mode=mode,
-            start=start,
-        )
+        return SEARCHES[cfg.strategy](self, local, self.scorer(local, mode=mode), mode, start)
 
     def explain_baseline(
         self, triple: Sequence[str] | Sequence[int], baseline: str, *, seed: int | None = None
@@ -371,31 +342,72 @@ class KGExplainer:
         Returns:
             The :class:`PathExplanation`, ``mode`` set to the baseline's name.
         """
-        if baseline not in BASELINES:
-            raise GraphDataError(f"baseline: expected one of {BASELINES}, got {baseline!r}")
+        if baseline not in baselines.BASELINES:
+            names = tuple(baselines.BASELINES)
+            raise GraphDataError(f"baseline: expected one of {names}, got {baseline!r}")
         start = time.perf_counter()
         cfg = self.config
-        seed = cfg.seed if seed is None else seed
         local = self.local_structure(triple)
         scorer = self.scorer(local)
-        if baseline == "random":
-            chosen, mask = baselines.random_paths(local, cfg.max_paths, seed=seed)
-        elif baseline == "shortest":
-            chosen, mask = baselines.shortest_paths(local, cfg.max_paths)
-        elif baseline == "single_best":
-            chosen, mask = baselines.single_best_path(local, scorer, objective=OBJECTIVE)
-        else:
-            if self.evaluator_ is None:
-                raise GraphDataError("baseline: 'edge_mask' needs the distilled evaluator")
-            chosen, mask = baselines.edge_mask_explainer(
-                local,
-                self.evaluator_,
-                self.probability,
-                max_triples=cfg.max_paths * cfg.max_length,
-                seed=seed,
+        chosen, mask = baselines.BASELINES[baseline](
+            baselines.BaselineInput(
+                local=local,
+                scorer=scorer,
+                evaluator=self.evaluator_,
+                probability=self.probability,
+                max_paths=cfg.max_paths,
+                max_length=cfg.max_length,
+                seed=cfg.seed if seed is None else seed,
             )
+        )
         context = self._context(local, scorer)
         return assemble(context, local, None, chosen, mask, mode=baseline, start=start)
+
+
+def _path_search(
+    explainer: KGExplainer, local: LocalStructure, scorer: Scorer, mode: str, start: float
+) -> PathExplanation:
+    """Strategy ``"paths"``: :func:`~kg.explain.search.greedy_search` over whole paths."""
+    cfg = explainer.config
+    result = greedy_search(
+        local.paths,
+        local.num_edges,
+        scorer,
+        max_paths=cfg.max_paths,
+        min_gain=cfg.min_gain,
+        objective=OBJECTIVE,
+        selection=cfg.selection,
+        min_paths=MIN_PATHS,
+        device=local.edge_type.device,
+    )
+    mask = local.edge_mask(result.chosen)
+    context = explainer._context(local, None)
+    return assemble(context, local, result, result.chosen, mask, mode=mode, start=start)
+
+
+def _node_search(
+    explainer: KGExplainer, local: LocalStructure, scorer: Scorer, mode: str, start: float
+) -> PathExplanation:
+    """Strategy ``"nodes"``: the reference's node growth (:mod:`kg.explain.node_search`).
+
+    Its fidelity figures are measured with the config's own mode's scorer.
+    """
+    chosen, mask, _ = node_greedy_search(local, scorer, top_k=explainer.config.max_paths)
+    reason = "reached_tail" if chosen else "tail_not_reached"
+    context = explainer._context(local, explainer.scorer(local))
+    return assemble(
+        context, local, None, chosen, mask, mode=mode, start=start, stop_reason=reason
+    )
+
+
+#: The search strategies by name, one signature ``(explainer, local structure, scorer, mode,
+#: start time) -> PathExplanation``: a new strategy is one function and one line here.
+SEARCHES: dict[
+    str, Callable[[KGExplainer, LocalStructure, Scorer, str, float], PathExplanation]
+] = {"paths": _path_search, "nodes": _node_search}
+#: Search strategies (:data:`SEARCHES`' names): whole paths (default) or the reference's
+#: node-by-node growth.
+STRATEGIES = tuple(SEARCHES)
 
 
 def _check_evaluator_config(cfg: ExplainerConfig) -> None:

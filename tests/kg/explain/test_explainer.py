@@ -178,3 +178,27 @@ def test_retrain_mode_and_baselines(explainer, world):
     assert len(mask.triples) <= explainer.config.max_paths * explainer.config.max_length
     with pytest.raises(GraphDataError, match="baseline: expected one of"):
         explainer.explain_baseline(target, "best")
+
+
+def test_a_new_baseline_is_one_function_and_one_dict_line(explainer, world, monkeypatch):
+    from kg.explain import baselines
+
+    seen = []
+
+    def longest(x: baselines.BaselineInput):
+        seen.append((x.max_paths, x.max_length, x.seed, x.evaluator is explainer.evaluator_))
+        chosen = (len(x.local.paths) - 1,) if x.local.paths else ()
+        return chosen, x.local.edge_mask(chosen)
+
+    monkeypatch.setitem(baselines.BASELINES, "longest", longest)
+    target = _target(world)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        explanation = explainer.explain_baseline(target, "longest", seed=5)
+    cfg = explainer.config
+    assert seen == [(cfg.max_paths, cfg.max_length, 5, True)]
+    assert explanation.mode == "longest" and len(explanation.paths) == 1
+    assert len(explanation.paths[0].triples) == max(len(p) for p in explainer.local_structure(
+        target).paths)
+    # Fidelity is measured like every baseline's: the scores of the kept and removed triples.
+    assert explanation.joint_score != explanation.complement_score
