@@ -136,6 +136,12 @@ class KGEModel(torch.nn.Module, abc.ABC):
     #: UMLS scoring about 3x faster than 64 MiB ones; on a GPU they are still large kernels.
     chunk_bytes: int = 8 * 2**20
 
+    #: :math:`\gamma` of the NSSA loss that local re-training (:mod:`kg.explain.retrain`) uses
+    #: for this model: the margin its own sLCWA training adds to the score (TransE's 9, which
+    #: :data:`kg.models.DEFAULTS` reads from here). 0 for models trained without NSSA or whose score
+    #: holds its margin (RotatE). A new model that trains with NSSA sets its own in its file.
+    nssa_margin: float = 0.0
+
     #: The entity and relation tables every model stores (declared for the type checker; each
     #: model's ``__init__`` creates them).
     entity: torch.nn.Embedding

@@ -101,7 +101,7 @@ DEFAULTS: dict[str, ModelDefaults] = {
         loss="nssa",
         reciprocal=False,
         lr=5e-3,
-        margin=9.0,  # NSSA gamma: TransE's score has none of its own
+        margin=TransE.nssa_margin,  # NSSA gamma 9: TransE's score has none of its own
         side_per_positive=True,  # Nations MRR .426 vs .405 with a side per negative (3 seeds)
     ),
     "distmult": ModelDefaults(dim=256, lr=5e-3, regularizer="n3", regularizer_weight=1e-2),

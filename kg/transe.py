@@ -56,6 +56,9 @@ class TransE(KGEModel):
     """
 
     name = "transe"
+    #: NSSA gamma of TransE's sLCWA default (kg.models.DEFAULTS) and of local re-training:
+    #: TransE's score has no margin of its own.
+    nssa_margin = 9.0
 
     def __init__(self, num_entities: int, num_relations: int, dim: int, *, p: int = 1) -> None:
         super().__init__(num_entities, num_relations, dim)

@@ -27,7 +27,9 @@ entities (shared by all candidates, so the order cannot matter) and NSSA weights
         -\log\sigma(\gamma + f_c(j)) - \sum_q p_{jq} \log\sigma(-\gamma - f_c(j_q)) \Bigr),
     \qquad p_{jq} = \operatorname{sg}\bigl[\operatorname{softmax}_q(\alpha f_c(j_q))\bigr]
 
-and the candidate's score is :math:`f_c(h, r, t)` after ``steps`` Adam steps.
+with :math:`\gamma` the model's own :attr:`~kg.base.KGEModel.nssa_margin` (TransE 9, else 0) and
+:math:`\alpha` = ``ADVERSARIAL_TEMPERATURE``; the candidate's score is :math:`f_c(h, r, t)` after
+``steps`` Adam steps.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ from graphdata.errors import GraphDataError
 from kg.base import KGEModel, eval_mode
 from kg.explain._teacher import entity_parameters
 from kg.explain.local import LocalStructure
-from kg.models import DEFAULTS
 
 __all__ = ["INITS", "RetrainConfig", "RetrainScorer"]
 
@@ -118,9 +119,7 @@ class RetrainScorer:
         self.config.validate()
         cfg = self.config
         device = local.edge_type.device
-        defaults = DEFAULTS.get(model.name)
-        margin = defaults.margin if defaults is not None and defaults.loss == "nssa" else 0.0
-        self.margin: float = margin
+        self.margin = float(model.nssa_margin)  # NSSA gamma: the model's own (KGEModel)
         generator = torch.Generator().manual_seed(cfg.seed)
         self.frozen = {name: p.detach() for name, p in model.named_parameters()}
         self.rows: dict[str, Tensor] = {}

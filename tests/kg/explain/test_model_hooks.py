@@ -1,4 +1,4 @@
-"""The model hooks the explainer uses: KGEModel.triple_representation and project_rows.
+"""The model hooks the explainer uses: triple_representation, project_rows and nssa_margin.
 
 Each model writes them in its own file (issue #16); a model without a triple representation is
 refused with a clear error instead of a silent fallback to its score.
@@ -68,3 +68,31 @@ def test_transe_projects_entity_rows_onto_the_sphere_and_leaves_others() -> None
     torch.testing.assert_close(projected, torch.tensor([[0.6, 0.8], [0.0, 1.0]]))
     assert torch.equal(TransE(2, 1, 2).project_rows("bias", rows), rows)
     assert torch.equal(MODELS["distmult"](2, 1, 2).project_rows("entity.weight", rows), rows)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_nssa_margin_is_the_models_training_default(name: str) -> None:
+    from kg.explain.local import local_structure
+    from kg.explain.retrain import RetrainScorer
+    from kg.models import DEFAULTS
+
+    defaults = DEFAULTS[name]
+    expected = defaults.margin if defaults.loss == "nssa" else 0.0
+    kwargs = {"embedding_height": 2} if name == "conve" else {}
+    model = MODELS[name](4, 2, 12, **kwargs)
+    assert model.nssa_margin == expected
+    local = local_structure(torch.tensor([[0, 2], [2, 1]]), torch.tensor([0, 1]), (0, 1, 1), hops=1)
+    assert RetrainScorer(model, local).margin == expected
+
+
+def test_a_new_model_retrains_with_its_own_margin() -> None:
+    from kg.explain.local import local_structure
+    from kg.explain.retrain import RetrainScorer
+
+    class Shifted(TransE):
+        name = "shifted"  # not in kg.models: nothing looks it up by name
+        nssa_margin = 4.0
+
+    local = local_structure(torch.tensor([[0, 2], [2, 1]]), torch.tensor([0, 1]), (0, 1, 1), hops=1)
+    assert RetrainScorer(Shifted(4, 2, 6), local).margin == 4.0
+    assert KGEModel.nssa_margin == 0.0
