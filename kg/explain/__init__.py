@@ -8,9 +8,11 @@ synthetic family KG.
 The package exports the 15 names of everyday use (issue #16: it exported 40, 7 of them option
 tuples). Everything else stays public in its module: the option tuples (``explainer.MODES``,
 ``BASELINES``, ``STRATEGIES``; ``search.OBJECTIVES``, ``SELECTIONS``, ``STOP_REASONS``;
-``retrain.INITS``), the baselines (:mod:`kg.explain.baselines`), the node search, the local
-structure type, the distillation targets, the evaluator's fingerprints and member seeds, the
-re-training scorer and the ground-truth helpers.
+``retrain.INITS``), the dispatch dicts (``baselines.BASELINES``, ``explainer.SEARCHES``), the
+baselines (:mod:`kg.explain.baselines`), the node search, the local structure type, the
+distillation targets, the evaluator's fingerprints, the re-training scorer, the ground-truth
+helpers, and the implementation constants that replaced knobs (:mod:`kg.explain.config`,
+``search.MAX_PATHS`` ... ``MIN_PATHS``, ``retrain.LR`` ...).
 """
 
 from typing import TYPE_CHECKING
