@@ -8,8 +8,9 @@ ground-truth table of RESULTS.md is printed at the end (:func:`markdown_table`) 
 ``"markdown"``; each method's ``"targets"`` lists its explanation of every target.
 ``--evaluator-seed`` (default ``--seed``) seeds the evaluator's distillation alone (same models,
 same targets; ``--ensemble``, ``--evaluator-negatives`` and ``--relation-negatives`` went with
-the EvaluatorConfig fields issue #16 made constants of kg.explain.config); ``--methods default``
-runs only the default method (raw, unfolded and base-relation paths; no baselines, no speed part)
+the EvaluatorConfig fields issue #16 made constants of kg.explain.evaluator.config);
+``--methods default`` runs only the default method (raw, unfolded and base-relation paths; no
+baselines, no speed part)
 for short robustness experiments; ``--evaluator-seeds 0,1,2,3,4`` runs it once per evaluator
 seed and prints the robustness tables of RESULTS.md (goals met per model and seed, mean F1,
 per-model means over the seeds, best F1 against the closest grounding, the strict F1 that does

@@ -11,7 +11,7 @@ tuples). Everything else stays public in its module: the option tuples (``explai
 ``retrain.INITS``), the dispatch dicts (``baselines.BASELINES``, ``explainer.SEARCHES``), the
 baselines (:mod:`kg.explain.baselines`), the node search, the local structure type, the
 distillation targets, the evaluator's fingerprints, the re-training scorer, the ground-truth
-helpers, and the implementation constants that replaced knobs (:mod:`kg.explain.config`,
+helpers, and the implementation constants that replaced knobs (:mod:`kg.explain.evaluator.config`,
 ``search.MAX_PATHS`` ... ``MIN_PATHS``, ``retrain.LR`` ...).
 """
 
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from graphdata._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kg.explain.config import EvaluatorConfig
-    from kg.explain.evaluator import DistilledEvaluator
+    from kg.explain.evaluator.config import EvaluatorConfig
+    from kg.explain.evaluator.distilled import DistilledEvaluator
     from kg.explain.explainer import ExplainerConfig, KGExplainer
     from kg.explain.explanation import ExplainedPath, PathExplanation
     from kg.explain.fidelity import (
@@ -56,8 +56,8 @@ __all__ = [
 
 #: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "kg.explain.config": ("EvaluatorConfig",),
-    "kg.explain.evaluator": ("DistilledEvaluator",),
+    "kg.explain.evaluator.config": ("EvaluatorConfig",),
+    "kg.explain.evaluator.distilled": ("DistilledEvaluator",),
     "kg.explain.explainer": ("ExplainerConfig", "KGExplainer"),
     "kg.explain.explanation": ("ExplainedPath", "PathExplanation"),
     "kg.explain.fidelity": (

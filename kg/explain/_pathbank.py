@@ -1,6 +1,6 @@
 """Paths of the distillation subgraphs, to reduce training graphs to explanation shape (private).
 
-See :mod:`kg.explain.distillation` (path reduction).
+See :mod:`kg.explain.evaluator.training` (path reduction).
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ from graphdata.errors import GraphDataError, NotFittedError
 from graphdata.synthetic import family_kg
 from kg.distmult import DistMult
 from kg.explain._batch import GraphBatch, distances
-from kg.explain._distill import draw_negatives
-from kg.explain._rgcn import RelationalConv
 from kg.explain._teacher import triple_representation
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig, distillation_targets
+from kg.explain.evaluator.rgcn import RelationalConv
+from kg.explain.evaluator.sampling import draw_negatives
 from kg.rotate import RotatE
 from kg.transe import TransE
 
@@ -146,8 +146,8 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
     same_head, same_tail = mixed[..., 0] == pos[..., 0], mixed[..., 2] == pos[..., 2]
     assert bool((same_head | same_tail)[~on_relation].all())
     # The negative is scored on its positive's subgraph: the positive triple removed from both.
-    from kg.explain._members import draw_sample
-    from kg.explain.config import NUM_NEGATIVES
+    from kg.explain.evaluator.config import NUM_NEGATIVES
+    from kg.explain.evaluator.training import draw_sample
 
     config = EvaluatorConfig(num_train_triples=20)
     sample = draw_sample(teacher, ds.train, config, torch.Generator().manual_seed(2))
@@ -252,8 +252,8 @@ def test_bad_teacher_or_config(world):
 
 def test_path_reduction_keeps_exactly_a_few_whole_paths(world):
     from graphdata.paths import enumerate_paths
-    from kg.explain._distill import bank_and_ids
     from kg.explain._pathbank import path_keep, path_table
+    from kg.explain.evaluator.sampling import bank_and_ids
 
     graph = world.dataset.train
     triples = graph.mapped_triples[:12]

@@ -1,4 +1,4 @@
-"""The evaluator's relational GNN over enclosing subgraphs (private; see ``evaluator.py``)."""
+"""The evaluator's relational GNN over enclosing subgraphs (private; see ``distilled.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from kg.explain._batch import GraphBatch, distances
-from kg.explain._rgcn import RelationalConv
+from kg.explain.evaluator.rgcn import RelationalConv
 
 __all__: list[str] = []
 

@@ -1,4 +1,4 @@
-"""Distillation helpers of the evaluator: negatives, subgraph banks, thinning (private)."""
+"""Distillation helpers of the evaluator: negatives, subgraph banks, thinning, teacher checks."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from graphdata.subgraph import k_hop_enclosing_subgraphs
 from graphdata.triples import TripleSet
 from kg.base import KGEModel
 from kg.explain._batch import GraphBatch, SubgraphBank
-from kg.explain.config import (
+from kg.explain.evaluator.config import (
     HARD_NEGATIVE_FRACTION,
     HARD_NEGATIVE_POOL,
     NUM_NEGATIVES,
@@ -43,7 +43,7 @@ def draw_negatives(
 
     A share ``hard_fraction`` comes from the teacher's top-ranked wrong ones; a share
     ``relation_fraction`` corrupts the relation instead (among the graph's ``num_relations``;
-    default the teacher's). The defaults are :mod:`kg.explain.config`'s constants.
+    default the teacher's). The defaults are :mod:`kg.explain.evaluator.config`'s constants.
     """
     device = positives.device
     num, q, num_entities = positives.size(0), num_negatives, teacher.num_entities

@@ -3,12 +3,12 @@ r"""The distilled evaluator: a relational GNN that mimics a KGE's scores from lo
 KGExplainer (Ma et al., "Towards Synergistic Path-based Explanations for Knowledge Graph
 Completion: Exploration and Evaluation", ICLR 2025, arXiv 2404.03893) scores the perturbations of
 its greedy search with a GNN distilled from the KGE, instead of re-training the KGE for each one.
-:class:`DistilledEvaluator` distils the GNN (:class:`~kg.explain._network.SubgraphGNN`, over the
-``hops``-hop enclosing subgraph with the scored triple removed, the subgraph the explainer
-perturbs) with the loss of :mod:`kg.explain.distillation`, scores triples and batched edge
+:class:`DistilledEvaluator` distils the GNN (:class:`~kg.explain.evaluator.network.SubgraphGNN`,
+over the ``hops``-hop enclosing subgraph with the scored triple removed, the subgraph the explainer
+perturbs) with the loss of :mod:`kg.explain.evaluator.training`, scores triples and batched edge
 masks of a local structure, checks that it is used with its own teacher and graph, measures its
-agreement with the teacher and saves itself. Scores are reported in teacher units,
-:math:`\mu + \sigma s` for the network's standardised output :math:`s`.
+agreement with the teacher and saves itself. Scores are reported in teacher units, :math:`\mu +
+\sigma s` for the network's standardised output :math:`s`.
 
 An ensemble of evaluators (``EvaluatorConfig.ensemble``, deep ensembles, Lakshminarayanan et
 al., NeurIPS 2017) was removed in issue #16: on the family KG (benchmarks/RESULTS.md) k = 3 raised
@@ -30,22 +30,18 @@ from graphdata.typing import PathLike
 from kg.base import KGEModel
 from kg.checkpoint import dataset_fingerprint
 from kg.explain._batch import copies
-from kg.explain._distill import agreement_figures, bank, check_teacher
-from kg.explain._evaluator_io import load_evaluator, save_evaluator
-from kg.explain._members import draw_sample, train_member
-from kg.explain._network import SubgraphGNN
 from kg.explain._teacher import model_fingerprint
-from kg.explain.config import EvaluatorConfig
-from kg.explain.distillation import DistillationTargets, distillation_targets
+from kg.explain.evaluator.config import EvaluatorConfig
+from kg.explain.evaluator.io import load_evaluator, save_evaluator
+from kg.explain.evaluator.network import SubgraphGNN
+from kg.explain.evaluator.sampling import agreement_figures, bank, check_teacher
+from kg.explain.evaluator.training import (
+    draw_sample,
+    train_member,
+)
 from kg.explain.local import LocalStructure
 
-__all__ = [
-    "EvaluatorConfig",
-    "DistillationTargets",
-    "distillation_targets",
-    "DistilledEvaluator",
-    "graph_fingerprint",
-]
+__all__ = ["DistilledEvaluator", "graph_fingerprint"]
 
 
 def graph_fingerprint(graph: TripleSet) -> str:

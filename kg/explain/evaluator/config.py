@@ -1,6 +1,6 @@
 """The configuration of the distilled evaluator, one default per field (no other copies).
 
-Read by the distillation (:mod:`kg.explain.distillation`), the evaluator
+Read by the distillation (:mod:`kg.explain.evaluator.training`), the evaluator
 (:mod:`kg.explain.evaluator`), its file format and the explainer, which refuses an evaluator
 config whose ``hops``/``max_length`` differ from its own (issue #16: they used to be overridden
 silently).

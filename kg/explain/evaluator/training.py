@@ -1,4 +1,4 @@
-r"""Distillation of a KGE into the evaluator GNN: configuration, teacher targets, loss.
+r"""Distillation of a KGE into the evaluator GNN: teacher targets, loss, sample and training.
 
 KGExplainer (Ma et al., "Towards Synergistic Path-based Explanations for Knowledge Graph
 Completion: Exploration and Evaluation", ICLR 2025, arXiv 2404.03893) scores the perturbations of
@@ -43,7 +43,8 @@ unchanged, so the evaluator learns how much of the score each kind of path carri
 (without it, a lone three-step rule body scored as low as the empty graph), and the distance
 labels of the GNN run up to ``max_length`` so that a three-step connection is visible.
 The shares, :math:`\gamma` (``RANK_MARGIN``) and :math:`\lambda` (``RANK_WEIGHT``) are constants
-of :mod:`kg.explain.config` (issue #16: no setting measured better; benchmarks/RESULTS.md).
+of :mod:`kg.explain.evaluator.config` (issue #16: no setting measured better;
+benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -54,20 +55,25 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from graphdata.triples import TripleSet
 from kg.base import KGEModel, eval_mode
 from kg.explain._batch import SubgraphBank
-from kg.explain._distill import thin
-from kg.explain._network import SubgraphGNN
-from kg.explain._pathbank import PathTable, path_keep
+from kg.explain._pathbank import PathTable, path_keep, path_table
 from kg.explain._teacher import triple_representation
-from kg.explain.config import (
+from kg.explain.evaluator.config import (
+    DROPOUT,
     LR,
+    NUM_BASES,
+    NUM_NEGATIVES,
     PATH_FRACTION,
+    PATHS_PER_GRAPH,
     PERTURB_FRACTION,
     RANK_MARGIN,
     RANK_WEIGHT,
     EvaluatorConfig,
 )
+from kg.explain.evaluator.network import SubgraphGNN
+from kg.explain.evaluator.sampling import bank_and_ids, draw_negatives, thin
 
 __all__ = ["DistillationTargets", "distillation_targets", "train_network"]
 
@@ -178,3 +184,99 @@ def train_network(
         if step % 50 == 0 or step == cfg.steps:
             history.append({"step": step, "loss": loss.item(), "rank_loss": rank.item()})
     return history
+
+
+
+@dataclass
+class Sample:
+    """The teacher targets of one distillation sample and the subgraphs they live on."""
+
+    count: int  # positives; graph g < count is a positive, count + g Q + q its q-th negative
+    z: Tensor  # standardised teacher scores, [P (1 + Q)]
+    rho: Tensor  # scaled teacher representations, [P (1 + Q), D]
+    bank: SubgraphBank
+    table: PathTable | None
+    score_mean: float
+    score_std: float
+    representation_scale: float
+
+
+def draw_sample(
+    teacher: KGEModel, graph: TripleSet, cfg: EvaluatorConfig, generator: torch.Generator
+) -> Sample:
+    """Sample positives and negatives, compute their teacher targets, extract their subgraphs.
+
+    The teacher scores in evaluation mode (no dropout, no batch-norm statistics updated) and
+    is returned to its previous mode.
+    """
+    with eval_mode(teacher):
+        return _draw_sample(teacher, graph, cfg, generator)
+
+
+def _draw_sample(
+    teacher: KGEModel, graph: TripleSet, cfg: EvaluatorConfig, generator: torch.Generator
+) -> Sample:
+    device = next(teacher.parameters()).device
+    triples = graph.mapped_triples.to(device)
+    count = min(cfg.num_train_triples, triples.size(0))
+    positives = triples[torch.randperm(triples.size(0), generator=generator)[:count].to(device)]
+    negatives = draw_negatives(teacher, positives, generator, graph.num_relations)  # [P, Q, 3]
+    targets = distillation_targets(teacher, positives, negatives)
+    scores = torch.cat([targets.positive_score, targets.negative_score.reshape(-1)])
+    reps = torch.cat(
+        [targets.positive_representation, targets.negative_representation.flatten(0, 1)]
+    )
+    mean, std = float(scores.mean()), float(scores.std().clamp_min(1e-8))
+    scale = float(reps.std().clamp_min(1e-8))
+    everything = torch.cat([positives, negatives.reshape(-1, 3)])
+    # A relation-corrupted negative (h, r', t) is scored on its positive's subgraph: (h, r, t)
+    # removed, as the explainer removes its target.
+    same_pair = (negatives[..., 0] == positives[:, None, 0]) & (
+        negatives[..., 2] == positives[:, None, 2]
+    )
+    removed = torch.where(same_pair, positives[:, None, 1], negatives[..., 1])
+    removed = torch.cat([positives[:, 1], removed.reshape(-1)])
+    bank, edge_id = bank_and_ids(everything, graph, teacher.num_entities, cfg.hops, removed)
+    table = None
+    if PATH_FRACTION > 0:
+        table = path_table(everything, graph, bank, edge_id, cfg.max_length, PATHS_PER_GRAPH)
+    return Sample(count, (scores - mean) / std, reps / scale, bank, table, mean, std, scale)
+
+
+def build_network(cfg: EvaluatorConfig, num_relations: int, teacher_dim: int) -> SubgraphGNN:
+    """The evaluator network ``cfg`` describes, freshly initialised (distillation and loading)."""
+    return SubgraphGNN(
+        num_relations,
+        teacher_dim,
+        hidden=cfg.hidden,
+        num_layers=cfg.num_layers,
+        num_bases=NUM_BASES,
+        max_distance=max(cfg.hops, cfg.max_length),
+        dropout=DROPOUT,
+    )
+
+
+def train_member(
+    cfg: EvaluatorConfig,
+    num_relations: int,
+    sample: Sample,
+    seed: int,
+    stream: torch.Generator,
+) -> tuple[SubgraphGNN, list[dict[str, float]]]:
+    """Initialise a network with ``seed`` and distil it on ``sample`` (mini-batches ``stream``)."""
+    device = sample.z.device
+    with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
+        torch.manual_seed(seed)  # initialisation and dropout
+        network = build_network(cfg, num_relations, sample.rho.size(1)).to(device)
+        history = train_network(
+            cfg,
+            network,
+            sample.bank,
+            sample.table,
+            sample.z,
+            sample.rho,
+            sample.count,
+            NUM_NEGATIVES,
+            stream,
+        )
+    return network.eval(), history

@@ -1,4 +1,4 @@
-"""Saving and loading a fitted DistilledEvaluator (private; see ``evaluator.py``).
+"""Saving and loading a fitted DistilledEvaluator (private; see ``distilled.py``).
 
 Files are ``torch.save`` dictionaries read with ``weights_only=True``, serialised in memory and
 written atomically with plain writes (a full disk is "no space left on device", never torch's
@@ -28,9 +28,9 @@ from kg.checkpoint import (
     serialize_with_checksum,
     verify_checksum,
 )
-from kg.explain._members import build_network
-from kg.explain._network import SubgraphGNN
-from kg.explain.config import NUM_BASES, EvaluatorConfig
+from kg.explain.evaluator.config import NUM_BASES, EvaluatorConfig
+from kg.explain.evaluator.network import SubgraphGNN
+from kg.explain.evaluator.training import build_network
 
 #: The evaluator class being loaded (kg.explain.evaluator.DistilledEvaluator; not imported
 #: here, so that this module does not import back the module that uses it).
@@ -39,14 +39,13 @@ E = TypeVar("E")
 __all__: list[str] = []
 
 _FORMAT = "graphlib-kg-explain-evaluator"
-#: Version 2 added path reduction and distance labels up to ``max_length``; version-1 files
-#: load with ``max_length = hops`` (their distance labels stop there). Version 3 added
-#: ``ensemble`` and ``resample`` (state keys ``members.<j>.`` and the members' statistics
-#: ``stats`` when ``ensemble`` exceeds 1). Version 4 stores the config without the fields
-#: issue #16 turned into constants of kg.explain.config (and without ``ensemble``): older files
-#: load when their network is the one a current config builds (one member, NUM_BASES bases), and
-#: their other retired fields, which only shaped the distillation, are dropped. Files of a newer
-#: version are refused.
+#: Version 2 added path reduction and distance labels up to ``max_length``; version-1 files load
+#: with ``max_length = hops`` (their distance labels stop there). Version 3 added ``ensemble`` and
+#: ``resample`` (state keys ``members.<j>.`` and the members' statistics ``stats`` when ``ensemble``
+#: exceeds 1). Version 4 stores the config without the fields issue #16 turned into constants of
+#: kg.explain.evaluator.config (and without ``ensemble``): older files load when their network is
+#: the one a current config builds (one member, NUM_BASES bases), and their other retired fields,
+#: which only shaped the distillation, are dropped. Files of a newer version are refused.
 _VERSION = 4
 #: Config fields of older files that no longer exist (issue #16), and the value the network a
 #: current config builds needs (None: the field only shaped the distillation, any value loads).
