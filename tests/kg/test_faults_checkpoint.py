@@ -27,10 +27,9 @@ from kg.checkpoint import (
     tensor_checksum,
 )
 from kg.distmult import DistMult
-from kg.explain._evaluator_io import load_evaluator, save_evaluator
-from kg.explain._members import build_network
-from kg.explain._network import EnsembleGNN
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
+from kg.explain.evaluator.io import load_evaluator, save_evaluator
+from kg.explain.evaluator.training import build_network
 from kg.models import MODELS
 from kg.predict import load_model, predict_tails
 from kg.training import Trainer, TrainingConfig, build_model
@@ -354,13 +353,11 @@ _FITTED = dict(
 )
 
 
-def _evaluator(ensemble: int = 1) -> DistilledEvaluator:
+def _evaluator() -> DistilledEvaluator:
     """A small 'fitted' evaluator, without the cost of distilling one."""
-    cfg = EvaluatorConfig(hidden=8, num_layers=1, num_bases=2, ensemble=ensemble)
+    cfg = EvaluatorConfig(hidden=8, num_layers=1)
     evaluator = DistilledEvaluator(cfg)
-    members = [build_network(cfg, _FITTED["num_relations_"], 6) for _ in range(ensemble)]
-    stats = torch.tensor([[0.5, 2.0, 1.5]] * ensemble, dtype=torch.float64)
-    evaluator.network_ = members[0] if ensemble == 1 else EnsembleGNN(members, stats)
+    evaluator.network_ = build_network(cfg, _FITTED["num_relations_"], 6)
     for key, value in _FITTED.items():
         setattr(evaluator, key, value)
     evaluator.history_ = [{"step": 1, "loss": 0.3}]
@@ -444,7 +441,11 @@ BAD_EVALUATORS = {
     ),
     "ensemble of 2 claimed": (
         lambda p: _resaved(p, lambda d: d["config"].update(ensemble=2)),
-        r"does not match its config: missing keys \['members\.0\.",
+        r"stores an evaluator with ensemble=2; this graphlib builds ensemble=1 only",
+    ),
+    "other basis count": (
+        lambda p: _resaved(p, lambda d: d["config"].update(num_bases=2)),
+        r"stores an evaluator with num_bases=2; this graphlib builds num_bases=4 only",
     ),
 }
 
@@ -456,13 +457,6 @@ def test_bad_evaluator_files_are_clear_errors(tmp_path, case):
     spoil(path)
     with pytest.raises(GraphDataError, match=match):
         _load(path)
-
-
-def test_ensemble_evaluator_round_trip(tmp_path):
-    original = _evaluator(ensemble=2)
-    loaded = _load(save_evaluator(original, tmp_path / "ev2.pt"))
-    ours = original.network_.state_dict()
-    assert all(torch.equal(loaded.network_.state_dict()[k], v) for k, v in ours.items())
 
 
 def test_evaluator_without_checksum_loads_with_a_warning(tmp_path):
