@@ -92,9 +92,7 @@ def _model_kwargs(spec):
         # xavier_normal_ entities, N(0, 1/d) relation matrices (regulariser below).
         kwargs.update(
             entity_initializer=torch.nn.init.xavier_normal_,
-            relation_initializer=functools.partial(
-                torch.nn.init.normal_, std=spec["dim"] ** -0.5
-            ),
+            relation_initializer=functools.partial(torch.nn.init.normal_, std=spec["dim"] ** -0.5),
         )
     if name == "conve":
         height = ours.get("embedding_height", 10)

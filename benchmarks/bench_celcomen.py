@@ -83,13 +83,20 @@ def scores(estimate, truth) -> dict:
     est, tru = _offdiag(estimate), _offdiag(truth)
     collapsed = bool(np.ptp(est) <= 1e-9 * (1 + np.abs(est).max()))
     nonzero = tru != 0
-    out = {"collapsed": collapsed, "spearman": float("nan"), "pearson": float("nan"),
-           "std_mae": float("nan"), "auroc_sign": 0.5, "auroc_support": 0.5}
+    out = {
+        "collapsed": collapsed,
+        "spearman": float("nan"),
+        "pearson": float("nan"),
+        "std_mae": float("nan"),
+        "auroc_sign": 0.5,
+        "auroc_support": 0.5,
+    }
     if not collapsed:
         out["spearman"] = float(spearmanr(est, tru).statistic)
         out["pearson"] = float(np.corrcoef(est, tru)[0, 1])
-        out["std_mae"] = float(np.abs((est - est.mean()) / est.std()
-                                      - (tru - tru.mean()) / tru.std()).mean())
+        out["std_mae"] = float(
+            np.abs((est - est.mean()) / est.std() - (tru - tru.mean()) / tru.std()).mean()
+        )
         if 0 < (tru[nonzero] > 0).sum() < nonzero.sum():
             out["auroc_sign"] = float(roc_auc_score(tru[nonzero] > 0, est[nonzero]))
         if 0 < nonzero.sum() < nonzero.size:
@@ -114,8 +121,9 @@ def _knockout_cells(tissue) -> torch.Tensor:
     return ring_index(tissue.edge_index, centre, n) <= 1
 
 
-def knockout_pearson(fitted: Celcomen, tissue, steps: int = 50,
-                     step_size: float | None = None) -> tuple[float, float]:
+def knockout_pearson(
+    fitted: Celcomen, tissue, steps: int = 50, step_size: float | None = None
+) -> tuple[float, float]:
     """Pearson of predicted vs true knockout effect, both relaxed with the same step.
 
     ``step_size=None`` resolves the library's automatic step from the *fitted* matrices (no
@@ -125,15 +133,15 @@ def knockout_pearson(fitted: Celcomen, tissue, steps: int = 50,
     kwargs = {"edge_index": tissue.edge_index, "steps": steps}
     predicted = fitted.intervene(tissue.x, {0: 0.0}, cells, step_size=step_size, **kwargs)
     truth = Celcomen.from_matrices(tissue.W_intra, tissue.W_inter).intervene(
-        tissue.x, {0: 0.0}, cells, step_size=predicted.step_size, **kwargs)
+        tissue.x, {0: 0.0}, cells, step_size=predicted.step_size, **kwargs
+    )
     keep = (truth.ring <= 2).unsqueeze(1) & ~truth.clamped
     a, b = predicted.delta[keep].numpy(), truth.delta[keep].numpy()
     pearson = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
     return pearson, predicted.step_size
 
 
-def knockout_report(fitted: Celcomen, tissue, steps: int = 50,
-                    fixed_step: float = 0.01) -> dict:
+def knockout_report(fitted: Celcomen, tissue, steps: int = 50, fixed_step: float = 0.01) -> dict:
     """Knockout Pearson under two protocols and how far the truth's relaxation is from rest.
 
     ``scaled``: the library default, ``steps`` steps of ``4 / (steps L)`` with ``L`` the field's
@@ -151,8 +159,12 @@ def knockout_report(fitted: Celcomen, tissue, steps: int = 50,
     keep = (now.ring <= 2).unsqueeze(1) & ~now.clamped
     change = float((later.delta[keep] - now.delta[keep]).norm() / now.delta[keep].norm())
     scaled, scaled_step = knockout_pearson(fitted, tissue, steps, None)
-    return {"fixed": knockout_pearson(fitted, tissue, steps, fixed_step)[0],
-            "scaled": scaled, "scaled_step_size": scaled_step, "truth_change": change}
+    return {
+        "fixed": knockout_pearson(fitted, tissue, steps, fixed_step)[0],
+        "scaled": scaled,
+        "scaled_step_size": scaled_step,
+        "truth_change": change,
+    }
 
 
 def identifiability(args) -> dict:
@@ -164,48 +176,68 @@ def identifiability(args) -> dict:
             sim_s = time.perf_counter() - start
             configs = {
                 "ours": CelcomenConfig(epochs=args.epochs, progress=False, seed=seed),
-                "mean_field": CelcomenConfig(objective="mean_field", epochs=args.epochs,
-                                             progress=False, seed=seed),
-                "reference": CelcomenConfig.reference(epochs=args.epochs, progress=False,
-                                                      seed=seed),
+                "mean_field": CelcomenConfig(
+                    objective="mean_field", epochs=args.epochs, progress=False, seed=seed
+                ),
+                "reference": CelcomenConfig.reference(
+                    epochs=args.epochs, progress=False, seed=seed
+                ),
             }
             run = {"genes": g, "seed": seed, "simulate_s": sim_s}
             rng = np.random.default_rng(seed)
             tru = _offdiag(tissue.W_inter)
-            run["tie_ceiling"] = float(spearmanr(tru + 1e-9 * rng.standard_normal(tru.size),
-                                                 tru).statistic)
+            run["tie_ceiling"] = float(
+                spearmanr(tru + 1e-9 * rng.standard_normal(tru.size), tru).statistic
+            )
             for name, config in configs.items():
                 start = time.perf_counter()
                 est = Celcomen(config).fit(tissue.x, tissue.edge_index)
-                run[name] = {"fit_s": time.perf_counter() - start,
-                             "intra": scores(est.W_intra_, tissue.W_intra),
-                             "inter": scores(est.W_inter_, tissue.W_inter)}
+                run[name] = {
+                    "fit_s": time.perf_counter() - start,
+                    "intra": scores(est.W_intra_, tissue.W_intra),
+                    "inter": scores(est.W_inter_, tissue.W_inter),
+                }
                 if name == "ours":
                     report = knockout_report(est, tissue)
                     run[name]["knockout_pearson"] = report["scaled"]  # the library default
                     run[name]["knockout"] = report
                 elif seed < 3:
                     run[name]["knockout_pearson"] = knockout_pearson(est, tissue)[0]
-            corr_intra, corr_inter = correlation_baselines(tissue.x.numpy(),
-                                                           tissue.edge_index.numpy())
-            run["correlation"] = {"intra": scores(corr_intra, tissue.W_intra),
-                                  "inter": scores(corr_inter, tissue.W_inter)}
+            corr_intra, corr_inter = correlation_baselines(
+                tissue.x.numpy(), tissue.edge_index.numpy()
+            )
+            run["correlation"] = {
+                "intra": scores(corr_intra, tissue.W_intra),
+                "inter": scores(corr_inter, tissue.W_inter),
+            }
             runs.append(run)
             ko = run["ours"]["knockout"]
-            print(f"G={g:3d} seed={seed:2d} rho " + " ".join(
-                f"{m}={run[m]['intra']['spearman']:+.3f}/{run[m]['inter']['spearman']:+.3f}"
-                for m in METHODS) + " | pearson ours/corr " + "/".join(
-                f"{run[m][w]['pearson']:.3f}" for w in ("intra", "inter")
-                for m in ("ours", "correlation")) + f" | ko fixed {ko['fixed']:.3f} scaled "
+            print(
+                f"G={g:3d} seed={seed:2d} rho "
+                + " ".join(
+                    f"{m}={run[m]['intra']['spearman']:+.3f}/{run[m]['inter']['spearman']:+.3f}"
+                    for m in METHODS
+                )
+                + " | pearson ours/corr "
+                + "/".join(
+                    f"{run[m][w]['pearson']:.3f}"
+                    for w in ("intra", "inter")
+                    for m in ("ours", "correlation")
+                )
+                + f" | ko fixed {ko['fixed']:.3f} scaled "
                 f"{ko['scaled']:.3f} truth change {ko['truth_change']:.2f}"
-                f" (sim {sim_s:.0f}s)", flush=True)
+                f" (sim {sim_s:.0f}s)",
+                flush=True,
+            )
     return {"runs": runs, "summary": summarise(runs, args.genes)}
 
 
 def summarise(runs: list[dict], genes: list[int]) -> dict:
     summary = {}
-    print("\noff-diagonal Spearman median (intra / inter), AUROC sign and support medians,"
-          " collapse fraction, win rate vs the correlation baselines")
+    print(
+        "\noff-diagonal Spearman median (intra / inter), AUROC sign and support medians,"
+        " collapse fraction, win rate vs the correlation baselines"
+    )
     for g in genes:
         rows = [r for r in runs if r["genes"] == g]
         summary[g] = {"tie_ceiling": float(np.median([r["tie_ceiling"] for r in rows]))}
@@ -220,21 +252,26 @@ def summarise(runs: list[dict], genes: list[int]) -> dict:
                 mae = np.array([v["std_mae"] for v in vals])
                 base_mae = np.array([r["correlation"][which]["std_mae"] for r in rows])
                 entry[which] = {
-                    "spearman_median": float(np.nanmedian(rho)) if np.isfinite(rho).any()
+                    "spearman_median": float(np.nanmedian(rho))
+                    if np.isfinite(rho).any()
                     else float("nan"),
-                    "pearson_median": float(np.nanmedian(pearson)) if np.isfinite(pearson).any()
+                    "pearson_median": float(np.nanmedian(pearson))
+                    if np.isfinite(pearson).any()
                     else float("nan"),
-                    "std_mae_median": float(np.nanmedian(mae)) if np.isfinite(mae).any()
+                    "std_mae_median": float(np.nanmedian(mae))
+                    if np.isfinite(mae).any()
                     else float("nan"),
                     "auroc_sign_median": float(np.median([v["auroc_sign"] for v in vals])),
                     "auroc_support_median": float(np.median([v["auroc_support"] for v in vals])),
                     "collapse_fraction": float(np.mean([v["collapsed"] for v in vals])),
                     "win_rate_vs_correlation": float(np.mean(np.nan_to_num(rho, nan=-2) > base)),
                     "tie_rate_vs_correlation": float(np.mean(rho == base)),
-                    "pearson_win_rate_vs_correlation": float(np.mean(
-                        np.nan_to_num(pearson, nan=-2) > base_pearson)),
-                    "std_mae_win_rate_vs_correlation": float(np.mean(
-                        np.nan_to_num(mae, nan=np.inf) < base_mae)),
+                    "pearson_win_rate_vs_correlation": float(
+                        np.mean(np.nan_to_num(pearson, nan=-2) > base_pearson)
+                    ),
+                    "std_mae_win_rate_vs_correlation": float(
+                        np.mean(np.nan_to_num(mae, nan=np.inf) < base_mae)
+                    ),
                 }
             ko = [r[m].get("knockout_pearson") for r in rows if "knockout_pearson" in r[m]]
             entry["knockout_pearson_median"] = float(np.nanmedian(ko)) if ko else None
@@ -247,35 +284,40 @@ def summarise(runs: list[dict], genes: list[int]) -> dict:
                     "fixed_min": float(np.nanmin(fixed)),
                     "scaled_median": float(np.nanmedian(scaled)),
                     "scaled_min": float(np.nanmin(scaled)),
-                    "truth_unsettled_fraction": float(np.mean(
-                        [k["truth_change"] > 0.05 for k in reports])),
+                    "truth_unsettled_fraction": float(
+                        np.mean([k["truth_change"] > 0.05 for k in reports])
+                    ),
                 }
             summary[g][m] = entry
-            print(f"G={g:3d} {m:12s} rho {entry['intra']['spearman_median']:+.3f} / "
-                  f"{entry['inter']['spearman_median']:+.3f}  pearson "
-                  f"{entry['intra']['pearson_median']:+.3f} / "
-                  f"{entry['inter']['pearson_median']:+.3f}  std-MAE "
-                  f"{entry['intra']['std_mae_median']:.3f} / "
-                  f"{entry['inter']['std_mae_median']:.3f}  sign "
-                  f"{entry['intra']['auroc_sign_median']:.2f}/{entry['inter']['auroc_sign_median']:.2f}"
-                  f"  support {entry['intra']['auroc_support_median']:.2f}/"
-                  f"{entry['inter']['auroc_support_median']:.2f}  collapse "
-                  f"{entry['intra']['collapse_fraction']:.2f}/{entry['inter']['collapse_fraction']:.2f}"
-                  f"  win rho {entry['intra']['win_rate_vs_correlation']:.2f}/"
-                  f"{entry['inter']['win_rate_vs_correlation']:.2f} (ties "
-                  f"{entry['intra']['tie_rate_vs_correlation']:.2f}/"
-                  f"{entry['inter']['tie_rate_vs_correlation']:.2f}) pearson "
-                  f"{entry['intra']['pearson_win_rate_vs_correlation']:.2f}/"
-                  f"{entry['inter']['pearson_win_rate_vs_correlation']:.2f} std-MAE "
-                  f"{entry['intra']['std_mae_win_rate_vs_correlation']:.2f}/"
-                  f"{entry['inter']['std_mae_win_rate_vs_correlation']:.2f}"
-                  + (f"  ko {entry['knockout_pearson_median']:.2f}" if ko else ""))
+            print(
+                f"G={g:3d} {m:12s} rho {entry['intra']['spearman_median']:+.3f} / "
+                f"{entry['inter']['spearman_median']:+.3f}  pearson "
+                f"{entry['intra']['pearson_median']:+.3f} / "
+                f"{entry['inter']['pearson_median']:+.3f}  std-MAE "
+                f"{entry['intra']['std_mae_median']:.3f} / "
+                f"{entry['inter']['std_mae_median']:.3f}  sign "
+                f"{entry['intra']['auroc_sign_median']:.2f}/{entry['inter']['auroc_sign_median']:.2f}"
+                f"  support {entry['intra']['auroc_support_median']:.2f}/"
+                f"{entry['inter']['auroc_support_median']:.2f}  collapse "
+                f"{entry['intra']['collapse_fraction']:.2f}/{entry['inter']['collapse_fraction']:.2f}"
+                f"  win rho {entry['intra']['win_rate_vs_correlation']:.2f}/"
+                f"{entry['inter']['win_rate_vs_correlation']:.2f} (ties "
+                f"{entry['intra']['tie_rate_vs_correlation']:.2f}/"
+                f"{entry['inter']['tie_rate_vs_correlation']:.2f}) pearson "
+                f"{entry['intra']['pearson_win_rate_vs_correlation']:.2f}/"
+                f"{entry['inter']['pearson_win_rate_vs_correlation']:.2f} std-MAE "
+                f"{entry['intra']['std_mae_win_rate_vs_correlation']:.2f}/"
+                f"{entry['inter']['std_mae_win_rate_vs_correlation']:.2f}"
+                + (f"  ko {entry['knockout_pearson_median']:.2f}" if ko else "")
+            )
             if m == "ours":
                 k = entry["knockout"]
-                print(f"G={g:3d} knockout (ours) fixed 50 x 0.01: median {k['fixed_median']:.3f} "
-                      f"min {k['fixed_min']:.3f}; scaled 50 x 4/(50 L): median "
-                      f"{k['scaled_median']:.3f} min {k['scaled_min']:.3f}; true relaxation "
-                      f"unsettled at 50 steps in {k['truth_unsettled_fraction']:.0%} of runs")
+                print(
+                    f"G={g:3d} knockout (ours) fixed 50 x 0.01: median {k['fixed_median']:.3f} "
+                    f"min {k['fixed_min']:.3f}; scaled 50 x 4/(50 L): median "
+                    f"{k['scaled_median']:.3f} min {k['scaled_min']:.3f}; true relaxation "
+                    f"unsettled at 50 steps in {k['truth_unsettled_fraction']:.0%} of runs"
+                )
         print(f"G={g:3d} tie ceiling of Spearman {summary[g]['tie_ceiling']:.3f}")
     return summary
 
@@ -333,32 +375,52 @@ def timing_one(args, genes: int) -> dict:
     model = Celcomen.from_matrices(tissue.W_intra, tissue.W_inter).model_
     _per_epoch(CelcomenConfig(), x, ei, 1)  # warm-up, as on the reference side
     relax(model, x, ei, w, steps=1)
-    out = {"cells": args.timing_cells, "genes": genes, "epochs": epochs, "relax_steps": steps,
-           "ours_epoch_s": _per_epoch(CelcomenConfig(), x, ei, epochs),
-           "mean_field_epoch_s": _per_epoch(CelcomenConfig(objective="mean_field"), x, ei,
-                                            epochs),
-           "reference_mode_epoch_s": _per_epoch(CelcomenConfig.reference(), x, ei, epochs)}
+    out = {
+        "cells": args.timing_cells,
+        "genes": genes,
+        "epochs": epochs,
+        "relax_steps": steps,
+        "ours_epoch_s": _per_epoch(CelcomenConfig(), x, ei, epochs),
+        "mean_field_epoch_s": _per_epoch(CelcomenConfig(objective="mean_field"), x, ei, epochs),
+        "reference_mode_epoch_s": _per_epoch(CelcomenConfig.reference(), x, ei, epochs),
+    }
     start = time.perf_counter()
     relax(model, x, ei, w, steps=steps)
     out["ours_relax_step_s"] = (time.perf_counter() - start) / steps
-    print(f"\ntiming {args.timing_cells} cells x {genes} genes: epoch ours "
-          f"{out['ours_epoch_s'] * 1e3:.1f} ms, mean-field {out['mean_field_epoch_s'] * 1e3:.1f} "
-          f"ms, reference mode {out['reference_mode_epoch_s'] * 1e3:.1f} ms; relaxation step "
-          f"{out['ours_relax_step_s'] * 1e3:.1f} ms (a counterfactual runs two relaxations)")
+    print(
+        f"\ntiming {args.timing_cells} cells x {genes} genes: epoch ours "
+        f"{out['ours_epoch_s'] * 1e3:.1f} ms, mean-field {out['mean_field_epoch_s'] * 1e3:.1f} "
+        f"ms, reference mode {out['reference_mode_epoch_s'] * 1e3:.1f} ms; relaxation step "
+        f"{out['ours_relax_step_s'] * 1e3:.1f} ms (a counterfactual runs two relaxations)"
+    )
     if args.reference_python is None:
         out["reference_package"] = "not run: pass --reference-python PATH (celcomen 0.0.1)"
         print("reference package: not run (no --reference-python given)")
         return out
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "data.npz"
-        np.savez(path, x=x.numpy(), edge_index=ei.numpy(), w_intra=tissue.W_intra.numpy(),
-                 w_inter=tissue.W_inter.numpy())
+        np.savez(
+            path,
+            x=x.numpy(),
+            edge_index=ei.numpy(),
+            w_intra=tissue.W_intra.numpy(),
+            w_inter=tissue.W_inter.numpy(),
+        )
         script = Path(tmp) / "ref.py"
         script.write_text(REFERENCE_SCRIPT)
         proc = subprocess.run(
-            [args.reference_python, str(script), str(path), str(epochs),
-             str(args.reference_steps), str(args.threads)],
-            capture_output=True, text=True, timeout=3600)
+            [
+                args.reference_python,
+                str(script),
+                str(path),
+                str(epochs),
+                str(args.reference_steps),
+                str(args.threads),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
     if proc.returncode != 0:
         out["reference_package"] = f"failed: {proc.stderr.strip()[-500:]}"
         print(f"reference package failed:\n{proc.stderr[-2000:]}")
@@ -368,9 +430,11 @@ def timing_one(args, genes: int) -> dict:
     out["epoch_ratio_ours_over_reference"] = out["ours_epoch_s"] / ref["epoch_s"]
     out["relax_speedup_reference_over_ours"] = ref["simcomen_step_s"] / out["ours_relax_step_s"]
     speedup = out["relax_speedup_reference_over_ours"]
-    print(f"reference package: epoch {ref['epoch_s'] * 1e3:.1f} ms (ours/ref "
-          f"{out['epoch_ratio_ours_over_reference']:.2f}), Simcomen step "
-          f"{ref['simcomen_step_s']:.2f} s (speed-up {speedup:.0f}x)")
+    print(
+        f"reference package: epoch {ref['epoch_s'] * 1e3:.1f} ms (ours/ref "
+        f"{out['epoch_ratio_ours_over_reference']:.2f}), Simcomen step "
+        f"{ref['simcomen_step_s']:.2f} s (speed-up {speedup:.0f}x)"
+    )
     return out
 
 
@@ -389,11 +453,19 @@ def scaling(args) -> dict:
     est.intervene(tissue.x, {0: 0.0}, cells, edge_index=tissue.edge_index, steps=50)
     cf_s = time.perf_counter() - start
     peak_gib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux: KiB
-    out = {"cells": n, "genes": g, "simulate_50_steps_s": sim_s, "fit_s": fit_s,
-           "fit_epochs": args.scaling_epochs, "counterfactual_50_steps_s": cf_s,
-           "peak_rss_gib": peak_gib}
-    print(f"\nscaling {n} cells x {g} genes: fit {fit_s:.1f} s ({args.scaling_epochs} epochs), "
-          f"counterfactual (2 x 50 steps) {cf_s:.1f} s, peak RSS {peak_gib:.2f} GiB")
+    out = {
+        "cells": n,
+        "genes": g,
+        "simulate_50_steps_s": sim_s,
+        "fit_s": fit_s,
+        "fit_epochs": args.scaling_epochs,
+        "counterfactual_50_steps_s": cf_s,
+        "peak_rss_gib": peak_gib,
+    }
+    print(
+        f"\nscaling {n} cells x {g} genes: fit {fit_s:.1f} s ({args.scaling_epochs} epochs), "
+        f"counterfactual (2 x 50 steps) {cf_s:.1f} s, peak RSS {peak_gib:.2f} GiB"
+    )
     return out
 
 
@@ -405,16 +477,29 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--sim-steps", type=int, default=4000, help="Langevin steps (default 4000)")
     parser.add_argument("--epochs", type=int, default=300, help="fit epochs (default 300)")
     parser.add_argument("--timing-cells", type=int, default=1781)
-    parser.add_argument("--timing-genes", default="480",
-                        help="gene counts for the timing, comma list (default 480)")
-    parser.add_argument("--timing-epochs", type=int, default=20,
-                        help="training epochs timed, both sides (default 20)")
-    parser.add_argument("--timing-steps", type=int, default=20,
-                        help="our relaxation steps timed (default 20)")
-    parser.add_argument("--reference-steps", type=int, default=3,
-                        help="reference Simcomen steps timed (default 3; each takes seconds)")
-    parser.add_argument("--reference-python", default=None,
-                        help="python with celcomen 0.0.1 installed, for the package timing")
+    parser.add_argument(
+        "--timing-genes", default="480", help="gene counts for the timing, comma list (default 480)"
+    )
+    parser.add_argument(
+        "--timing-epochs",
+        type=int,
+        default=20,
+        help="training epochs timed, both sides (default 20)",
+    )
+    parser.add_argument(
+        "--timing-steps", type=int, default=20, help="our relaxation steps timed (default 20)"
+    )
+    parser.add_argument(
+        "--reference-steps",
+        type=int,
+        default=3,
+        help="reference Simcomen steps timed (default 3; each takes seconds)",
+    )
+    parser.add_argument(
+        "--reference-python",
+        default=None,
+        help="python with celcomen 0.0.1 installed, for the package timing",
+    )
     parser.add_argument("--scaling", action="store_true", help="also run 50k cells x 100 genes")
     parser.add_argument("--scaling-epochs", type=int, default=100)
     parser.add_argument("--skip-identifiability", action="store_true")
@@ -425,9 +510,15 @@ def main(argv: list[str] | None = None) -> dict:
     args.timing_genes = [int(v) for v in args.timing_genes.split(",")]
     torch.set_num_threads(args.threads)
     start = time.perf_counter()
-    results: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                                 "torch": torch.__version__, "threads": args.threads},
-                     "args": {k: v for k, v in vars(args).items()}}
+    results: dict = {
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "torch": torch.__version__,
+            "threads": args.threads,
+        },
+        "args": {k: v for k, v in vars(args).items()},
+    }
     if not args.skip_identifiability:
         results["identifiability"] = identifiability(args)
     results["timing"] = timing(args)

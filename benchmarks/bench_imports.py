@@ -84,8 +84,9 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     print(f"{'statement':<40} {'wall s':>8} {'cpu s':>8}")
     for label, command in commands.items():
         results[label] = _median(command, args.repeats)
-        print(f"{label:<40} {results[label]['wall']:>8.2f} {results[label]['cpu']:>8.2f}",
-              flush=True)
+        print(
+            f"{label:<40} {results[label]['wall']:>8.2f} {results[label]['cpu']:>8.2f}", flush=True
+        )
     return results
 
 

@@ -152,9 +152,7 @@ def _at_scale(args: argparse.Namespace) -> dict[str, float]:
         ],
         dim=1,
     )
-    index = FilterIndex.from_triples(
-        known, num_entities=num_entities, num_relations=num_relations
-    )
+    index = FilterIndex.from_triples(known, num_entities=num_entities, num_relations=num_relations)
     test = known[: args.scale_triples]
     torch.manual_seed(0)
     ours = ComplEx(num_entities, num_relations, args.dim).eval()
@@ -183,10 +181,18 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=5, help="timings per measurement (best)")
     parser.add_argument("--pykeen-python", default=None, help="python of a PyKEEN environment")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
-    parser.add_argument("--scale-triples", type=int, default=2000,
-                        help="test triples ranked by ours on the FB15k-237-sized graph (0: skip)")
-    parser.add_argument("--pyg-triples", type=int, default=200,
-                        help="test triples ranked by PyG on that graph (its time per triple)")
+    parser.add_argument(
+        "--scale-triples",
+        type=int,
+        default=2000,
+        help="test triples ranked by ours on the FB15k-237-sized graph (0: skip)",
+    )
+    parser.add_argument(
+        "--pyg-triples",
+        type=int,
+        default=200,
+        help="test triples ranked by PyG on that graph (its time per triple)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -195,8 +201,11 @@ def main(argv: list[str] | None = None) -> dict:
     test = ds.test.mapped_triples
     index = ds.filter_index()
     n = test.size(0)
-    results: dict[str, object] = {"dataset": str(args.data), "test_triples": n,
-                                  "threads": torch.get_num_threads()}
+    results: dict[str, object] = {
+        "dataset": str(args.data),
+        "test_triples": n,
+        "threads": torch.get_num_threads(),
+    }
 
     torch.manual_seed(0)
     ours = ComplEx(ds.num_entities, ds.num_relations, args.dim).eval()
@@ -232,9 +241,11 @@ def main(argv: list[str] | None = None) -> dict:
     compiled_ranks = evaluate(ours_rot, test, index, compile=True).ranks()
     first_call = time.perf_counter() - t0
     (t_ours_rot, _), (t_comp_rot, _), (t_pyg_rot, _) = _interleaved_best(
-        [lambda: evaluate(ours_rot, test, index),
-         lambda: evaluate(ours_rot, test, index, compile=True),
-         lambda: _pyg_test(pyg_rot, test)],
+        [
+            lambda: evaluate(ours_rot, test, index),
+            lambda: evaluate(ours_rot, test, index, compile=True),
+            lambda: _pyg_test(pyg_rot, test),
+        ],
         args.repeats,
     )
     results["rotate"] = {
@@ -255,9 +266,17 @@ def main(argv: list[str] | None = None) -> dict:
     if args.pykeen_python:
         # Same thread count in both processes: the subprocess would otherwise use all cores.
         proc = subprocess.run(
-            [args.pykeen_python, "-c", PYKEEN_SCRIPT, str(args.data), str(args.dim),
-             str(args.repeats), str(args.threads or 0)],
-            capture_output=True, text=True,
+            [
+                args.pykeen_python,
+                "-c",
+                PYKEEN_SCRIPT,
+                str(args.data),
+                str(args.dim),
+                str(args.repeats),
+                str(args.threads or 0),
+            ],
+            capture_output=True,
+            text=True,
         )
         if proc.returncode != 0:
             raise RuntimeError(f"PyKEEN run failed:\n{proc.stderr[-2000:]}")
@@ -265,7 +284,9 @@ def main(argv: list[str] | None = None) -> dict:
         for name, t_ours_model in (("complex", t_ours), ("rotate", t_ours_rot)):
             t_pk = min(pykeen[name]["times"])
             results[f"pykeen_{name}"] = {
-                "wall_s": t_pk, "ours_s": t_ours_model, "ours_speedup": t_pk / t_ours_model,
+                "wall_s": t_pk,
+                "ours_s": t_ours_model,
+                "ours_speedup": t_pk / t_ours_model,
                 "median_s": statistics.median(pykeen[name]["times"]),
                 "threads": pykeen["threads"],
             }
@@ -273,34 +294,48 @@ def main(argv: list[str] | None = None) -> dict:
         results["pykeen_complex"] = "not run (pass --pykeen-python PATH)"
 
     c, rot, g = results["complex"], results["rotate"], results["one_to_n_scoring"]
-    print(f"UMLS test ({n} triples), {results['threads']} threads, best of {args.repeats} "
-          "interleaved rounds")
-    print(f"ComplEx d={args.dim}: ours filtered both sides "
-          f"{c['ours_filtered_both_sides_s']*1e3:.1f} ms vs PyG raw tail-only "
-          f"{c['pyg_raw_tail_only_s']*1e3:.1f} ms -> "
-          f"{c['speedup_vs_pyg']:.1f}x; {c['ours_triples_per_s']:.0f} triples/s")
-    print(f"  same weights: PyG raw tail MR (0-based) {c['pyg_raw_tail_mr_0based']:.3f}, ours "
-          f"{c['ours_raw_tail_optimistic_mr_minus_1']:.3f}")
-    print(f"RotatE d={args.dim}: ours {rot['ours_filtered_both_sides_s']*1e3:.1f} ms vs PyG "
-          f"{rot['pyg_raw_tail_only_s']*1e3:.1f} ms -> {rot['speedup_vs_pyg']:.1f}x; compiled "
-          f"(compile=True) {rot['compiled_s']*1e3:.1f} ms -> "
-          f"{rot['compiled_speedup_vs_pyg']:.1f}x (first call incl. compilation "
-          f"{rot['compiled_first_call_s']:.1f} s; {rot['compiled_rank_changes']} of {2 * n} "
-          "ranks differ from eager)")
-    print(f"1-N scoring {g['shape']}: score_tails {g['score_tails_gflops']:.1f} GFLOP/s, matmul "
-          f"{g['matmul_gflops']:.1f} GFLOP/s ({g['fraction_of_matmul']:.2f} of matmul)")
+    print(
+        f"UMLS test ({n} triples), {results['threads']} threads, best of {args.repeats} "
+        "interleaved rounds"
+    )
+    print(
+        f"ComplEx d={args.dim}: ours filtered both sides "
+        f"{c['ours_filtered_both_sides_s'] * 1e3:.1f} ms vs PyG raw tail-only "
+        f"{c['pyg_raw_tail_only_s'] * 1e3:.1f} ms -> "
+        f"{c['speedup_vs_pyg']:.1f}x; {c['ours_triples_per_s']:.0f} triples/s"
+    )
+    print(
+        f"  same weights: PyG raw tail MR (0-based) {c['pyg_raw_tail_mr_0based']:.3f}, ours "
+        f"{c['ours_raw_tail_optimistic_mr_minus_1']:.3f}"
+    )
+    print(
+        f"RotatE d={args.dim}: ours {rot['ours_filtered_both_sides_s'] * 1e3:.1f} ms vs PyG "
+        f"{rot['pyg_raw_tail_only_s'] * 1e3:.1f} ms -> {rot['speedup_vs_pyg']:.1f}x; compiled "
+        f"(compile=True) {rot['compiled_s'] * 1e3:.1f} ms -> "
+        f"{rot['compiled_speedup_vs_pyg']:.1f}x (first call incl. compilation "
+        f"{rot['compiled_first_call_s']:.1f} s; {rot['compiled_rank_changes']} of {2 * n} "
+        "ranks differ from eager)"
+    )
+    print(
+        f"1-N scoring {g['shape']}: score_tails {g['score_tails_gflops']:.1f} GFLOP/s, matmul "
+        f"{g['matmul_gflops']:.1f} GFLOP/s ({g['fraction_of_matmul']:.2f} of matmul)"
+    )
     if args.scale_triples:
         f = results["fb15k237_scale"]
-        print(f"FB15k-237-sized ComplEx ({f['entities']} entities): ours "
-              f"{f['ours_triples_per_s']:.0f} triples/s (both sides, filtered) vs PyG "
-              f"{f['pyg_triples_per_s']:.1f} triples/s (tail, raw) -> "
-              f"{f['speedup_vs_pyg_per_triple']:.0f}x per triple")
+        print(
+            f"FB15k-237-sized ComplEx ({f['entities']} entities): ours "
+            f"{f['ours_triples_per_s']:.0f} triples/s (both sides, filtered) vs PyG "
+            f"{f['pyg_triples_per_s']:.1f} triples/s (tail, raw) -> "
+            f"{f['speedup_vs_pyg_per_triple']:.0f}x per triple"
+        )
     for name in ("complex", "rotate"):
         pk = results.get(f"pykeen_{name}")
         if isinstance(pk, dict):
-            print(f"PyKEEN {name} d={args.dim} (RankBasedEvaluator, filtered both sides): "
-                  f"{pk['wall_s']*1e3:.1f} ms vs ours {pk['ours_s']*1e3:.1f} ms -> ours "
-                  f"{pk['ours_speedup']:.1f}x faster ({pk['threads']} thread(s))")
+            print(
+                f"PyKEEN {name} d={args.dim} (RankBasedEvaluator, filtered both sides): "
+                f"{pk['wall_s'] * 1e3:.1f} ms vs ours {pk['ours_s'] * 1e3:.1f} ms -> ours "
+                f"{pk['ours_speedup']:.1f}x faster ({pk['threads']} thread(s))"
+            )
     if not args.pykeen_python:
         print(f"PyKEEN: {results['pykeen_complex']}")
     return results

@@ -118,8 +118,19 @@ def run_ours(folder: Path, name: str, seed: int, epochs: int | None) -> dict:
 
 _METRICS = ("mrr", "hits_at_1", "hits_at_3", "hits_at_10")
 _SPEC = (
-    "regime", "loss", "epochs", "batch_size", "lr", "optimizer", "num_negatives", "sampler",
-    "margin", "adversarial_temperature", "label_smoothing", "reciprocal", "regularizer",
+    "regime",
+    "loss",
+    "epochs",
+    "batch_size",
+    "lr",
+    "optimizer",
+    "num_negatives",
+    "sampler",
+    "margin",
+    "adversarial_temperature",
+    "label_smoothing",
+    "reciprocal",
+    "regularizer",
     "regularizer_weight",
 )
 
@@ -226,8 +237,15 @@ def quality(args: argparse.Namespace, models: list[str], seeds: list[int]) -> di
                 if "pykeen" in sides:
                     key = f"{data}_{name}_e{epochs}_pykeen_s{seed}"
                     out = _cached(
-                        args.json_dir, key, run_pykeen,
-                        args.pykeen_python, folder, name, seed, epochs, args.threads,
+                        args.json_dir,
+                        key,
+                        run_pykeen,
+                        args.pykeen_python,
+                        folder,
+                        name,
+                        seed,
+                        epochs,
+                        args.threads,
                     )
                     if out is not None:
                         theirs.append(out)
@@ -378,18 +396,25 @@ def timing(args: argparse.Namespace, models: list[str]) -> dict:
                         error = theirs["error"]
                         break
                     theirs_s += theirs["epoch_s"]
-                row = {"regime": config.regime, "loss": config.resolved_loss(),
-                       "ours_epoch_s": ours_s, "pykeen_epoch_s": theirs_s,
-                       "train_triples": triples}
+                row = {
+                    "regime": config.regime,
+                    "loss": config.resolved_loss(),
+                    "ours_epoch_s": ours_s,
+                    "pykeen_epoch_s": theirs_s,
+                    "train_triples": triples,
+                }
                 if error:
                     row["pykeen_error"] = error
                     print(f"{data:8} {name:9} PyKEEN failed: {error}", flush=True)
                 else:
                     best_ours, best_theirs = min(ours_s), min(theirs_s)
-                    row.update(ours_s_per_epoch=best_ours, pykeen_s_per_epoch=best_theirs,
-                               ratio=best_ours / best_theirs,
-                               ours_triples_per_s=triples / best_ours,
-                               pykeen_triples_per_s=triples / best_theirs)
+                    row.update(
+                        ours_s_per_epoch=best_ours,
+                        pykeen_s_per_epoch=best_theirs,
+                        ratio=best_ours / best_theirs,
+                        ours_triples_per_s=triples / best_ours,
+                        pykeen_triples_per_s=triples / best_theirs,
+                    )
                     print(
                         f"{data:8} {name:9} {config.regime:8} {best_ours:10.4f} "
                         f"{best_theirs:12.4f} {row['ratio']:12.2f} "
@@ -413,8 +438,12 @@ def memory(args: argparse.Namespace, models: list[str]) -> dict:
         folder = args.data / data
         for name in models:
             row: dict = {}
-            base = {"folder": str(folder), "model": name, "threads": args.threads,
-                    "epochs": args.memory_epochs}
+            base = {
+                "folder": str(folder),
+                "model": name,
+                "threads": args.threads,
+                "epochs": args.memory_epochs,
+            }
             for phase in ("train", "eval"):
                 spec = {**base, "phase": phase}
                 cmd = [sys.executable, "-m", "benchmarks._kg_memory", json.dumps(spec)]
@@ -428,8 +457,11 @@ def memory(args: argparse.Namespace, models: list[str]) -> dict:
                 config = TrainingConfig.from_defaults(name, epochs=args.memory_epochs)
                 spec = {**pykeen_spec(config, name, folder, 0, args.threads), "job": "memory"}
                 for phase in ("train", "eval"):
-                    cmd = [args.pykeen_python, str(PYKEEN_DRIVER),
-                           json.dumps({**spec, "phase": phase})]
+                    cmd = [
+                        args.pykeen_python,
+                        str(PYKEEN_DRIVER),
+                        json.dumps({**spec, "phase": phase}),
+                    ]
                     row[f"pykeen_{phase}"] = _subprocess_json(cmd, args.threads, f"pykeen {name}")
                 if row["pykeen_train"] and row["pykeen_eval"]:
                     t, e = row["pykeen_train"]["peak_mib"], row["pykeen_eval"]["peak_mib"]
@@ -447,21 +479,41 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--epochs", type=int, default=None, help="max epochs (default: tuned)")
-    parser.add_argument("--epoch-caps", default="",
-                        help="per dataset/model max epochs, e.g. 'umls/rescal=20,umls/conve=30'")
+    parser.add_argument(
+        "--epoch-caps",
+        default="",
+        help="per dataset/model max epochs, e.g. 'umls/rescal=20,umls/conve=30'",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--pykeen-python", default=None, help="python of a PyKEEN environment")
-    parser.add_argument("--sides", default="ours,pykeen",
-                        help="quality: 'ours', 'pykeen' or both (PyKEEN needs --pykeen-python)")
-    parser.add_argument("--json-dir", type=Path, default=None,
-                        help="quality mode: one JSON per run here; existing ones are reused")
-    parser.add_argument("--equal-config", action="store_true",
-                        help="time both libraries per epoch at the same configuration")
+    parser.add_argument(
+        "--sides",
+        default="ours,pykeen",
+        help="quality: 'ours', 'pykeen' or both (PyKEEN needs --pykeen-python)",
+    )
+    parser.add_argument(
+        "--json-dir",
+        type=Path,
+        default=None,
+        help="quality mode: one JSON per run here; existing ones are reused",
+    )
+    parser.add_argument(
+        "--equal-config",
+        action="store_true",
+        help="time both libraries per epoch at the same configuration",
+    )
     parser.add_argument("--time-epochs", type=int, default=2, help="equal-config: epochs per run")
-    parser.add_argument("--repeats", type=int, default=2,
-                        help="equal-config: interleaved runs per side (best epoch of all)")
-    parser.add_argument("--memory", action="store_true",
-                        help="peak memory of evaluation vs training, fresh process each")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=2,
+        help="equal-config: interleaved runs per side (best epoch of all)",
+    )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="peak memory of evaluation vs training, fresh process each",
+    )
     parser.add_argument("--memory-epochs", type=int, default=2, help="memory: training epochs")
     parser.add_argument("--out", type=Path, default=None, help="also write the results as JSON")
     args = parser.parse_args(argv)

@@ -23,8 +23,18 @@ from kg.training import Trainer, TrainingConfig, build_model
 
 MODELS = ("transe", "distmult", "complex", "rotate")
 BASELINE_NAMES = ("random", "shortest", "single_best", "edge_mask")
-FIELDS = ("joint_score", "full_score", "empty_score", "complement_score", "fid_plus",
-          "fid_minus", "characterization", "sparsity", "num_candidates", "stop_reason")
+FIELDS = (
+    "joint_score",
+    "full_score",
+    "empty_score",
+    "complement_score",
+    "fid_plus",
+    "fid_minus",
+    "characterization",
+    "sparsity",
+    "num_candidates",
+    "stop_reason",
+)
 
 
 def _record(explanation: object) -> dict[str, object]:
@@ -47,8 +57,15 @@ def run() -> dict[str, object]:
     dataset = world.dataset
     result: dict[str, object] = {}
     for name in MODELS:
-        config = TrainingConfig(regime="1vsall", epochs=20, lr=5e-3, reciprocal=True,
-                                eval_every=0, progress=False, seed=0)
+        config = TrainingConfig(
+            regime="1vsall",
+            epochs=20,
+            lr=5e-3,
+            reciprocal=True,
+            eval_every=0,
+            progress=False,
+            seed=0,
+        )
         model = build_model(name, dataset, config, dim=16)
         Trainer(model, config).fit(dataset)
         model.eval()
@@ -64,8 +81,10 @@ def run() -> dict[str, object]:
         per: dict[str, object] = {}
         for target in targets:
             key = "-".join(map(str, target))
-            entry = {"paths": _record(explainer.explain(target)),
-                     "nodes": _record(nodes.explain(target))}
+            entry = {
+                "paths": _record(explainer.explain(target)),
+                "nodes": _record(nodes.explain(target)),
+            }
             for baseline in BASELINE_NAMES:
                 entry[baseline] = _record(explainer.explain_baseline(target, baseline))
             per[key] = entry

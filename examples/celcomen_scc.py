@@ -27,8 +27,13 @@ from spatial import plot, tools  # noqa: E402
 from spatial.celcomen import OBJECTIVES, CelcomenConfig  # noqa: E402
 from spatial.io import write_h5ad  # noqa: E402
 
-DEFAULT_DATA = (Path(__file__).resolve().parents[2] / "shared" / "datasets" / "spatial"
-                / "GSM4284326_P10_ST_rep2.h5ad")
+DEFAULT_DATA = (
+    Path(__file__).resolve().parents[2]
+    / "shared"
+    / "datasets"
+    / "spatial"
+    / "GSM4284326_P10_ST_rep2.h5ad"
+)
 
 
 def main() -> None:
@@ -46,8 +51,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("scc-out"))
     args = parser.parse_args()
     device = resolve_device(args.device)
-    config = CelcomenConfig(objective=args.objective, epochs=args.epochs, lr=args.lr,
-                            seed=args.seed)
+    config = CelcomenConfig(
+        objective=args.objective, epochs=args.epochs, lr=args.lr, seed=args.seed
+    )
     print(f"config: {config} device={device}")
 
     adata = anndata.read_h5ad(args.data)
@@ -74,8 +80,10 @@ def main() -> None:
     cells = (clusters == region).to_numpy() & others  # keep spots that express something else
     tools.intervene(adata, {gene: 0.0}, cells, steps=args.steps, device=device)
     record = adata.uns["celcomen"]["perturbation"]
-    print(f"knock-out of {gene} in {record['n_cells']} spots of cluster {region}; "
-          f"cells per ring (0, 1, 2, 3+): {record['ring_size'].tolist()}")
+    print(
+        f"knock-out of {gene} in {record['n_cells']} spots of cluster {region}; "
+        f"cells per ring (0, 1, 2, 3+): {record['ring_size'].tolist()}"
+    )
     print("mean |delta| per ring:", np.abs(record["ring_mean"]).mean(1).round(5).tolist())
 
     args.out.mkdir(parents=True, exist_ok=True)

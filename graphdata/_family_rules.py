@@ -125,8 +125,13 @@ def generate_population(
         siblings = couple_of[men[:k]] == couple_of[women[:k]]  # siblings never marry
         h_in, w_in = men[:k][~siblings], women[:k][~siblings]
         single = np.concatenate(
-            [np.flatnonzero(married & ~internal), men[k:], women[k:], men[:k][siblings],
-             women[:k][siblings]]
+            [
+                np.flatnonzero(married & ~internal),
+                men[k:],
+                women[k:],
+                men[:k][siblings],
+                women[:k][siblings],
+            ]
         )
         if h_in.size == 0 and single.size == 0:
             single = np.zeros(1, dtype=np.int64)  # at least one couple, or the line dies out
@@ -153,9 +158,7 @@ def generate_population(
         ]
     )
     order = np.lexsort((tail, head, rel))
-    return Population(
-        gender_all, np.concatenate(generation), head[order], rel[order], tail[order]
-    )
+    return Population(gender_all, np.concatenate(generation), head[order], rel[order], tail[order])
 
 
 def _join(ends: np.ndarray, src: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -112,9 +112,7 @@ def _with_inverse(mapped: Tensor, num_relations: int) -> Tensor:
     return torch.cat([mapped, inverse], dim=0)  # [2N, 3]
 
 
-
 def _examples(labels: Iterable[Any], n: int = 5) -> str:
     ordered = sorted(labels)
     more = ", ..." if len(ordered) > n else ""
     return "[" + ", ".join(repr(x) for x in ordered[:n]) + more + "]"
-

@@ -139,8 +139,9 @@ class NumberType:
         """
         if not math.isfinite(value):
             return False
-        if self.min is not None and (value < self.min or (value == self.min and not
-                                                          self.min_inclusive)):
+        if self.min is not None and (
+            value < self.min or (value == self.min and not self.min_inclusive)
+        ):
             return False
         return not (
             self.max is not None

@@ -340,10 +340,12 @@ class FilterIndex:
         else:
             ent, rel = torch.cat([tail_h, head_t]), torch.cat([rel_h, rel_t])
         num_heads, num_keys = rel_h.numel(), self.num_entities * self.num_relations
-        key = torch.cat([
-            rel[:num_heads] * self.num_entities + ent[:num_heads],
-            ent[num_heads:] * self.num_relations + rel[num_heads:] + num_keys,
-        ])
+        key = torch.cat(
+            [
+                rel[:num_heads] * self.num_entities + ent[:num_heads],
+                ent[num_heads:] * self.num_relations + rel[num_heads:] + num_keys,
+            ]
+        )
         return self.stacked_coo(key)
 
     def stacked_keys(self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor) -> Tensor:
@@ -513,14 +515,24 @@ class FilterIndex:
         self, rel_h: Tensor, tail_h: Tensor, head_t: Tensor, rel_t: Tensor
     ) -> tuple[Tensor, Tensor]:
         """Checked ``(entities, relations)`` of both sides, head side first, as int64."""
-        names = ("head_side rel_type", "head_side tail_index", "tail_side head_index",
-                 "tail_side rel_type")
+        names = (
+            "head_side rel_type",
+            "head_side tail_index",
+            "tail_side head_index",
+            "tail_side rel_type",
+        )
         args = (rel_h, tail_h, head_t, rel_t)
-        if not all(
-            isinstance(x, Tensor) and x.dim() == 1 and x.device == self.device
-            and not (x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool)
-            for x in args
-        ) or rel_h.shape != tail_h.shape or head_t.shape != rel_t.shape:
+        if (
+            not all(
+                isinstance(x, Tensor)
+                and x.dim() == 1
+                and x.device == self.device
+                and not (x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool)
+                for x in args
+            )
+            or rel_h.shape != tail_h.shape
+            or head_t.shape != rel_t.shape
+        ):
             self._pair(tail_h, rel_h, names[1::-1])  # raises the detailed message
             self._pair(head_t, rel_t, names[2:])
         ent = torch.cat([tail_h, head_t]).long()
@@ -582,10 +594,12 @@ def stacked_query_keys(
         >>> stacked_query_keys(torch.tensor([0]), torch.tensor([1]), torch.tensor([2]), 3, 2)
         tensor([5, 7])
     """
-    return torch.cat([
-        rel_type * num_entities + tail_index,
-        head_index * num_relations + rel_type + num_entities * num_relations,
-    ])
+    return torch.cat(
+        [
+            rel_type * num_entities + tail_index,
+            head_index * num_relations + rel_type + num_entities * num_relations,
+        ]
+    )
 
 
 def _check_range(ids: Tensor, upper: int, name: str) -> None:

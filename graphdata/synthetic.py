@@ -242,8 +242,11 @@ class FamilyKG:
             return ()
         h, r, t = key
         relations = {*BASE_RELATIONS, *(rule.head for rule in self.rules)}
-        for kind, label, known in (("entity", h, self.gender), ("relation", r, relations),
-                                   ("entity", t, self.gender)):
+        for kind, label, known in (
+            ("entity", h, self.gender),
+            ("relation", r, relations),
+            ("entity", t, self.gender),
+        ):
             if label not in known:
                 raise UnknownLabelError(kind, label, known, argument="triple")
         raise GraphDataError(

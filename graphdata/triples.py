@@ -326,4 +326,3 @@ class KGDataset:
             num_entities=self.num_entities,
             num_relations=self.num_relations,
         )
-

@@ -399,4 +399,3 @@ class TripleSet:
         if entities is None:
             entities = Vocabulary.from_labels(graph.nodes, kind="entity")
         return cls.from_labeled_triples(rows, entities=entities, relations=relations)
-

@@ -192,4 +192,3 @@ class Vocabulary:
                 f"and max {max(values)}"
             )
         return [self._labels[i] for i in values]
-

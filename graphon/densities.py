@@ -184,7 +184,12 @@ def graphon_density(
 
 def _z(confidence: float) -> float:
     check_real(
-        "confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True,
+        "confidence",
+        confidence,
+        low=0.0,
+        high=1.0,
+        low_open=True,
+        high_open=True,
         fix="pass a level in (0, 1), e.g. 0.95",
     )
     return statistics.NormalDist().inv_cdf(0.5 + confidence / 2)

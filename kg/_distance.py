@@ -44,8 +44,11 @@ class Workspace:
             return None
         size = rows * width
         flat = self._flat
-        if flat is None or flat[0].numel() < size or flat[0].dtype != like.dtype or (
-            flat[0].device != like.device
+        if (
+            flat is None
+            or flat[0].numel() < size
+            or flat[0].dtype != like.dtype
+            or (flat[0].device != like.device)
         ):
             flat = self._flat = (like.new_empty(size), like.new_empty(size))
         self.lent = True
@@ -58,8 +61,14 @@ class _GatheredDistance(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx: Any, queries: Tensor, query_index: Tensor, entities: Tensor, entity_index: Tensor,
-        kind: str, workspace: Workspace | None, backward_coming: bool,
+        ctx: Any,
+        queries: Tensor,
+        query_index: Tensor,
+        entities: Tensor,
+        entity_index: Tensor,
+        kind: str,
+        workspace: Workspace | None,
+        backward_coming: bool,
     ) -> Tensor:
         buffers = None
         if workspace is not None:

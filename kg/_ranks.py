@@ -116,8 +116,15 @@ def filtered_ranks(
 
 
 def _count_non_finite(
-    scores: Tensor, row_of: Tensor, true_col: Tensor, true: Tensor, known: Tensor | None,
-    bad: Tensor, optimistic: Tensor, pessimistic: Tensor, options: Tensor,
+    scores: Tensor,
+    row_of: Tensor,
+    true_col: Tensor,
+    true: Tensor,
+    known: Tensor | None,
+    bad: Tensor,
+    optimistic: Tensor,
+    pessimistic: Tensor,
+    options: Tensor,
 ) -> Tensor:
     """Rank the ``bad`` queries by comparisons: filtered cells out, the true one back in.
 
@@ -156,9 +163,11 @@ def _harmonic(options: Tensor, power: int) -> Tensor:
     top = int(options.max()) if options.numel() else 0
     table = torch.zeros(top + 1, dtype=torch.float64, device=options.device)
     if top:
-        table[1:] = torch.arange(1, top + 1, dtype=torch.float64, device=options.device).pow(
-            -power
-        ).cumsum(0)
+        table[1:] = (
+            torch.arange(1, top + 1, dtype=torch.float64, device=options.device)
+            .pow(-power)
+            .cumsum(0)
+        )
     return table[options]
 
 

@@ -295,8 +295,14 @@ class KGEModel(torch.nn.Module, abc.ABC):
         return None
 
     def _score_corrupted(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, replacement: Tensor,
-        corrupt_head: Tensor, *, workspace: Workspace | None = None,
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
     ) -> Tensor:
         """Scores ``[B, k]`` of ``(h, r, t)`` with the head (or tail) replaced by ``replacement``.
 

@@ -143,32 +143,61 @@ expected a finite number >= 0, got nan; pass a non-negative --adversarial-temper
         _choice("sampler", self.sampler, SAMPLERS)
         if self.regularizer is not None:
             _choice("regularizer", self.regularizer, REGULARIZERS)
-        for name in ("side_per_positive", "filter_negatives", "reciprocal", "restore_best",
-                     "progress"):
+        for name in (
+            "side_per_positive",
+            "filter_negatives",
+            "reciprocal",
+            "restore_best",
+            "progress",
+        ):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise GraphDataError(f"{name}: expected True or False, got {value!r}")
-        for name, low in (("epochs", 1), ("batch_size", 1), ("num_negatives", 1),
-                          ("checkpoint_every", 1), ("eval_every", 0)):
+        for name, low in (
+            ("epochs", 1),
+            ("batch_size", 1),
+            ("num_negatives", 1),
+            ("checkpoint_every", 1),
+            ("eval_every", 0),
+        ):
             _check_int(name, getattr(self, name), low=low)
         if self.patience is not None:
             _check_int("patience", self.patience, low=1, none_ok=True)
         _check_int("seed", self.seed, low=0, high=2**64 - 1)
         _check_real("lr", self.lr, low=0.0, strict=True, fix="pass a positive --lr, e.g. 1e-3")
         if self.margin is not None:
-            _check_real("margin", self.margin, low=0.0, none_ok=True,
-                        fix="pass a non-negative --margin")
-        _check_real("adversarial_temperature", self.adversarial_temperature, low=0.0,
-                    fix="pass a non-negative --adversarial-temperature (0 weighs negatives "
-                    "uniformly, 1 is the RotatE default)")
-        _check_real("label_smoothing", self.label_smoothing, low=0.0, high=1.0,
-                    fix="pass --label-smoothing in [0, 1), e.g. 0.1")
-        _check_real("regularizer_weight", self.regularizer_weight, low=0.0,
-                    fix="pass a non-negative --regularizer-weight, e.g. 1e-2")
+            _check_real(
+                "margin", self.margin, low=0.0, none_ok=True, fix="pass a non-negative --margin"
+            )
+        _check_real(
+            "adversarial_temperature",
+            self.adversarial_temperature,
+            low=0.0,
+            fix="pass a non-negative --adversarial-temperature (0 weighs negatives "
+            "uniformly, 1 is the RotatE default)",
+        )
+        _check_real(
+            "label_smoothing",
+            self.label_smoothing,
+            low=0.0,
+            high=1.0,
+            fix="pass --label-smoothing in [0, 1), e.g. 0.1",
+        )
+        _check_real(
+            "regularizer_weight",
+            self.regularizer_weight,
+            low=0.0,
+            fix="pass a non-negative --regularizer-weight, e.g. 1e-2",
+        )
         if self.grad_clip is not None:
-            _check_real("grad_clip", self.grad_clip, low=0.0, strict=True, none_ok=True,
-                        fix="pass a positive --grad-clip, e.g. 1.0, or leave it out for no "
-                        "clipping")
+            _check_real(
+                "grad_clip",
+                self.grad_clip,
+                low=0.0,
+                strict=True,
+                none_ok=True,
+                fix="pass a positive --grad-clip, e.g. 1.0, or leave it out for no clipping",
+            )
         loss = self.resolved_loss()
         if self.margin is not None and loss not in ("margin", "nssa"):
             raise GraphDataError(

@@ -82,9 +82,11 @@ class ConvE(KGEModel):
         for arg, value in (("num_filters", num_filters), ("kernel_size", kernel_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{arg}: expected a positive int, got {value!r}")
-        for arg, rate in (("input_dropout", input_dropout),
-                          ("feature_map_dropout", feature_map_dropout),
-                          ("hidden_dropout", hidden_dropout)):
+        for arg, rate in (
+            ("input_dropout", input_dropout),
+            ("feature_map_dropout", feature_map_dropout),
+            ("hidden_dropout", hidden_dropout),
+        ):
             _check_rate(arg, rate)
         valid = isinstance(embedding_height, int) and embedding_height >= 1
         width = dim // embedding_height if valid else 0
@@ -96,8 +98,11 @@ class ConvE(KGEModel):
         self.embedding_height, self.embedding_width = embedding_height, width
         conv_h, conv_w = 2 * embedding_height - kernel_size + 1, width - kernel_size + 1
         # Entity and relation tables, entity biases and the projection [F h w, d].
-        self._check_size((num_entities + num_relations) * dim + num_entities
-                         + num_filters * conv_h * conv_w * dim)
+        self._check_size(
+            (num_entities + num_relations) * dim
+            + num_entities
+            + num_filters * conv_h * conv_w * dim
+        )
         self.entity = torch.nn.Embedding(num_entities, dim)
         self.relation = torch.nn.Embedding(num_relations, dim)
         self.bias = torch.nn.Parameter(torch.zeros(num_entities))

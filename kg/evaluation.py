@@ -89,6 +89,7 @@ class NonFiniteScoreError(GraphDataError):
         super().__init__(message)
         self.count, self.total, self.relations, self.sides = count, total, relations, sides
 
+
 #: A plain triple scorer: ``fn(head_index, rel_type, tail_index) -> [B]`` (higher = better).
 ScoreFunction = Callable[[Tensor, Tensor, Tensor], Tensor]
 
@@ -303,8 +304,8 @@ class _Scorer:
         b, c = fixed.numel(), candidates.numel()
         fixed, rel = fixed.repeat_interleave(c), rel.repeat_interleave(c)  # [B * C]
         candidates = candidates.repeat(b)
-        scores = self.model(fixed, rel, candidates) if tail_side else self.model(
-            candidates, rel, fixed
+        scores = (
+            self.model(fixed, rel, candidates) if tail_side else self.model(candidates, rel, fixed)
         )
         return scores.view(b, c)
 
@@ -454,9 +455,7 @@ def evaluate(
         if kge is not None and was_compiled is not None:
             setattr(kge, "compile_scoring", was_compiled)  # noqa: B010
     if parts:
-        optimistic, pessimistic, options, broken = (
-            torch.cat(x, dim=1).cpu() for x in zip(*parts)
-        )
+        optimistic, pessimistic, options, broken = (torch.cat(x, dim=1).cpu() for x in zip(*parts))
     else:
         optimistic = pessimistic = options = torch.zeros(2, 0, dtype=torch.long)
         broken = torch.zeros(2, 0, dtype=torch.bool)
@@ -484,13 +483,13 @@ def evaluate(
     )
 
 
-def _nonfinite_message(
-    broken: Tensor, relation: Tensor, labels: Sequence[str] | None
-) -> str:
+def _nonfinite_message(broken: Tensor, relation: Tensor, labels: Sequence[str] | None) -> str:
     """What :class:`NonFiniteScoreError` says: how many queries, which relations and sides."""
     ids = torch.unique(relation.repeat(2)[broken.flatten()]).tolist()
-    names = [f"{r} ({labels[r]!r})" if labels is not None and r < len(labels) else str(r)
-             for r in ids[:10]]
+    names = [
+        f"{r} ({labels[r]!r})" if labels is not None and r < len(labels) else str(r)
+        for r in ids[:10]
+    ]
     more = f" and {len(ids) - 10} more" if len(ids) > 10 else ""
     head, tail = int(broken[0].sum()), int(broken[1].sum())
     return (

@@ -220,8 +220,14 @@ class RotatE(KGEModel):
         return out.neg_().add_(self.margin)  # margin - sum: the same rounding
 
     def _score_corrupted(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, replacement: Tensor,
-        corrupt_head: Tensor, *, workspace: Workspace | None = None,
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
     ) -> Tensor:
         # |h r - x| (tail replaced) and |x r - t| = |x - t conj(r)| (head replaced, |r_i| = 1):
         # two rotated queries per positive, [2 B, 2 d], gathered once per corrupted copy.
@@ -230,15 +236,23 @@ class RotatE(KGEModel):
         theta = self.relation(rel_type)
         cos, sin = torch.cos(theta), torch.sin(theta)
         queries = torch.cat(
-            [a_h * cos - b_h * sin, a_h * sin + b_h * cos,  # e_h w_r
-             a_t * cos + b_t * sin, b_t * cos - a_t * sin],  # e_t conj(w_r)
+            [
+                a_h * cos - b_h * sin,
+                a_h * sin + b_h * cos,  # e_h w_r
+                a_t * cos + b_t * sin,
+                b_t * cos - a_t * sin,
+            ],  # e_t conj(w_r)
             dim=-1,
         )  # [B, 4 d] = two [re | im] rows per positive
         rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
         which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, 2 d)
         distance = gathered_distance(
-            queries.view(-1, 2 * self.dim), which, self.entity.weight, replacement,
-            kind="complex_l1", workspace=workspace,
+            queries.view(-1, 2 * self.dim),
+            which,
+            self.entity.weight,
+            replacement,
+            kind="complex_l1",
+            workspace=workspace,
         )
         return self.margin - distance
 

@@ -558,4 +558,3 @@ def _append_log(path: str | None, record: dict[str, Any]) -> None:
     if path is not None:
         with open(path, "a") as handle:
             handle.write(json.dumps(record) + "\n")
-

@@ -125,15 +125,23 @@ class TransE(KGEModel):
         entities: EntitySelection,
     ) -> Tensor:
         (rel_h, tail_index), (head_index, rel_t) = head_side, tail_side
-        queries = torch.cat([
-            self.entity(tail_index) - self.relation(rel_h),
-            self.entity(head_index) + self.relation(rel_t),
-        ])  # [B_h + B_t, d]
+        queries = torch.cat(
+            [
+                self.entity(tail_index) - self.relation(rel_h),
+                self.entity(head_index) + self.relation(rel_t),
+            ]
+        )  # [B_h + B_t, d]
         return -torch.cdist(queries, self._candidates(self.entity.weight, entities), p=self.p)
 
     def _score_corrupted(
-        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, replacement: Tensor,
-        corrupt_head: Tensor, *, workspace: Workspace | None = None,
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
     ) -> Tensor:
         # ||h + r - x|| (tail replaced) and ||x + r - t|| = ||(t - r) - x|| (head replaced): two
         # queries per positive, [2 B, d], gathered once per corrupted copy.

@@ -81,12 +81,16 @@ class TuckER(KGEModel):
         if bad or relation_dim < 1:
             raise GraphDataError(f"relation_dim: expected a positive int, got {relation_dim!r}")
         self.relation_dim = relation_dim
-        for arg, rate in (("input_dropout", input_dropout), ("hidden_dropout1", hidden_dropout1),
-                          ("hidden_dropout2", hidden_dropout2)):
+        for arg, rate in (
+            ("input_dropout", input_dropout),
+            ("hidden_dropout1", hidden_dropout1),
+            ("hidden_dropout2", hidden_dropout2),
+        ):
             _check_rate(arg, rate)
         # The core W [d_r, d_e, d_e] dominates: d_e = 10^4 alone is 400 GB per relation dim.
-        self._check_size(num_entities * dim + num_relations * relation_dim
-                         + relation_dim * dim * dim)
+        self._check_size(
+            num_entities * dim + num_relations * relation_dim + relation_dim * dim * dim
+        )
         self.entity = torch.nn.Embedding(num_entities, dim)
         self.relation = torch.nn.Embedding(num_relations, relation_dim)
         self.core = torch.nn.Parameter(torch.empty(relation_dim, dim, dim))

@@ -43,8 +43,13 @@ def _debye_u(t: np.ndarray) -> list[np.ndarray]:
     u4 = (
         t2
         * t2
-        * (4465125.0 - 94121676.0 * t2 + 349922430.0 * t2**2 - 446185740.0 * t2**3
-           + 185910725.0 * t2**4)
+        * (
+            4465125.0
+            - 94121676.0 * t2
+            + 349922430.0 * t2**2
+            - 446185740.0 * t2**3
+            + 185910725.0 * t2**4
+        )
         / 39813120.0
     )
     return [u1, u2, u3, u4]
@@ -120,7 +125,8 @@ def iv_ratio(nu: float, x: np.ndarray) -> np.ndarray:
     xs = x[small]
     # Ratio of the two-term series: x/(2(nu+1)) * (1 + x^2/(4(nu+2))) / (1 + x^2/(4(nu+1))).
     out[small] = (
-        xs / (2.0 * (nu + 1.0))
+        xs
+        / (2.0 * (nu + 1.0))
         * (1.0 + xs * xs / (4.0 * (nu + 2.0)))
         / (1.0 + xs * xs / (4.0 * (nu + 1.0)))
     )

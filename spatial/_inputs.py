@@ -253,8 +253,10 @@ def resolve_genes(
 
 def resolve_cells(cells: Any, obs_names: Sequence[str] | None, n_cells: int) -> Tensor:
     """A boolean mask ``[N]`` from a mask, integer indices or obs names; non-empty."""
-    if isinstance(cells, Tensor) and cells.dtype == torch.bool or (
-        isinstance(cells, np.ndarray) and cells.dtype == bool
+    if (
+        isinstance(cells, Tensor)
+        and cells.dtype == torch.bool
+        or (isinstance(cells, np.ndarray) and cells.dtype == bool)
     ):
         mask = torch.as_tensor(cells).cpu()
         if mask.shape != (n_cells,):

@@ -132,7 +132,9 @@ def neighbour_operator(edge_index: Tensor, weight: Tensor, num_nodes: int) -> Te
         # torch flags sparse CSR as beta; the product used here is stable on CPU and CUDA.
         warnings.filterwarnings("ignore", message=".*[Ss]parse.*")
         coo = torch.sparse_coo_tensor(
-            torch.stack([rows, cols]), torch.cat([weight, weight]), (num_nodes, num_nodes),
+            torch.stack([rows, cols]),
+            torch.cat([weight, weight]),
+            (num_nodes, num_nodes),
             check_invariants=False,
         ).coalesce()
         return coo.to_sparse_csr()

@@ -90,21 +90,28 @@ class CelcomenConfig:
     def reference(cls, **overrides: Any) -> CelcomenConfig:
         """The reference package's protocol (REFERENCES.md C.1, C.4), with optional overrides."""
         base = cls(
-            objective="reference", optimizer="sgd", init="uniform", projection="reference",
-            lr=0.1, weight_decay=0.0,
+            objective="reference",
+            optimizer="sgd",
+            init="uniform",
+            projection="reference",
+            lr=0.1,
+            weight_decay=0.0,
         )
         return replace(base, **overrides)
 
     def __post_init__(self) -> None:
         choices = {
-            "objective": tuple(OBJECTIVES), "normalization": NORMALIZATIONS,
-            "optimizer": ("adam", "sgd"), "init": ("zeros", "uniform"),
+            "objective": tuple(OBJECTIVES),
+            "normalization": NORMALIZATIONS,
+            "optimizer": ("adam", "sgd"),
+            "init": ("zeros", "uniform"),
             "projection": ("none", "reference"),
         }
         for name, valid in choices.items():
             if getattr(self, name) not in valid:
                 raise GraphDataError(
-                    f"{name}: expected one of {valid}, got {getattr(self, name)!r}")
+                    f"{name}: expected one of {valid}, got {getattr(self, name)!r}"
+                )
         for name in ("epochs", "n_neighbors"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -112,14 +119,25 @@ class CelcomenConfig:
         if self.batch_size is not None and (
             not isinstance(self.batch_size, int) or self.batch_size < 1
         ):
-            raise GraphDataError(f"batch_size: expected None or an integer >= 1, got "
-                                 f"{self.batch_size!r}")
-        _inputs.check_real("lr", self.lr, low=0.0, low_open=True,
-                           fix="pass a positive step size, e.g. lr=0.05")
-        _inputs.check_real("weight_decay", self.weight_decay, low=0.0,
-                           fix="pass a penalty >= 0, e.g. weight_decay=0.01")
-        _inputs.check_real("reference_beta", self.reference_beta, low=0.0, low_open=True,
-                           fix="pass a positive energy scale, e.g. reference_beta=0.1")
+            raise GraphDataError(
+                f"batch_size: expected None or an integer >= 1, got {self.batch_size!r}"
+            )
+        _inputs.check_real(
+            "lr", self.lr, low=0.0, low_open=True, fix="pass a positive step size, e.g. lr=0.05"
+        )
+        _inputs.check_real(
+            "weight_decay",
+            self.weight_decay,
+            low=0.0,
+            fix="pass a penalty >= 0, e.g. weight_decay=0.01",
+        )
+        _inputs.check_real(
+            "reference_beta",
+            self.reference_beta,
+            low=0.0,
+            low_open=True,
+            fix="pass a positive energy scale, e.g. reference_beta=0.1",
+        )
         _inputs.check_seed("seed", self.seed)
         if not isinstance(self.progress, bool):
             raise GraphDataError(f"progress: expected True or False, got {self.progress!r}")
@@ -163,7 +181,10 @@ class Celcomen:
 
     @classmethod
     def from_matrices(
-        cls, W_intra: Tensor, W_inter: Tensor, config: CelcomenConfig | None = None,  # noqa: N803
+        cls,
+        W_intra: Tensor,
+        W_inter: Tensor,
+        config: CelcomenConfig | None = None,  # noqa: N803
         **params: Any,
     ) -> Celcomen:
         """A fitted-state estimator with given matrices, e.g. a known truth or stored varp.
@@ -184,8 +205,7 @@ class Celcomen:
                     [0., 1.]])
         """
         estimator = cls(config, **params)
-        model = CelcomenEnergy(int(W_intra.shape[0])).to(device=W_intra.device,
-                                                         dtype=W_intra.dtype)
+        model = CelcomenEnergy(int(W_intra.shape[0])).to(device=W_intra.device, dtype=W_intra.dtype)
         model.set_matrices(W_intra, W_inter)
         estimator.model_ = model
         estimator.W_intra_ = model.W_intra.detach().clone()
@@ -195,8 +215,9 @@ class Celcomen:
         return estimator
 
     def __repr__(self) -> str:
-        changed = {k: v for k, v in asdict(self.config).items()
-                   if v != getattr(CelcomenConfig(), k)}
+        changed = {
+            k: v for k, v in asdict(self.config).items() if v != getattr(CelcomenConfig(), k)
+        }
         return f"Celcomen({', '.join(f'{k}={v!r}' for k, v in changed.items())})"
 
     def fit(
@@ -240,8 +261,9 @@ class Celcomen:
         )
         cfg = self.config
         n, g = x.shape
-        weight = edge_weights(edge_index, n, edge_weight=edge_weight,
-                              normalization=cfg.normalization, dtype=x.dtype)
+        weight = edge_weights(
+            edge_index, n, edge_weight=edge_weight, normalization=cfg.normalization, dtype=x.dtype
+        )
         nb = Neighbourhood.from_graph(x, edge_index, weight)
         model = CelcomenEnergy(g).to(device=x.device, dtype=x.dtype)
         generator = make_generator(cfg.seed)
@@ -259,21 +281,31 @@ class Celcomen:
             total = 0.0
             for start in range(0, n, batch):
                 cells = None if order is None else order[start : start + batch]
-                terms = objective(model, x, nb) if cells is None else objective(
-                    model, x[cells], nb.rows(cells))
+                terms = (
+                    objective(model, x, nb)
+                    if cells is None
+                    else objective(model, x[cells], nb.rows(cells))
+                )
                 # The reference sums over cells (its lr is tuned to that); ours average.
-                data_term = terms.sum() * (n / terms.numel()) if cfg.objective == "reference" \
+                data_term = (
+                    terms.sum() * (n / terms.numel())
+                    if cfg.objective == "reference"
                     else terms.mean()
+                )
                 loss = data_term + cfg.weight_decay * (
-                    model.W_intra.square().sum() + model.W_inter.square().sum())
+                    model.W_intra.square().sum() + model.W_inter.square().sum()
+                )
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
                 if cfg.projection == "reference":
                     _project_reference(model)
                 total += float(loss.detach()) * terms.numel() / n
-            bad = [name for name, p in model.named_parameters()
-                   if not bool(torch.isfinite(p.detach()).all())]
+            bad = [
+                name
+                for name, p in model.named_parameters()
+                if not bool(torch.isfinite(p.detach()).all())
+            ]
             if not np.isfinite(total) or bad:
                 raise GraphDataError(
                     f"lr: the fit diverged at epoch {epoch} (loss {total}, non-finite "
@@ -292,8 +324,13 @@ class Celcomen:
         return self
 
     def _prepare(
-        self, data: Any, edge_index: Tensor | None, edge_weight: Tensor | None,
-        spatial_key: str, layer: str | None, device: torch.device | str | None = None,
+        self,
+        data: Any,
+        edge_index: Tensor | None,
+        edge_weight: Tensor | None,
+        spatial_key: str,
+        layer: str | None,
+        device: torch.device | str | None = None,
         allow_negative: bool = False,
     ) -> tuple[Tensor, Tensor, Tensor | None, list[str] | None]:
         """Unit-sphere expression, graph and gene names from AnnData or tensors."""
@@ -305,7 +342,8 @@ class Celcomen:
                 )
             x = _inputs.expression_from_adata(data, layer, allow_negative=allow_negative)
             edge_index, edge_weight = _inputs.graph_from_adata(
-                data, spatial_key, self.config.n_neighbors)
+                data, spatial_key, self.config.n_neighbors
+            )
             var_names = list(map(str, data.var_names))
         elif isinstance(data, Tensor):
             if edge_index is None:
@@ -389,17 +427,31 @@ class Celcomen:
         )
         device = device or self.model_.intra_raw.device
         _, edge_index, edge_weight, var_names = self._prepare(
-            data, edge_index, edge_weight, spatial_key, layer, device, allow_negative)
+            data, edge_index, edge_weight, spatial_key, layer, device, allow_negative
+        )
         obs_names: Sequence[str] | None = (
-            list(map(str, data.obs_names)) if isinstance(data, AnnData) else None)
+            list(map(str, data.obs_names)) if isinstance(data, AnnData) else None
+        )
         columns = _inputs.resolve_genes(genes, var_names, raw.shape[1])
         mask = _inputs.resolve_cells(cells, obs_names, raw.shape[0])
-        weight = edge_weights(edge_index, raw.shape[0], edge_weight=edge_weight,
-                              normalization=self.config.normalization, dtype=raw.dtype)
+        weight = edge_weights(
+            edge_index,
+            raw.shape[0],
+            edge_weight=edge_weight,
+            normalization=self.config.normalization,
+            dtype=raw.dtype,
+        )
         raw = raw.to(device=edge_index.device, dtype=self.model_.intra_raw.dtype)
         return simulate_intervention(
-            self.model_, raw, edge_index, weight.to(raw.dtype), columns,
-            mask.to(edge_index.device), steps=steps, step_size=step_size, horizon=horizon,
+            self.model_,
+            raw,
+            edge_index,
+            weight.to(raw.dtype),
+            columns,
+            mask.to(edge_index.device),
+            steps=steps,
+            step_size=step_size,
+            horizon=horizon,
         )
 
 

@@ -158,14 +158,23 @@ def auto_step_size(
         0.04
     """
     check_int("steps", steps, 1)
-    check_real("horizon", horizon, low=0.0, low_open=True,
-               fix="pass a positive number of model time units, e.g. horizon=4")
+    check_real(
+        "horizon",
+        horizon,
+        low=0.0,
+        low_open=True,
+        fix="pass a positive number of model time units, e.g. horizon=4",
+    )
     with torch.no_grad():
         w_intra, w_inter = model.W_intra, model.W_inter
-        s_norm = _operator_norm(neighbour_operator(edge_index, weight.to(w_intra.dtype),
-                                                  num_nodes)) if edge_index.shape[1] else 0.0
-        lipschitz = (2.0 * float(torch.linalg.matrix_norm(w_intra, ord=2))
-                     + s_norm * float(torch.linalg.matrix_norm(w_inter, ord=2)))
+        s_norm = (
+            _operator_norm(neighbour_operator(edge_index, weight.to(w_intra.dtype), num_nodes))
+            if edge_index.shape[1]
+            else 0.0
+        )
+        lipschitz = 2.0 * float(torch.linalg.matrix_norm(w_intra, ord=2)) + s_norm * float(
+            torch.linalg.matrix_norm(w_inter, ord=2)
+        )
     return float(horizon) / (steps * lipschitz) if lipschitz > 0 else float(horizon) / steps
 
 
@@ -214,8 +223,13 @@ def relax(
         tensor([[1., 0.]])
     """
     check_int("steps", steps, 0)
-    check_real("step_size", step_size, low=0.0, low_open=True,
-               fix="pass a positive step size, e.g. step_size=0.01")
+    check_real(
+        "step_size",
+        step_size,
+        low=0.0,
+        low_open=True,
+        fix="pass a positive step size, e.g. step_size=0.01",
+    )
     _check_state(x, "x")
     if clamped is None:
         clamped = torch.zeros_like(x, dtype=torch.bool)
@@ -322,18 +336,28 @@ def simulate_intervention(
     _check_state(x, "x")
     check_int("steps", steps, 1)
     if step_size is not None:
-        check_real("step_size", step_size, low=0.0, low_open=True,
-                   fix="pass a positive step size, or None (automatic)")
+        check_real(
+            "step_size",
+            step_size,
+            low=0.0,
+            low_open=True,
+            fix="pass a positive step size, or None (automatic)",
+        )
     for column, value in genes.items():
-        check_real(f"genes[{column!r}]", value, low=0.0,
-                   fix="pass a finite expression value >= 0 (0 = knock-out)")
+        check_real(
+            f"genes[{column!r}]",
+            value,
+            low=0.0,
+            fix="pass a finite expression value >= 0 (0 = knock-out)",
+        )
     columns = torch.tensor(sorted(genes), dtype=torch.long, device=x.device)
     values = torch.tensor([genes[c] for c in sorted(genes)], dtype=x.dtype, device=x.device)
     clamped = torch.zeros_like(x, dtype=torch.bool)
     clamped[cells.nonzero().flatten().unsqueeze(-1), columns] = True  # [N, G]
     edited = x.clone()
-    edited[:, columns] = torch.where(clamped[:, columns], values.expand_as(x[:, columns]),
-                                     x[:, columns])
+    edited[:, columns] = torch.where(
+        clamped[:, columns], values.expand_as(x[:, columns]), x[:, columns]
+    )
     dead = edited.abs().sum(-1) == 0
     if bool(dead.any()):
         raise GraphDataError(
@@ -342,15 +366,19 @@ def simulate_intervention(
             "perturb fewer genes or leave those cells out"
         )
     if step_size is None:
-        step_size = auto_step_size(model, edge_index, weight, x.shape[0], steps=steps,
-                                   horizon=horizon)
+        step_size = auto_step_size(
+            model, edge_index, weight, x.shape[0], steps=steps, horizon=horizon
+        )
     start, sham_start = unit_rows(edited), unit_rows(x)
-    perturbed = relax(model, start, edge_index, weight, clamped=clamped, steps=steps,
-                      step_size=step_size)
-    sham = relax(model, sham_start, edge_index, weight, clamped=clamped, steps=steps,
-                 step_size=step_size)
+    perturbed = relax(
+        model, start, edge_index, weight, clamped=clamped, steps=steps, step_size=step_size
+    )
+    sham = relax(
+        model, sham_start, edge_index, weight, clamped=clamped, steps=steps, step_size=step_size
+    )
     delta = perturbed - sham
     ring = ring_index(edge_index, cells, x.shape[0])
     ring_mean, ring_size = ring_summary(delta, ring)
-    return Counterfactual(perturbed, sham, delta, clamped, ring, ring_mean, ring_size,
-                          float(step_size))
+    return Counterfactual(
+        perturbed, sham, delta, clamped, ring, ring_mean, ring_size, float(step_size)
+    )

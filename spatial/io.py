@@ -27,8 +27,11 @@ H5AD_MARGIN_BYTES = 4 * 2**20
 def _array_bytes(value: object) -> int:
     """Bytes of a dense or sparse array (0 for anything else, e.g. a DataFrame in obsm)."""
     if scipy.sparse.issparse(value):
-        return sum(int(getattr(value, name).nbytes)
-                   for name in ("data", "indices", "indptr", "row", "col") if hasattr(value, name))
+        return sum(
+            int(getattr(value, name).nbytes)
+            for name in ("data", "indices", "indptr", "row", "col")
+            if hasattr(value, name)
+        )
     nbytes = getattr(value, "nbytes", None)
     return int(nbytes) if isinstance(nbytes, (int, np.integer)) else 0
 

@@ -72,8 +72,12 @@ class Neighbourhood:
     def rows(self, cells: Tensor) -> Neighbourhood:
         """The same quantities restricted to ``cells`` (the mean stays the full-tissue mean)."""
         return Neighbourhood(
-            self.m_in[cells], self.m_out[cells], self.s_in[cells], self.s_out[cells],
-            self.mu, self.n_neighbors,
+            self.m_in[cells],
+            self.m_out[cells],
+            self.s_in[cells],
+            self.s_out[cells],
+            self.mu,
+            self.n_neighbors,
         )
 
 

@@ -41,7 +41,11 @@ def _varp(adata: AnnData, key: str) -> np.ndarray:
 
 
 def interaction_heatmap(
-    adata: AnnData, which: str = "intra", *, key: str = _keys.UNS_KEY, ax: Axes | None = None,
+    adata: AnnData,
+    which: str = "intra",
+    *,
+    key: str = _keys.UNS_KEY,
+    ax: Axes | None = None,
     title: str | None = None,
 ) -> Axes:
     """Heatmap of ``varp[f"{key}_{which}"]`` on a symmetric diverging scale (blue < 0 < red).
@@ -69,7 +73,11 @@ def interaction_heatmap(
 
 
 def recovery_scatter(
-    adata: AnnData, which: str = "intra", *, key: str = _keys.UNS_KEY, truth_key: str = "true",
+    adata: AnnData,
+    which: str = "intra",
+    *,
+    key: str = _keys.UNS_KEY,
+    truth_key: str = "true",
     ax: Axes | None = None,
 ) -> Axes:
     """Scatter of off-diagonal fitted vs true couplings, with their Spearman correlation.
@@ -100,7 +108,11 @@ def recovery_scatter(
 
 
 def delta_map(
-    adata: AnnData, gene: str, *, key: str = _keys.UNS_KEY, basis: str = _keys.SPATIAL_KEY,
+    adata: AnnData,
+    gene: str,
+    *,
+    key: str = _keys.UNS_KEY,
+    basis: str = _keys.SPATIAL_KEY,
     ax: Axes | None = None,
 ) -> Axes:
     """Spatial map of ``layers[f"{key}_delta"]`` for one gene; perturbed cells outlined.
@@ -124,13 +136,21 @@ def delta_map(
     values = np.asarray(adata.layers[layer][:, adata.var_names.get_loc(gene)]).ravel()
     ax = _axes(ax)
     limit = float(np.abs(values).max()) or 1.0
-    points = ax.scatter(coords[:, 0], coords[:, 1], c=values, cmap="RdBu_r", vmin=-limit,
-                        vmax=limit, s=14)
+    points = ax.scatter(
+        coords[:, 0], coords[:, 1], c=values, cmap="RdBu_r", vmin=-limit, vmax=limit, s=14
+    )
     perturbed_key = f"{key}_perturbed"
     if perturbed_key in adata.obs:
         mask = np.asarray(adata.obs[perturbed_key], dtype=bool)
-        ax.scatter(coords[mask, 0], coords[mask, 1], facecolors="none", edgecolors="k", s=30,
-                   linewidths=0.8, label="perturbed")
+        ax.scatter(
+            coords[mask, 0],
+            coords[mask, 1],
+            facecolors="none",
+            edgecolors="k",
+            s=30,
+            linewidths=0.8,
+            label="perturbed",
+        )
         ax.legend(loc="upper right", fontsize=6)
     ax.figure.colorbar(points, ax=ax, fraction=0.046)
     ax.set_aspect("equal")
@@ -139,7 +159,10 @@ def delta_map(
 
 
 def ring_summary(
-    adata: AnnData, genes: Sequence[str] | None = None, *, key: str = _keys.UNS_KEY,
+    adata: AnnData,
+    genes: Sequence[str] | None = None,
+    *,
+    key: str = _keys.UNS_KEY,
     ax: Axes | None = None,
 ) -> Axes:
     """Mean delta per graph-distance ring (0 = perturbed, 1, 2, 3+) for a few genes.

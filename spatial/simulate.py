@@ -109,11 +109,22 @@ def random_couplings(
         ``(W_intra, W_inter)``, float32 ``[G, G]`` each.
     """
     check_int("n_genes", n_genes, 2)
-    check_real("density", density, low=0.0, low_open=True, high=1.0,
-               fix="pass a fraction of non-zero couplings in (0, 1], e.g. 0.6")
+    check_real(
+        "density",
+        density,
+        low=0.0,
+        low_open=True,
+        high=1.0,
+        fix="pass a fraction of non-zero couplings in (0, 1], e.g. 0.6",
+    )
     strength = n_genes / 2.0 if strength is None else strength
-    check_real("strength", strength, low=0.0, low_open=True,
-               fix="pass a positive spectral norm, or None (n_genes / 2)")
+    check_real(
+        "strength",
+        strength,
+        low=0.0,
+        low_open=True,
+        fix="pass a positive spectral norm, or None (n_genes / 2)",
+    )
     check_seed("seed", seed)
     generator = make_generator(seed)
 
@@ -164,13 +175,19 @@ def langevin_sample(
     """
     check_int("n_cells", n_cells, 1)
     check_int("steps", steps, 0)
-    check_real("step_size", step_size, low=0.0, low_open=True,
-               fix="pass a positive Langevin step size, e.g. 0.005")
+    check_real(
+        "step_size",
+        step_size,
+        low=0.0,
+        low_open=True,
+        fix="pass a positive Langevin step size, e.g. 0.005",
+    )
     check_seed("seed", seed)
     param = model.intra_raw
     generator = make_generator(seed, param.device)
-    x = torch.randn(n_cells, model.n_genes, generator=generator, device=param.device,
-                    dtype=param.dtype)
+    x = torch.randn(
+        n_cells, model.n_genes, generator=generator, device=param.device, dtype=param.dtype
+    )
     x = x / x.norm(dim=-1, keepdim=True)
     noise_scale = math.sqrt(2.0 * step_size)
     operator = neighbour_operator(edge_index, weight.to(x.dtype), n_cells)  # [N, N] CSR
@@ -280,8 +297,13 @@ def simulate_tissue(
     check_int("n_cells", n_cells, 2)
     check_int("n_neighbors", n_neighbors, 1, n_cells - 1)
     check_int("steps", steps, 0)
-    check_real("step_size", step_size, low=0.0, low_open=True,
-               fix="pass a positive Langevin step size, e.g. 0.002")
+    check_real(
+        "step_size",
+        step_size,
+        low=0.0,
+        low_open=True,
+        fix="pass a positive Langevin step size, e.g. 0.002",
+    )
     check_seed("seed", seed)
     coords = hex_grid(n_cells) if layout == "hex" else random_positions(n_cells, seed=seed)
     edge_index, _ = knn_graph(coords, n_neighbors)
@@ -290,6 +312,7 @@ def simulate_tissue(
     model.set_matrices(w_intra, w_inter)
     weight = edge_weights(edge_index, n_cells, normalization=normalization)
     seed_x = None if seed is None else seed + 1  # distinct stream from the couplings
-    x = langevin_sample(model, edge_index, weight, n_cells, steps=steps, step_size=step_size,
-                        seed=seed_x)
+    x = langevin_sample(
+        model, edge_index, weight, n_cells, steps=steps, step_size=step_size, seed=seed_x
+    )
     return SimulatedTissue(coords, edge_index, x, w_intra, w_inter, normalization)

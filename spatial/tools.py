@@ -80,8 +80,13 @@ def celcomen(
     estimator = Celcomen(config, **params)
     if _keys.connectivities_key(spatial_key) not in adata.obsp:
         _inputs.require_coordinates(adata, spatial_key)
-        spatial_neighbors_knn(adata, estimator.config.n_neighbors, spatial_key=spatial_key,
-                              library_key=library_key, key_added=spatial_key)
+        spatial_neighbors_knn(
+            adata,
+            estimator.config.n_neighbors,
+            spatial_key=spatial_key,
+            library_key=library_key,
+            key_added=spatial_key,
+        )
     estimator.fit(adata, spatial_key=spatial_key, layer=layer, device=device)
     store_fit(adata, estimator, key_added=key_added, spatial_key=spatial_key, layer=layer)
 
@@ -107,8 +112,12 @@ def store_fit(
     _save(adata, "varp", f"{key_added}_intra", w_intra.detach().cpu().numpy().astype(np.float32))
     _save(adata, "varp", f"{key_added}_inter", w_inter.detach().cpu().numpy().astype(np.float32))
     params = {**asdict(estimator.config), "spatial_key": spatial_key, "layer": layer}
-    _save(adata, "uns", key_added,
-          {"params": params, "losses": np.asarray(estimator.losses_, dtype=np.float64)})
+    _save(
+        adata,
+        "uns",
+        key_added,
+        {"params": params, "losses": np.asarray(estimator.losses_, dtype=np.float64)},
+    )
 
 
 def intervene(
@@ -167,14 +176,28 @@ def intervene(
                 f"spatial.celcomen(adata, key_added={key_added!r}) first"
             )
     params = adata.uns.get(key_added, {}).get("params", {})
-    w_intra, w_inter = (torch.as_tensor(np.asarray(adata.varp[n]), dtype=torch.float32,
-                                        device=device) for n in names)
+    w_intra, w_inter = (
+        torch.as_tensor(np.asarray(adata.varp[n]), dtype=torch.float32, device=device)
+        for n in names
+    )
     estimator = Celcomen.from_matrices(
-        w_intra, w_inter, normalization=params.get("normalization", "gcn"))
-    result = estimator.intervene(adata, genes, cells, steps=steps, step_size=step_size,
-                                 horizon=horizon, spatial_key=spatial_key, layer=layer)
-    record = {"genes": {str(k): float(v) for k, v in genes.items()}, "steps": int(steps),
-              "step_size": result.step_size}
+        w_intra, w_inter, normalization=params.get("normalization", "gcn")
+    )
+    result = estimator.intervene(
+        adata,
+        genes,
+        cells,
+        steps=steps,
+        step_size=step_size,
+        horizon=horizon,
+        spatial_key=spatial_key,
+        layer=layer,
+    )
+    record = {
+        "genes": {str(k): float(v) for k, v in genes.items()},
+        "steps": int(steps),
+        "step_size": result.step_size,
+    }
     store_counterfactual(adata, result, key_added=key_added, record=record)
 
 
@@ -193,6 +216,7 @@ def store_counterfactual(
         key_added: Prefix of the written keys (default ``"celcomen"``).
         record: Extra entries for ``uns[key_added]['perturbation']`` (genes, steps, ...).
     """
+
     def host(t: torch.Tensor) -> np.ndarray:
         return t.detach().cpu().numpy()
 

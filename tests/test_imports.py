@@ -31,8 +31,12 @@ def _loaded_after(code: str, watch: list[str], env: dict[str, str] | None = None
     report = f"import json, sys\nprint(json.dumps([m for m in {watch!r} if m in sys.modules]))"
     probe = f"{code}\n{report}"
     result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, check=False,
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -50,8 +54,7 @@ def test_bare_import_loads_nothing_heavy(package):
         ("from kg import *", []),
         ("from kg.explain import *", []),
         # The KG and dense-batch layer; the AnnData wrappers are separate names.
-        ("from graphdata import TripleSet, KGDataset, FilterIndex, DenseGraphBatch, knn_graph",
-         []),
+        ("from graphdata import TripleSet, KGDataset, FilterIndex, DenseGraphBatch, knn_graph", []),
         # graphon.patterns builds patterns with networkx.
         ("from graphon import *", ["networkx"]),
         # The MPNN baseline subclasses PyG's MessagePassing.
@@ -85,7 +88,8 @@ def test_type_checking_imports_match_the_lazy_table(package):
     module = importlib.import_module(package)
     tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
     block = next(
-        node for node in tree.body
+        node
+        for node in tree.body
         if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
     )
     static: dict[str, set[str]] = {}

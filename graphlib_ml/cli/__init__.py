@@ -131,8 +131,7 @@ class _Parser(argparse.ArgumentParser):
         """
         self.exit(
             EXIT_USAGE,
-            f"graphlib: error: {_one_line(message)}, in `{self.prog}` "
-            f"(see `{self.prog} --help`)\n",
+            f"graphlib: error: {_one_line(message)}, in `{self.prog}` (see `{self.prog} --help`)\n",
         )
 
 
@@ -223,9 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
 
 
-def describe_failure(
-    err: BaseException, args: argparse.Namespace | None = None
-) -> tuple[int, str]:
+def describe_failure(err: BaseException, args: argparse.Namespace | None = None) -> tuple[int, str]:
     """Map an exception to its exit code and one ``graphlib: error: ...`` line.
 
     The line is ``graphlib: error: <what>, <where> (<how to fix>)``. ``what`` comes from the
@@ -433,9 +430,11 @@ def _raised_in(err: BaseException, package: str) -> bool:
 def _torch_write_failure(err: RuntimeError) -> bool:
     """Whether ``err`` is torch's zip writer failing a write (a full disk, usually)."""
     text = str(err)
-    return "unexpected pos" in text or (
-        "PytorchStreamWriter" in text and "failed" in text
-    ) or "file write failed" in text
+    return (
+        "unexpected pos" in text
+        or ("PytorchStreamWriter" in text and "failed" in text)
+        or "file write failed" in text
+    )
 
 
 def _torch_read_failure(err: RuntimeError) -> bool:

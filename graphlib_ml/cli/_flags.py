@@ -105,8 +105,14 @@ def _own_field_docs(cls: type) -> dict[str, str]:
             continue
         name = node.target.id
         end = node.end_lineno or node.lineno
-        trailing = next((comments[n] for n in range(end, node.lineno - 1, -1) if n in comments
-                         and not lines[n - 1].lstrip().startswith("#")), "")
+        trailing = next(
+            (
+                comments[n]
+                for n in range(end, node.lineno - 1, -1)
+                if n in comments and not lines[n - 1].lstrip().startswith("#")
+            ),
+            "",
+        )
         above: list[str] = []
         number = node.lineno - 1
         while number in comments and lines[number - 1].lstrip().startswith("#"):
@@ -199,7 +205,10 @@ def number_type(
 
 
 def _accepts(
-    cls: type, name: str, value: Any, base: Mapping[str, Any],
+    cls: type,
+    name: str,
+    value: Any,
+    base: Mapping[str, Any],
     check: Callable[[Any], object] | None,
 ) -> bool:
     """Whether config ``cls`` with ``name = value`` passes its own range checks."""
@@ -245,8 +254,10 @@ def _comment_choices(cls: type, doc: str) -> tuple[str, ...] | None:
                 except ImportError:
                     continue
         value = getattr(owner, attr, None)
-        if isinstance(value, (tuple, list, dict)) and value and all(
-            isinstance(v, str) for v in value
+        if (
+            isinstance(value, (tuple, list, dict))
+            and value
+            and all(isinstance(v, str) for v in value)
         ):
             return tuple(value)
     return None
@@ -361,8 +372,11 @@ def add_config_flags(
         elif typing.get_origin(kind) is typing.Literal:
             kwargs["choices"] = tuple(typing.get_args(kind))
         elif kind is str:
-            options = (choices.get(field.name) or _comment_choices(cls, doc)
-                       or _validated_choices(cls, field.name, base or {}, check))
+            options = (
+                choices.get(field.name)
+                or _comment_choices(cls, doc)
+                or _validated_choices(cls, field.name, base or {}, check)
+            )
             if options is not None:
                 kwargs["choices"] = tuple(options)
         elif typing.get_origin(kind) is tuple and typing.get_args(kind)[:1] in ((int,), (str,)):

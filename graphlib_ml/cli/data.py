@@ -22,8 +22,7 @@ def _data_family(args: argparse.Namespace) -> int:
     world = family_kg(args.num_people, seed=args.seed)
     world.dataset.to_folder(args.out)
     print(
-        f"wrote the synthetic family KG ({args.num_people} people, seed {args.seed}) "
-        f"to {args.out}"
+        f"wrote the synthetic family KG ({args.num_people} people, seed {args.seed}) to {args.out}"
     )
     return 0
 

@@ -63,8 +63,16 @@ def _load_evaluator(path: str, device: torch.device) -> DistilledEvaluator:
     except (GraphDataError, OSError):
         raise
     # A file that is not an evaluator fails inside torch.load or while reading its fields.
-    except (pickle.UnpicklingError, EOFError, KeyError, IndexError, TypeError, AttributeError,
-            RuntimeError, ValueError) as err:
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        KeyError,
+        IndexError,
+        TypeError,
+        AttributeError,
+        RuntimeError,
+        ValueError,
+    ) as err:
         raise GraphDataError(
             f"--evaluator: {path!r} is not an evaluator file ({type(err).__name__}: {err}); "
             "pass a file written by `graphlib kg explain --save-evaluator`, or leave out "

@@ -51,7 +51,13 @@ _UNTRAINED_SHARED = ("sizes", "samples", "limit_size", "models", "hidden_channel
 _UNTRAINED_FLAGS: dict[str, str] = {}
 #: SizeGeneralizationConfig fields set from the hand-written flags both experiments share.
 _SHARED_FIELDS = (
-    "train_graphs", "test_sizes", "test_graphs", "models", "seeds", "epochs", "hidden_channels",
+    "train_graphs",
+    "test_sizes",
+    "test_graphs",
+    "models",
+    "seeds",
+    "epochs",
+    "hidden_channels",
     "num_layers",
 )
 #: Today's flag names of generated trained-experiment fields that differ from the field name.

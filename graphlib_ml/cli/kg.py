@@ -237,9 +237,12 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     ev.add_argument("--per-relation", action="store_true", help="add one row per relation")
     ev.add_argument("--json", help="also write the metrics to this JSON file")
     ev.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
-    ev.add_argument("--compile", action="store_true",
-                    help="score with the model's torch.compile kernel where it has one (RotatE): "
-                         "seconds of compilation, then several times faster")
+    ev.add_argument(
+        "--compile",
+        action="store_true",
+        help="score with the model's torch.compile kernel where it has one (RotatE): "
+        "seconds of compilation, then several times faster",
+    )
     ev.set_defaults(func=_evaluate)
 
     pr = sub.add_parser("predict", help="most plausible tails of (head, relation, ?)")
@@ -261,4 +264,3 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         add_explain_subparser(sub)
     else:
         sub.add_parser("explain", help=_EXPLAIN_HELP, add_help=False)
-

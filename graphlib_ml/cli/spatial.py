@@ -60,10 +60,13 @@ def _simulate(args: argparse.Namespace) -> int:
     from spatial.simulate import simulate_tissue
 
     check_output_file(args.out, argument="--out")
-    print(f"spatial simulate: cells={args.cells} genes={args.genes} layout={args.layout} "
-          f"steps={args.steps} seed={args.seed} out={args.out}")
-    tissue = simulate_tissue(args.cells, args.genes, layout=args.layout, steps=args.steps,
-                             seed=args.seed)
+    print(
+        f"spatial simulate: cells={args.cells} genes={args.genes} layout={args.layout} "
+        f"steps={args.steps} seed={args.seed} out={args.out}"
+    )
+    tissue = simulate_tissue(
+        args.cells, args.genes, layout=args.layout, steps=args.steps, seed=args.seed
+    )
     write_h5ad(tissue.to_anndata(), args.out)
     print(f"wrote {args.out}")
     return 0
@@ -81,8 +84,9 @@ def _fit(args: argparse.Namespace) -> int:
     config = CelcomenConfig(**config_values(args, _FIT_FLAGS))
     print(f"spatial fit: estimator={args.estimator} device={device} config={asdict(config)}")
     adata = read_h5ad(args.input)
-    tools.celcomen(adata, spatial_key=args.spatial_key, layer=args.layer, config=config,
-                   device=device)
+    tools.celcomen(
+        adata, spatial_key=args.spatial_key, layer=args.layer, config=config, device=device
+    )
     losses = adata.uns["celcomen"]["losses"]
     print(f"final loss {losses[-1]:.4f} after {len(losses)} epochs")
     write_h5ad(adata, args.out)
@@ -111,10 +115,20 @@ def _intervene(args: argparse.Namespace) -> int:
     else:
         cells = [c for c in args.cells.split(",") if c]
     shown = int(np.sum(cells)) if args.cells_where else cells
-    print(f"spatial intervene: genes={genes} cells={shown} steps={args.steps} "
-          f"step_size={args.step_size or 'auto'} horizon={args.horizon} device={device}")
-    tools.intervene(adata, genes, cells, steps=args.steps, step_size=args.step_size,
-                    horizon=args.horizon, layer=args.layer, device=device)
+    print(
+        f"spatial intervene: genes={genes} cells={shown} steps={args.steps} "
+        f"step_size={args.step_size or 'auto'} horizon={args.horizon} device={device}"
+    )
+    tools.intervene(
+        adata,
+        genes,
+        cells,
+        steps=args.steps,
+        step_size=args.step_size,
+        horizon=args.horizon,
+        layer=args.layer,
+        device=device,
+    )
     print(f"step size used: {adata.uns['celcomen']['perturbation']['step_size']:.4g}")
     size = adata.uns["celcomen"]["perturbation"]["ring_size"]
     print(f"cells per ring (0, 1, 2, 3+): {size.tolist()}")
@@ -154,8 +168,9 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     fit = sub.add_parser("fit", help="fit Celcomen and store varp['celcomen_*']")
     fit.add_argument("input", help="input .h5ad (coordinates in obsm or a graph in obsp)")
     fit.add_argument("--out", required=True, help="output .h5ad")
-    fit.add_argument("--estimator", choices=ESTIMATORS, default="celcomen",
-                     help="(default: %(default)s)")
+    fit.add_argument(
+        "--estimator", choices=ESTIMATORS, default="celcomen", help="(default: %(default)s)"
+    )
     fit.add_argument("--layer", default=None, help="expression layer (default: X)")
     fit.add_argument("--spatial-key", default="spatial", help="obsm key (default: %(default)s)")
     from spatial.celcomen import CelcomenConfig
@@ -173,10 +188,18 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--cells", help="comma-separated obs names")
     group.add_argument("--cells-where", help="COLUMN=VALUE selecting cells by an obs column")
     cf.add_argument("--steps", type=cli_types.positive_int, default=50)
-    cf.add_argument("--step-size", type=cli_types.positive_float, default=None,
-                    help="Riemannian step; default: --horizon model time units over --steps")
-    cf.add_argument("--horizon", type=cli_types.positive_float, default=4.0,
-                    help="relaxation time in model time units 1/L (used without --step-size)")
+    cf.add_argument(
+        "--step-size",
+        type=cli_types.positive_float,
+        default=None,
+        help="Riemannian step; default: --horizon model time units over --steps",
+    )
+    cf.add_argument(
+        "--horizon",
+        type=cli_types.positive_float,
+        default=4.0,
+        help="relaxation time in model time units 1/L (used without --step-size)",
+    )
     cf.add_argument("--layer", default=None)
     cf.add_argument("--device", default="auto")
     cf.set_defaults(func=_intervene)

@@ -60,10 +60,13 @@ def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
     x, edge_index = tissue.x.to(device), tissue.edge_index.to(device)
     ours = Celcomen(epochs=EPOCHS, seed=seed, progress=False).fit(x, edge_index)
     reference = Celcomen(CelcomenConfig.reference(epochs=EPOCHS, seed=seed, progress=False)).fit(
-        x, edge_index)
+        x, edge_index
+    )
     scores = {
-        name: (_offdiag_spearman(est.W_intra_, tissue.W_intra),
-               _offdiag_spearman(est.W_inter_, tissue.W_inter))
+        name: (
+            _offdiag_spearman(est.W_intra_, tissue.W_intra),
+            _offdiag_spearman(est.W_inter_, tissue.W_inter),
+        )
         for name, est in (("ours (score matching)", ours), ("reference protocol", reference))
     }
 
@@ -87,7 +90,8 @@ def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
     genes = {KNOCKOUT_GENE: 0.0}
     predicted = ours.intervene(x, genes, cells.to(device), edge_index=edge_index)
     truth = Celcomen.from_matrices(tissue.W_intra.to(device), tissue.W_inter.to(device)).intervene(
-        x, genes, cells.to(device), edge_index=edge_index)
+        x, genes, cells.to(device), edge_index=edge_index
+    )
     affected = (truth.ring <= 2).cpu()
     free = ~truth.clamped.cpu()
     pred_d, true_d = predicted.delta.cpu(), truth.delta.cpu()

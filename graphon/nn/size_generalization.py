@@ -99,7 +99,11 @@ def _check_config(config: SizeGeneralizationConfig) -> None:
     check_int("config.train_size", config.train_size, 1)
     check_int("config.train_graphs", config.train_graphs, 1)
     check_real(
-        "config.val_fraction", config.val_fraction, low=0.0, high=1.0, high_open=True,
+        "config.val_fraction",
+        config.val_fraction,
+        low=0.0,
+        high=1.0,
+        high_open=True,
         fix="pass a fraction in [0, 1), e.g. 0.2",
     )
     _check_sizes("config.test_sizes", config.test_sizes, 1)
@@ -110,7 +114,10 @@ def _check_config(config: SizeGeneralizationConfig) -> None:
     check_int("config.epochs", config.epochs, 1)
     check_int("config.batch_size", config.batch_size, 1)
     check_real(
-        "config.lr", config.lr, low=0.0, low_open=True,
+        "config.lr",
+        config.lr,
+        low=0.0,
+        low_open=True,
         fix="pass a positive learning rate, e.g. 1e-3",
     )
     check_schedule(config.lr_schedule)
@@ -118,7 +125,9 @@ def _check_config(config: SizeGeneralizationConfig) -> None:
     if config.patience is not None:
         check_int("config.patience", config.patience, 1)
     check_real(
-        "config.weight_decay", config.weight_decay, low=0.0,
+        "config.weight_decay",
+        config.weight_decay,
+        low=0.0,
         fix="pass a weight decay >= 0, e.g. 0.1",
     )
     if not isinstance(config.standardize_target, bool):

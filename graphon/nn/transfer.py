@@ -235,7 +235,10 @@ def _check_config(config: ConvergenceConfig) -> None:
             f"config.activation: expected one of {list(ACTIVATIONS)}, got {config.activation!r}"
         )
     check_real(
-        "config.weight_std", config.weight_std, low=0.0, low_open=True,
+        "config.weight_std",
+        config.weight_std,
+        low=0.0,
+        low_open=True,
         fix="pass a positive standard deviation, e.g. 1.0 (the paper's)",
     )
     check_choice("config.latents", config.latents, LATENTS)
@@ -285,9 +288,7 @@ def untrained_convergence(
         (2, 3)
     """
     if not isinstance(config, ConvergenceConfig):
-        raise GraphDataError(
-            f"config: expected a ConvergenceConfig, got {type(config).__name__}"
-        )
+        raise GraphDataError(f"config: expected a ConvergenceConfig, got {type(config).__name__}")
     _check_config(config)
     check_int("seed", seed, 0)
     graphon = _as_graphon(graphon)

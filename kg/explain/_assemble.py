@@ -34,6 +34,7 @@ class Context:
     min_gain: float  # ExplainerConfig.min_gain, for the same note
     max_candidates: int  # ExplainerConfig.max_candidates, for the truncation note
 
+
 __all__: list[str] = []
 
 

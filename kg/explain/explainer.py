@@ -395,9 +395,7 @@ def _node_search(
     chosen, mask, _ = node_greedy_search(local, scorer, top_k=explainer.config.max_paths)
     reason = "reached_tail" if chosen else "tail_not_reached"
     context = explainer._context(local, explainer.scorer(local))
-    return assemble(
-        context, local, None, chosen, mask, mode=mode, start=start, stop_reason=reason
-    )
+    return assemble(context, local, None, chosen, mask, mode=mode, start=start, stop_reason=reason)
 
 
 #: The search strategies by name, one signature ``(explainer, local structure, scorer, mode,

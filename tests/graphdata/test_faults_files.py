@@ -297,8 +297,11 @@ def test_require_free_space(tmp_path, monkeypatch):
     require_free_space("/dev/null", 10**18, what="nothing")  # a device needs no space
     usage = shutil.disk_usage(tmp_path)
     monkeypatch.setattr(shutil, "disk_usage", lambda p: usage._replace(free=1000))
-    with pytest.raises(OSError, match=r"no space left on device for the AnnData file: it needs "
-                       r"about 1\.0 MiB but .* has 1000 bytes free") as err:
+    with pytest.raises(
+        OSError,
+        match=r"no space left on device for the AnnData file: it needs "
+        r"about 1\.0 MiB but .* has 1000 bytes free",
+    ) as err:
         require_free_space(tmp_path / "x.h5ad", 2**20, what="the AnnData file")
     assert err.value.errno == errno.ENOSPC and err.value.filename == str(tmp_path / "x.h5ad")
     require_free_space(tmp_path / "x.h5ad", 1000, what="the AnnData file")
@@ -324,7 +327,9 @@ def tiny_tmpfs(tmp_path):
         pytest.skip("no mount command")
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
@@ -352,9 +357,11 @@ def test_real_full_disk_on_a_tiny_tmpfs(tiny_tmpfs, monkeypatch):
 # ---- byte-order marks in the middle of a TSV file ------------------------------------------
 
 _LABEL = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"),
-                           blacklist_characters="\ufeff\x85"),
-    min_size=1, max_size=6,
+    alphabet=st.characters(
+        blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), blacklist_characters="\ufeff\x85"
+    ),
+    min_size=1,
+    max_size=6,
 ).filter(lambda s: s == s.strip())
 _ROWS = st.lists(st.tuples(_LABEL, _LABEL, _LABEL), min_size=1, max_size=5, unique=True)
 _BOM = "\ufeff".encode()
@@ -393,8 +400,11 @@ def test_cat_joined_files_on_disk(tmp_path):
     ],
 )
 def test_marks_that_would_start_a_label_are_refused_with_file_line(text, line):
-    with pytest.raises(TSVFormatError, match=rf"^data\.tsv:{line}: expected labels that do not "
-                       "start with U\\+FEFF"):
+    with pytest.raises(
+        TSVFormatError,
+        match=rf"^data\.tsv:{line}: expected labels that do not "
+        "start with U\\+FEFF",
+    ):
         parse_labeled_triples(text.encode(), source="data.tsv")
 
 

@@ -149,28 +149,47 @@ def test_int32_queries_are_accepted():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda i: i.tails(torch.tensor([0, 5]), torch.tensor([0, 0])),
-         r"head_index: expected ids in \[0, 5\), got min 0 and max 5"),
-        (lambda i: i.tails(torch.tensor([0]), torch.tensor([2])),
-         r"rel_type: expected ids in \[0, 2\), got min 2"),
+        (
+            lambda i: i.tails(torch.tensor([0, 5]), torch.tensor([0, 0])),
+            r"head_index: expected ids in \[0, 5\), got min 0 and max 5",
+        ),
+        (
+            lambda i: i.tails(torch.tensor([0]), torch.tensor([2])),
+            r"rel_type: expected ids in \[0, 2\), got min 2",
+        ),
         (lambda i: i.heads(torch.tensor([0]), torch.tensor([-1])), r"tail_index: expected ids"),
-        (lambda i: i.tails(torch.tensor([0, 1]), torch.tensor([0])),
-         r"head_index, rel_type: expected the same shape \[B\], got \(2,\) and \(1,\)"),
+        (
+            lambda i: i.tails(torch.tensor([0, 1]), torch.tensor([0])),
+            r"head_index, rel_type: expected the same shape \[B\], got \(2,\) and \(1,\)",
+        ),
         (lambda i: i.tails(torch.tensor([[0]]), torch.tensor([[0]])), r"expected a 1-D integer"),
         (lambda i: i.tail_coo(torch.tensor([0.0]), torch.tensor([0])), r"expected integer ids"),
         (lambda i: i.contains(torch.tensor([0, 1, 2])), r"mapped: expected a LongTensor \[B, 3\]"),
-        (lambda i: i.both_coo((torch.tensor([0]), torch.tensor([5])),
-                              (torch.tensor([0]), torch.tensor([0]))),
-         r"head_side tail_index: expected ids in \[0, 5\), got min 5"),
-        (lambda i: i.both_coo((torch.tensor([0]), torch.tensor([1])),
-                              (torch.tensor([0, 1]), torch.tensor([1]))),
-         r"tail_side head_index, tail_side rel_type: expected the same shape"),
-        (lambda i: i.both_coo((torch.tensor([0]), torch.tensor([1])),
-                              (torch.tensor([0]), torch.tensor([2]))),
-         r"tail_side rel_type: expected ids in \[0, 2\)"),
+        (
+            lambda i: i.both_coo(
+                (torch.tensor([0]), torch.tensor([5])), (torch.tensor([0]), torch.tensor([0]))
+            ),
+            r"head_side tail_index: expected ids in \[0, 5\), got min 5",
+        ),
+        (
+            lambda i: i.both_coo(
+                (torch.tensor([0]), torch.tensor([1])), (torch.tensor([0, 1]), torch.tensor([1]))
+            ),
+            r"tail_side head_index, tail_side rel_type: expected the same shape",
+        ),
+        (
+            lambda i: i.both_coo(
+                (torch.tensor([0]), torch.tensor([1])), (torch.tensor([0]), torch.tensor([2]))
+            ),
+            r"tail_side rel_type: expected ids in \[0, 2\)",
+        ),
         (lambda i: i.contains(torch.tensor([[0, 2, 1]])), r"mapped relations: expected ids"),
-        (lambda i: i.head_coo(torch.zeros(1, dtype=torch.long, device="meta"), torch.tensor([0])),
-         r"rel_type: is on meta but the index is on cpu; call index.to\('meta'\)"),
+        (
+            lambda i: i.head_coo(
+                torch.zeros(1, dtype=torch.long, device="meta"), torch.tensor([0])
+            ),
+            r"rel_type: is on meta but the index is on cpu; call index.to\('meta'\)",
+        ),
     ],
 )
 def test_bad_queries_raise_clear_errors(call, match):

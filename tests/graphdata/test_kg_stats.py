@@ -11,11 +11,20 @@ from graphdata.triples import KGDataset, TripleSet
 
 # One relation of each type, plus r5 exactly at the 1.5 threshold (tph = 3/2, counts as N).
 TRAIN = [
-    ("a", "r1", "b"), ("c", "r1", "d"),                                       # 1-1
-    ("a", "r2", "b"), ("a", "r2", "c"), ("a", "r2", "d"),                     # 1-N: tph 3
-    ("a", "r3", "d"), ("b", "r3", "d"),                                       # N-1: hpt 2
-    ("a", "r4", "b"), ("a", "r4", "c"), ("b", "r4", "b"), ("b", "r4", "c"),   # N-N: 2 and 2
-    ("a", "r5", "b"), ("a", "r5", "c"), ("b", "r5", "d"),                     # tph 1.5: 1-N
+    ("a", "r1", "b"),
+    ("c", "r1", "d"),  # 1-1
+    ("a", "r2", "b"),
+    ("a", "r2", "c"),
+    ("a", "r2", "d"),  # 1-N: tph 3
+    ("a", "r3", "d"),
+    ("b", "r3", "d"),  # N-1: hpt 2
+    ("a", "r4", "b"),
+    ("a", "r4", "c"),
+    ("b", "r4", "b"),
+    ("b", "r4", "c"),  # N-N: 2 and 2
+    ("a", "r5", "b"),
+    ("a", "r5", "c"),
+    ("b", "r5", "d"),  # tph 1.5: 1-N
 ]
 VALID = [("c", "r1", "d"), ("e", "r1", "a")]  # a repeat of a train triple, and a new entity
 TEST = [("a", "r2", "c"), ("a", "r2", "c")]  # a duplicate within the split

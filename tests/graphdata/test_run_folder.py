@@ -41,8 +41,15 @@ NON_FINITE = ["nan", "NaN", "-nan", "inf", "-inf", "+inf", "Infinity", "1e999", 
 
 
 def test_the_module_offers_the_documented_types():
-    assert {"positive_float", "nonnegative_float", "positive_int", "nonnegative_int",
-            "probability", "fraction", "seed"} <= set(TYPES)
+    assert {
+        "positive_float",
+        "nonnegative_float",
+        "positive_int",
+        "nonnegative_int",
+        "probability",
+        "fraction",
+        "seed",
+    } <= set(TYPES)
 
 
 @pytest.mark.parametrize("name", sorted(TYPES))
@@ -255,8 +262,9 @@ _FILES = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json")
 
 
 def _state(folder, **flags):
-    return check_run_state(folder, finished="test_metrics.json", checkpoint="checkpoint.pt",
-                           owned=_FILES, **flags)
+    return check_run_state(
+        folder, finished="test_metrics.json", checkpoint="checkpoint.pt", owned=_FILES, **flags
+    )
 
 
 @pytest.mark.parametrize(
@@ -283,9 +291,14 @@ def test_run_state_table(tmp_path, present, resume, overwrite, refused):
         assert sorted(p.name for p in found) == sorted(present)
 
 
-@pytest.mark.parametrize("flags", [{"resume": True, "overwrite": False},
-                                   {"resume": False, "overwrite": True},
-                                   {"resume": False, "overwrite": False}])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"resume": True, "overwrite": False},
+        {"resume": False, "overwrite": True},
+        {"resume": False, "overwrite": False},
+    ],
+)
 def test_a_folder_at_the_checkpoint_path_is_refused_whatever_the_flags(tmp_path, flags):
     (tmp_path / "checkpoint.pt").mkdir()
     with pytest.raises(GraphDataError, match=r"checkpoint.pt.* got a folder; move it away"):

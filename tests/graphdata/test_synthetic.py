@@ -146,12 +146,22 @@ def test_apply_rules_hand_built_family():
     # ann+bob have cat (f) and dan (m); cat+eli have fay, dan+gil have hal; the first cousins
     # fay and hal marry and have ivy, so ann reaches ivy by two great-grandparent paths.
     base = [
-        ("ann", "spouse", "bob"), ("ann", "parent", "cat"), ("bob", "parent", "cat"),
-        ("ann", "parent", "dan"), ("bob", "parent", "dan"),
-        ("cat", "sister", "dan"), ("dan", "brother", "cat"),
-        ("eli", "spouse", "cat"), ("cat", "parent", "fay"), ("eli", "parent", "fay"),
-        ("dan", "spouse", "gil"), ("dan", "parent", "hal"), ("gil", "parent", "hal"),
-        ("fay", "spouse", "hal"), ("fay", "parent", "ivy"), ("hal", "parent", "ivy"),
+        ("ann", "spouse", "bob"),
+        ("ann", "parent", "cat"),
+        ("bob", "parent", "cat"),
+        ("ann", "parent", "dan"),
+        ("bob", "parent", "dan"),
+        ("cat", "sister", "dan"),
+        ("dan", "brother", "cat"),
+        ("eli", "spouse", "cat"),
+        ("cat", "parent", "fay"),
+        ("eli", "parent", "fay"),
+        ("dan", "spouse", "gil"),
+        ("dan", "parent", "hal"),
+        ("gil", "parent", "hal"),
+        ("fay", "spouse", "hal"),
+        ("fay", "parent", "ivy"),
+        ("hal", "parent", "ivy"),
     ]
     out = apply_rules(base, FAMILY_RULES)
     assert [e.path for e in out["ann", "great_grandparent", "ivy"]] == [

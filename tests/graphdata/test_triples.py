@@ -120,18 +120,30 @@ def test_given_vocabularies_and_unknown_labels():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: TripleSet.from_labeled_triples([("a", "r")]),
-         r"triples\[0\]: expected a \(head, relation, tail\) tuple of 3 str labels"),
-        (lambda: TripleSet.from_labeled_triples([("a", "r", "b"), ("a", 1, "b")]),
-         r"triples\[1\]: expected"),
+        (
+            lambda: TripleSet.from_labeled_triples([("a", "r")]),
+            r"triples\[0\]: expected a \(head, relation, tail\) tuple of 3 str labels",
+        ),
+        (
+            lambda: TripleSet.from_labeled_triples([("a", "r", "b"), ("a", 1, "b")]),
+            r"triples\[1\]: expected",
+        ),
         (lambda: TripleSet.from_labeled_triples(["abc"]), r"triples\[0\]"),
         (lambda: TripleSet.from_labeled_triples([], on_unknown="skip"), r"on_unknown: expected"),
-        (lambda: TripleSet(torch.zeros(2, 2, dtype=torch.long), Vocabulary(["a"]),
-                           Vocabulary(["r"])), r"mapped_triples: expected a LongTensor \[N, 3\]"),
-        (lambda: TripleSet(torch.zeros(1, 3), Vocabulary(["a"]), Vocabulary(["r"])),
-         r"expected integer ids, got dtype torch.float32"),
-        (lambda: TripleSet(torch.tensor([[0, 0, 2]]), Vocabulary(["a", "b"]), Vocabulary(["r"])),
-         r"expected tail ids in \[0, 2\), got min 2 and max 2"),
+        (
+            lambda: TripleSet(
+                torch.zeros(2, 2, dtype=torch.long), Vocabulary(["a"]), Vocabulary(["r"])
+            ),
+            r"mapped_triples: expected a LongTensor \[N, 3\]",
+        ),
+        (
+            lambda: TripleSet(torch.zeros(1, 3), Vocabulary(["a"]), Vocabulary(["r"])),
+            r"expected integer ids, got dtype torch.float32",
+        ),
+        (
+            lambda: TripleSet(torch.tensor([[0, 0, 2]]), Vocabulary(["a", "b"]), Vocabulary(["r"])),
+            r"expected tail ids in \[0, 2\), got min 2 and max 2",
+        ),
     ],
 )
 def test_triple_set_bad_input(call, match):

@@ -55,60 +55,130 @@ def _one_error_line(err: str) -> str:
 # The mapping: exception -> exit code and message fragments.
 
 CASES = [
-    (PermissionError(13, "Permission denied", "/data/train.txt"), EXIT_RUNTIME,
-     ["permission denied", "/data/train.txt", "permissions"]),
-    (FileNotFoundError(2, "No such file or directory", "/data/missing"), EXIT_RUNTIME,
-     ["no such file or directory", "/data/missing", "existing"]),
-    (FileNotFoundError("path: expected a folder with train.txt, but /d is not a folder"),
-     EXIT_RUNTIME, ["/d is not a folder", "check the path"]),
-    (IsADirectoryError(21, "Is a directory", "/runs/out.json"), EXIT_RUNTIME,
-     ["is a directory", "/runs/out.json", "pass a file path"]),
-    (NotADirectoryError(20, "Not a directory", "/runs/file/out"), EXIT_RUNTIME,
-     ["not a directory", "/runs/file/out", "is a file, not a folder"]),
-    (OSError(errno.ENOSPC, "No space left on device"), EXIT_RUNTIME,
-     ["no space left on device", "writing OUT", "free some space"]),
-    (OSError(errno.ENOSPC, "No space left on device", "/full/ckpt.pt"), EXIT_RUNTIME,
-     ["no space left on device", "/full/ckpt.pt"]),
-    (OSError(errno.EROFS, "Read-only file system", "/mnt/ro/x.json"), EXIT_RUNTIME,
-     ["read-only file system", "/mnt/ro/x.json", "writable file system"]),
-    (OSError(errno.EACCES, "Permission denied", "/a", None, "/b"), EXIT_RUNTIME,
-     ["permission denied", "/a -> /b"]),
-    (OSError("Unable to synchronously open file (file signature not found)"), EXIT_RUNTIME,
-     ["file signature not found", "ARG"]),
-    (RuntimeError(TORCH_FULL_DISK), EXIT_RUNTIME,
-     ["unexpected pos", "disk is probably full", "writing OUT"]),
-    (RuntimeError("PytorchStreamReader failed reading zip archive: failed finding central "
-                  "directory"), EXIT_USAGE, ["could not be read as a torch file", "ARG"]),
-    (pickle.UnpicklingError("Weights only load failed.\n\nIn PyTorch 2.6 ..."), EXIT_USAGE,
-     ["weights-only torch file", "Weights only load failed", "ARG"]),
-    (TrainingDivergedError("the loss is nan at epoch 3"), EXIT_RUNTIME,
-     ["training diverged", "nan at epoch 3", "--lr"]),
+    (
+        PermissionError(13, "Permission denied", "/data/train.txt"),
+        EXIT_RUNTIME,
+        ["permission denied", "/data/train.txt", "permissions"],
+    ),
+    (
+        FileNotFoundError(2, "No such file or directory", "/data/missing"),
+        EXIT_RUNTIME,
+        ["no such file or directory", "/data/missing", "existing"],
+    ),
+    (
+        FileNotFoundError("path: expected a folder with train.txt, but /d is not a folder"),
+        EXIT_RUNTIME,
+        ["/d is not a folder", "check the path"],
+    ),
+    (
+        IsADirectoryError(21, "Is a directory", "/runs/out.json"),
+        EXIT_RUNTIME,
+        ["is a directory", "/runs/out.json", "pass a file path"],
+    ),
+    (
+        NotADirectoryError(20, "Not a directory", "/runs/file/out"),
+        EXIT_RUNTIME,
+        ["not a directory", "/runs/file/out", "is a file, not a folder"],
+    ),
+    (
+        OSError(errno.ENOSPC, "No space left on device"),
+        EXIT_RUNTIME,
+        ["no space left on device", "writing OUT", "free some space"],
+    ),
+    (
+        OSError(errno.ENOSPC, "No space left on device", "/full/ckpt.pt"),
+        EXIT_RUNTIME,
+        ["no space left on device", "/full/ckpt.pt"],
+    ),
+    (
+        OSError(errno.EROFS, "Read-only file system", "/mnt/ro/x.json"),
+        EXIT_RUNTIME,
+        ["read-only file system", "/mnt/ro/x.json", "writable file system"],
+    ),
+    (
+        OSError(errno.EACCES, "Permission denied", "/a", None, "/b"),
+        EXIT_RUNTIME,
+        ["permission denied", "/a -> /b"],
+    ),
+    (
+        OSError("Unable to synchronously open file (file signature not found)"),
+        EXIT_RUNTIME,
+        ["file signature not found", "ARG"],
+    ),
+    (
+        RuntimeError(TORCH_FULL_DISK),
+        EXIT_RUNTIME,
+        ["unexpected pos", "disk is probably full", "writing OUT"],
+    ),
+    (
+        RuntimeError(
+            "PytorchStreamReader failed reading zip archive: failed finding central directory"
+        ),
+        EXIT_USAGE,
+        ["could not be read as a torch file", "ARG"],
+    ),
+    (
+        pickle.UnpicklingError("Weights only load failed.\n\nIn PyTorch 2.6 ..."),
+        EXIT_USAGE,
+        ["weights-only torch file", "Weights only load failed", "ARG"],
+    ),
+    (
+        TrainingDivergedError("the loss is nan at epoch 3"),
+        EXIT_RUNTIME,
+        ["training diverged", "nan at epoch 3", "--lr"],
+    ),
     (MemoryError(), EXIT_RUNTIME, ["out of memory", "--batch-size"]),
-    (torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"), EXIT_RUNTIME,
-     ["out of memory", "Tried to allocate", "--batch-size"]),
-    (ModuleNotFoundError("No module named 'torch_geometric'", name="torch_geometric"),
-     EXIT_RUNTIME, ["package is missing", "pip install torch_geometric"]),
+    (
+        torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+        EXIT_RUNTIME,
+        ["out of memory", "Tried to allocate", "--batch-size"],
+    ),
+    (
+        ModuleNotFoundError("No module named 'torch_geometric'", name="torch_geometric"),
+        EXIT_RUNTIME,
+        ["package is missing", "pip install torch_geometric"],
+    ),
     (KeyboardInterrupt(), EXIT_INTERRUPTED, ["interrupted"]),
-    (GraphDataError("--margin: expected a finite number > 0, got nan; pass a positive --margin"),
-     EXIT_USAGE, ["--margin: expected a finite number > 0, got nan"]),
-    (TSVFormatError("/d/train.txt", 7, "expected 3 columns, got 2"), EXIT_USAGE,
-     ["/d/train.txt:7"]),
-    (KeyError("obsm['spatial']: no coordinates; pass spatial_key"), EXIT_USAGE,
-     ["obsm['spatial']: no coordinates"]),
-    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), EXIT_USAGE,
-     ["not UTF-8", "invalid start byte", "ARG"]),
-    (RuntimeError("boom"), EXIT_RUNTIME,
-     ["unexpected RuntimeError: boom", "--debug for the traceback", "ARG"]),
-    (ValueError("first line\nsecond line\nthird"), EXIT_RUNTIME,
-     ["unexpected ValueError: first line", "--debug"]),
+    (
+        GraphDataError("--margin: expected a finite number > 0, got nan; pass a positive --margin"),
+        EXIT_USAGE,
+        ["--margin: expected a finite number > 0, got nan"],
+    ),
+    (
+        TSVFormatError("/d/train.txt", 7, "expected 3 columns, got 2"),
+        EXIT_USAGE,
+        ["/d/train.txt:7"],
+    ),
+    (
+        KeyError("obsm['spatial']: no coordinates; pass spatial_key"),
+        EXIT_USAGE,
+        ["obsm['spatial']: no coordinates"],
+    ),
+    (
+        UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"),
+        EXIT_USAGE,
+        ["not UTF-8", "invalid start byte", "ARG"],
+    ),
+    (
+        RuntimeError("boom"),
+        EXIT_RUNTIME,
+        ["unexpected RuntimeError: boom", "--debug for the traceback", "ARG"],
+    ),
+    (
+        ValueError("first line\nsecond line\nthird"),
+        EXIT_RUNTIME,
+        ["unexpected ValueError: first line", "--debug"],
+    ),
     (IndexError("pop from empty list"), EXIT_RUNTIME, ["unexpected IndexError", "--debug"]),
 ]
 
 
-@pytest.mark.parametrize("err, code, fragments", CASES,
-                         ids=[f"{i}-{type(c[0]).__name__}" for i, c in enumerate(CASES)])
-def test_every_failure_is_one_line_with_its_exit_code(err, code, fragments, tmp_path,
-                                                      monkeypatch, capsys):
+@pytest.mark.parametrize(
+    "err, code, fragments", CASES, ids=[f"{i}-{type(c[0]).__name__}" for i, c in enumerate(CASES)]
+)
+def test_every_failure_is_one_line_with_its_exit_code(
+    err, code, fragments, tmp_path, monkeypatch, capsys
+):
     # Raise it from inside a real subcommand with an input and an output, so that main's
     # handler runs and can name them: ARG is the input, OUT the output.
     source, target = str(tmp_path / "in.h5ad"), str(tmp_path / "out.h5ad")
@@ -186,12 +256,15 @@ def test_debug_after_the_subcommand_is_a_usage_error_not_a_flag(capsys, tmp_path
 # argparse's own errors: one line, exit 2 (returned by main, not raised).
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (["nope"], "invalid choice: 'nope'"),
-    (["data", "family"], "the following arguments are required: out"),
-    (["data", "family", "x", "--num-people", "many"], "--num-people"),
-    (["kg", "train", "--model", "nope"], "--model"),
-])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["nope"], "invalid choice: 'nope'"),
+        (["data", "family"], "the following arguments are required: out"),
+        (["data", "family", "x", "--num-people", "many"], "--num-people"),
+        (["kg", "train", "--model", "nope"], "--model"),
+    ],
+)
 def test_usage_errors_are_one_line_and_exit_2(argv, fragment, capsys):
     assert main(argv) == EXIT_USAGE
     line = _one_error_line(capsys.readouterr().err)
@@ -232,8 +305,11 @@ def test_permission_denied_on_an_input_file(tmp_path, monkeypatch, capsys):
     assert "permission denied" in line and str(data) in line
 
 
-@pytest.mark.skipif(IS_ROOT, reason="root reads files whatever their mode, so chmod 000 "
-                                    "denies nothing; the injected variant above covers it")
+@pytest.mark.skipif(
+    IS_ROOT,
+    reason="root reads files whatever their mode, so chmod 000 "
+    "denies nothing; the injected variant above covers it",
+)
 def test_permission_denied_on_an_input_file_chmod(tmp_path, capsys):
     data = tmp_path / "kg.tsv"
     data.write_text("a\tr\tb\n", encoding="utf-8")
@@ -247,8 +323,9 @@ def test_permission_denied_on_an_input_file_chmod(tmp_path, capsys):
 
 def test_missing_dataset_folder(tmp_path, capsys):
     missing = tmp_path / "no-such-dataset"
-    code = main(["kg", "train", "--dataset", str(missing), "--out", str(tmp_path / "run"),
-                 "--no-progress"])
+    code = main(
+        ["kg", "train", "--dataset", str(missing), "--out", str(tmp_path / "run"), "--no-progress"]
+    )
     assert code == EXIT_RUNTIME
     assert str(missing) in _one_error_line(capsys.readouterr().err)
 
@@ -294,8 +371,23 @@ def test_full_disk_inside_torch_save_during_kg_train(tmp_path, monkeypatch, caps
 
     monkeypatch.setattr(torch, "save", full_disk_save)
     out = tmp_path / "run"
-    code = main(["kg", "train", "--dataset", "synthetic", "--num-people", "40", "--epochs", "1",
-                 "--dim", "8", "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "kg",
+            "train",
+            "--dataset",
+            "synthetic",
+            "--num-people",
+            "40",
+            "--epochs",
+            "1",
+            "--dim",
+            "8",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == EXIT_RUNTIME
     line = _one_error_line(capsys.readouterr().err)
     assert "disk is probably full" in line or "no space left on device" in line
@@ -321,8 +413,23 @@ def test_unexpected_error_from_a_subcommand(monkeypatch, capsys):
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    code = main(["kg", "train", "--dataset", "synthetic", "--num-people", "40", "--epochs", "1",
-                 "--dim", "8", "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "kg",
+            "train",
+            "--dataset",
+            "synthetic",
+            "--num-people",
+            "40",
+            "--epochs",
+            "1",
+            "--dim",
+            "8",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     return out / "checkpoint.pt"
 
@@ -346,8 +453,21 @@ def test_bad_file_given_to_kg_explain_evaluator(checkpoint, tmp_path, capsys):
     bad = tmp_path / "evaluator.pt"
     bad.write_bytes(os.urandom(3000))  # not a zip: torch's weights-only unpickler trips on it
     capsys.readouterr()
-    code = main(["kg", "explain", str(checkpoint), "--triple", "a b c", "--evaluator", str(bad),
-                 "--out", str(tmp_path / "e.png"), "--device", "cpu"])
+    code = main(
+        [
+            "kg",
+            "explain",
+            str(checkpoint),
+            "--triple",
+            "a b c",
+            "--evaluator",
+            str(bad),
+            "--out",
+            str(tmp_path / "e.png"),
+            "--device",
+            "cpu",
+        ]
+    )
     line = _one_error_line(capsys.readouterr().err)
     assert code in (EXIT_USAGE, EXIT_RUNTIME) and "evaluator.pt" in line
 
@@ -356,14 +476,40 @@ def test_bad_file_given_to_kg_explain_evaluator(checkpoint, tmp_path, capsys):
 def test_unreadable_h5ad_given_to_spatial_fit(content, tmp_path, capsys):
     source = tmp_path / "bad.h5ad"
     if content == "truncated":
-        assert main(["spatial", "simulate", "--cells", "30", "--genes", "3", "--steps", "5",
-                     "--out", str(tmp_path / "good.h5ad")]) == 0
+        assert (
+            main(
+                [
+                    "spatial",
+                    "simulate",
+                    "--cells",
+                    "30",
+                    "--genes",
+                    "3",
+                    "--steps",
+                    "5",
+                    "--out",
+                    str(tmp_path / "good.h5ad"),
+                ]
+            )
+            == 0
+        )
         source.write_bytes((tmp_path / "good.h5ad").read_bytes()[:3000])
     else:
         source.write_bytes(content)
     capsys.readouterr()
-    code = main(["spatial", "fit", str(source), "--out", str(tmp_path / "o.h5ad"),
-                 "--epochs", "2", "--device", "cpu"])
+    code = main(
+        [
+            "spatial",
+            "fit",
+            str(source),
+            "--out",
+            str(tmp_path / "o.h5ad"),
+            "--epochs",
+            "2",
+            "--device",
+            "cpu",
+        ]
+    )
     line = _one_error_line(capsys.readouterr().err)
     # 2 where spatial names the bad file as input; 1 for h5py's OSError reaching the handler.
     assert code in (EXIT_USAGE, EXIT_RUNTIME) and str(source) in line.replace("'", "")
@@ -415,8 +561,10 @@ def test_demo_out_not_writable_injected(tmp_path, monkeypatch, capsys):
     assert f"permission denied, {out}," in line and "[graphlib demo]" not in captured.out
 
 
-@pytest.mark.skipif(IS_ROOT, reason="root writes into any folder whatever its mode; the "
-                                    "injected variant above covers it")
+@pytest.mark.skipif(
+    IS_ROOT,
+    reason="root writes into any folder whatever its mode; the injected variant above covers it",
+)
 def test_demo_out_not_writable_chmod(tmp_path, capsys):
     out = tmp_path / "report"
     out.mkdir()
@@ -438,8 +586,9 @@ def tiny_disk(tmp_path):
     mount_point.mkdir()
     if not IS_ROOT:
         pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount_point)],
-                          capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount_point)], capture_output=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
@@ -457,8 +606,23 @@ def test_real_full_disk_data_family(tiny_disk, capsys):
 
 def test_real_full_disk_kg_train(tiny_disk, capsys):
     out = tiny_disk / "run"
-    code = main(["kg", "train", "--dataset", "synthetic", "--num-people", "40", "--epochs", "1",
-                 "--dim", "32", "--out", str(out), "--no-progress"])
+    code = main(
+        [
+            "kg",
+            "train",
+            "--dataset",
+            "synthetic",
+            "--num-people",
+            "40",
+            "--epochs",
+            "1",
+            "--dim",
+            "32",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == EXIT_RUNTIME
     line = _one_error_line(capsys.readouterr().err)
     assert "no space left on device" in line or "disk is probably full" in line
@@ -471,23 +635,30 @@ def test_real_full_disk_kg_train(tiny_disk, capsys):
 def _cli(*argv, env=None, **kwargs):
     environment = {k: v for k, v in os.environ.items() if k != "GRAPHLIB_DEBUG"}
     environment.update({"PYTHONPATH": str(ROOT), **(env or {})})
-    return subprocess.Popen([sys.executable, "-m", "graphlib_ml.cli", *argv], cwd=ROOT,
-                            env=environment, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphlib_ml.cli", *argv], cwd=ROOT, env=environment, **kwargs
+    )
 
 
 def test_process_debug_shows_the_traceback(tmp_path):
     # Without --debug the same failure is one line (tested in-process above).
     missing = str(tmp_path / "missing")
-    debug = _cli("--debug", "data", "stats", missing, stdout=subprocess.PIPE,
-                 stderr=subprocess.PIPE)
+    debug = _cli(
+        "--debug", "data", "stats", missing, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     _, err = debug.communicate(timeout=120)
     assert debug.returncode == 1
     assert "Traceback" in err.decode() and "FileNotFoundError" in err.decode()
 
 
 def test_process_closed_stdout_is_silent(datasets_dir):
-    proc = _cli("data", "stats", str(datasets_dir / "kg" / "nations"), stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE)
+    proc = _cli(
+        "data",
+        "stats",
+        str(datasets_dir / "kg" / "nations"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # like `| head -0`: the reader is gone before the first write
     err = proc.stderr.read().decode()
     proc.wait(timeout=120)
@@ -497,8 +668,21 @@ def test_process_closed_stdout_is_silent(datasets_dir):
 
 def test_process_sigint_during_kg_train_then_resume(tmp_path):
     out = tmp_path / "run"
-    argv = ["kg", "train", "--dataset", "synthetic", "--num-people", "60", "--dim", "16",
-            "--out", str(out), "--no-progress", "--eval-every", "0"]
+    argv = [
+        "kg",
+        "train",
+        "--dataset",
+        "synthetic",
+        "--num-people",
+        "60",
+        "--dim",
+        "16",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--eval-every",
+        "0",
+    ]
     proc = _cli(*argv, "--epochs", "1000", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 90
     while not (out / "checkpoint.pt").is_file() and time.monotonic() < deadline:
@@ -513,8 +697,14 @@ def test_process_sigint_during_kg_train_then_resume(tmp_path):
     assert "interrupted" in line and "--resume" in line and str(out / "checkpoint.pt") in line
     epoch = int(torch.load(out / "checkpoint.pt", weights_only=True)["training"]["epoch"])
     assert 1 <= epoch < 1000
-    resumed = _cli(*argv, "--epochs", str(epoch + 1), "--resume", stdout=subprocess.PIPE,
-                   stderr=subprocess.PIPE)
+    resumed = _cli(
+        *argv,
+        "--epochs",
+        str(epoch + 1),
+        "--resume",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     stdout, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, err.decode()
     again = torch.load(out / "checkpoint.pt", weights_only=True)["training"]
@@ -539,8 +729,9 @@ _BAD_SEEDS = st.one_of(
 )
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(value=_BAD_COUNTS)
 def test_data_family_num_people_refused_at_parse_time(value, tmp_path, capsys):
     out = tmp_path / "never-written"
@@ -549,8 +740,9 @@ def test_data_family_num_people_refused_at_parse_time(value, tmp_path, capsys):
     assert "--num-people" in line and repr(value) in line and not out.exists()
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(value=_BAD_SEEDS, command=st.sampled_from(["demo", "family"]))
 def test_seeds_refused_at_parse_time(value, command, tmp_path, capsys):
     out = tmp_path / "never-written"

@@ -24,8 +24,19 @@ def _run(argv):
 
 
 _DENSITIES = ["densities", "--sizes", "1500", "--samples", "20", "--device", "cpu"]
-_TRANSFER = ["transfer", "--models", "mpnn", "--sizes", "10,20", "--samples", "3", "--hidden",
-             "3", "--device", "cpu"]
+_TRANSFER = [
+    "transfer",
+    "--models",
+    "mpnn",
+    "--sizes",
+    "10,20",
+    "--samples",
+    "3",
+    "--hidden",
+    "3",
+    "--device",
+    "cpu",
+]
 
 
 def test_densities_refuses_out_at_a_folder_before_sampling(tmp_path):
@@ -80,13 +91,16 @@ def test_transfer_into_a_locked_folder_names_the_holder(tmp_path):
     assert (out / "transfer.json").stat().st_size > 0
 
 
-@pytest.mark.parametrize(("argv", "flag"), [
-    (["densities", "--samples", "nan"], "--samples"),
-    (["transfer", "--val-fraction", "nan"], "--val-fraction"),
-    (["transfer", "--lr", "inf"], "--lr"),
-    (["transfer", "--weight-decay", "1e999"], "--weight-decay"),
-    (["transfer", "--samples", "1"], "--samples"),
-])
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["densities", "--samples", "nan"], "--samples"),
+        (["transfer", "--val-fraction", "nan"], "--val-fraction"),
+        (["transfer", "--lr", "inf"], "--lr"),
+        (["transfer", "--weight-decay", "1e999"], "--weight-decay"),
+        (["transfer", "--samples", "1"], "--samples"),
+    ],
+)
 def test_numeric_flags_refuse_at_parse_time(argv, flag, capsys):
     with pytest.raises(SystemExit) as stop:
         _run(argv)

@@ -49,9 +49,26 @@ def folder(tmp_path):
 
 def _train_argv(folder, out, *extra):
     return [
-        "kg", "train", "--dataset", str(folder), "--model", "distmult", "--dim", "8",
-        "--epochs", "2", "--batch-size", "8", "--eval-every", "1", "--device", "cpu",
-        "--out", str(out), "--no-progress", *extra,
+        "kg",
+        "train",
+        "--dataset",
+        str(folder),
+        "--model",
+        "distmult",
+        "--dim",
+        "8",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "8",
+        "--eval-every",
+        "1",
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--no-progress",
+        *extra,
     ]
 
 
@@ -74,8 +91,17 @@ def test_evaluate_refuses_json_at_a_folder_before_evaluating(tmp_path):
     # The checkpoint does not even exist: the output check comes first, in milliseconds.
     start = time.perf_counter()
     with pytest.raises(GraphDataError, match=r"--json: expected a file path, got the folder"):
-        _run(["kg", "evaluate", str(tmp_path / "missing.pt"), "--json", str(tmp_path),
-              "--device", "cpu"])
+        _run(
+            [
+                "kg",
+                "evaluate",
+                str(tmp_path / "missing.pt"),
+                "--json",
+                str(tmp_path),
+                "--device",
+                "cpu",
+            ]
+        )
     assert time.perf_counter() - start < 0.5
 
 
@@ -193,8 +219,10 @@ def _numeric_flags():
     rows = []
     for path, parser in _subcommands(build_parser()):
         for action in parser._actions:
-            if action.type is not None and action.option_strings and not hasattr(
-                action.type, "list_of"
+            if (
+                action.type is not None
+                and action.option_strings
+                and not hasattr(action.type, "list_of")
             ):
                 rows.append((path, action.option_strings[-1], action))
     return rows
@@ -207,8 +235,7 @@ def _required_argv(parser, skip):
     """Dummy values for the required arguments of ``parser`` except the action ``skip``."""
     argv = []
     for action in parser._actions:
-        if action is skip or isinstance(action, (argparse._HelpAction,
-                                                 argparse._SubParsersAction)):
+        if action is skip or isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
         if not action.option_strings:
             argv.append("x")
@@ -222,17 +249,26 @@ def _required_argv(parser, skip):
 
 def test_the_walk_finds_the_numeric_flags_of_every_part():
     found = {(path[0], flag) for path, flag, _ in NUMERIC}
-    for expected in [("kg", "--margin"), ("kg", "--top"), ("kg", "--min-gain"),
-                     ("graphon", "--samples"), ("graphon", "--val-fraction"),
-                     ("spatial", "--horizon"), ("spatial", "--cells"), ("demo", "--seed"),
-                     ("data", "--num-people"), ("kg", "--evaluator-steps")]:
+    for expected in [
+        ("kg", "--margin"),
+        ("kg", "--top"),
+        ("kg", "--min-gain"),
+        ("graphon", "--samples"),
+        ("graphon", "--val-fraction"),
+        ("spatial", "--horizon"),
+        ("spatial", "--cells"),
+        ("demo", "--seed"),
+        ("data", "--num-people"),
+        ("kg", "--evaluator-steps"),
+    ]:
         assert expected in found
     assert {path[0] for path, _, _ in NUMERIC} == {"demo", "data", "kg", "graphon", "spatial"}
     assert len(NUMERIC) >= 49  # 49 before the flags were generated from the configs
 
 
-@pytest.mark.parametrize(("path", "flag", "action"), NUMERIC,
-                         ids=[" ".join((*p, f)) for p, f, _ in NUMERIC])
+@pytest.mark.parametrize(
+    ("path", "flag", "action"), NUMERIC, ids=[" ".join((*p, f)) for p, f, _ in NUMERIC]
+)
 def test_every_numeric_flag_uses_a_validating_type_and_refuses_nan(path, flag, action, capsys):
     assert action.type not in (int, float), f"{' '.join(path)} {flag}: use graphdata.cli_types"
     assert isinstance(action.type, cli_types.NumberType), f"{' '.join(path)} {flag}"
@@ -250,15 +286,18 @@ def test_every_numeric_flag_uses_a_validating_type_and_refuses_nan(path, flag, a
     assert action.default is None or action.type.in_range(action.default)
 
 
-@pytest.mark.parametrize(("flag", "value", "expected"), [
-    ("--margin", "inf", "a finite number >= 0"),
-    ("--adversarial-temperature", "nan", "a finite number >= 0"),
-    ("--regularizer-weight", "-1e999", "a finite number >= 0"),
-    ("--lr", "0", "a finite number > 0"),
-    ("--label-smoothing", "1", "a finite number in [0, 1)"),
-    ("--epochs", "0", "an integer >= 1"),
-    ("--eval-every", "-1", "an integer >= 0"),
-])
+@pytest.mark.parametrize(
+    ("flag", "value", "expected"),
+    [
+        ("--margin", "inf", "a finite number >= 0"),
+        ("--adversarial-temperature", "nan", "a finite number >= 0"),
+        ("--regularizer-weight", "-1e999", "a finite number >= 0"),
+        ("--lr", "0", "a finite number > 0"),
+        ("--label-smoothing", "1", "a finite number in [0, 1)"),
+        ("--epochs", "0", "an integer >= 1"),
+        ("--eval-every", "-1", "an integer >= 0"),
+    ],
+)
 def test_kg_train_flags_refuse_bad_values_at_parse_time(flag, value, expected, capsys):
     with pytest.raises(SystemExit) as stop:
         build_parser().parse_args(["kg", "train", f"{flag}={value}"])
@@ -284,6 +323,18 @@ def test_explain_with_a_file_that_is_not_an_evaluator_gives_one_message(folder, 
     for content in (os.urandom(512), b"hello\n", b""):
         junk.write_bytes(content)
         with pytest.raises(GraphDataError, match=r"--evaluator|evaluator"):
-            _run(["kg", "explain", str(out / "checkpoint.pt"), "--triple", "city0 road_to city1",
-                  "--evaluator", str(junk), "--device", "cpu", "--out",
-                  str(tmp_path / "e.png")])
+            _run(
+                [
+                    "kg",
+                    "explain",
+                    str(out / "checkpoint.pt"),
+                    "--triple",
+                    "city0 road_to city1",
+                    "--evaluator",
+                    str(junk),
+                    "--device",
+                    "cpu",
+                    "--out",
+                    str(tmp_path / "e.png"),
+                ]
+            )

@@ -68,8 +68,10 @@ def test_unreadable_h5ad_inputs_give_one_message_naming_the_file(tmp_path, tissu
     for name, path in _bad_inputs(tmp_path, tissue_h5ad).items():
         with pytest.raises(GraphDataError, match=rf"input: '{path}' is not a readable .h5ad"):
             read_h5ad(path)
-        for command in (["fit", str(path), "--epochs", "1"],
-                        ["intervene", str(path), "--gene", "g=0", "--cells", "c"]):
+        for command in (
+            ["fit", str(path), "--epochs", "1"],
+            ["intervene", str(path), "--gene", "g=0", "--cells", "c"],
+        ):
             with pytest.raises(GraphDataError, match="not a readable .h5ad"):
                 _run([*command, "--out", str(tmp_path / "out.h5ad"), "--device", "cpu"])
         assert not (tmp_path / "out.h5ad").exists(), name
@@ -110,8 +112,7 @@ def test_the_size_estimate_covers_the_written_file(tmp_path):
 
 def _full_disk(monkeypatch, free=1000):
     real = shutil.disk_usage
-    monkeypatch.setattr(shutil, "disk_usage",
-                        lambda p: real(p)._replace(free=free))
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: real(p)._replace(free=free))
 
 
 def test_simulate_on_a_full_disk_raises_enospc_and_writes_nothing(tmp_path, monkeypatch):
@@ -134,12 +135,20 @@ def test_fit_on_a_full_disk_raises_enospc_before_writing(tmp_path, monkeypatch, 
 
 def test_write_h5ad_asks_for_the_estimate(tmp_path, monkeypatch):
     asked = []
-    monkeypatch.setattr(atomic, "require_free_space",
-                        lambda path, nbytes, *, what: asked.append((str(path), nbytes, what)))
+    monkeypatch.setattr(
+        atomic,
+        "require_free_space",
+        lambda path, nbytes, *, what: asked.append((str(path), nbytes, what)),
+    )
     adata = anndata.AnnData(np.ones((10, 2), dtype=np.float32))
     write_h5ad(adata, tmp_path / "a.h5ad")
-    assert asked == [(str(tmp_path / "a.h5ad"), estimate_h5ad_bytes(adata),
-                      f"the .h5ad file {tmp_path / 'a.h5ad'}")]
+    assert asked == [
+        (
+            str(tmp_path / "a.h5ad"),
+            estimate_h5ad_bytes(adata),
+            f"the .h5ad file {tmp_path / 'a.h5ad'}",
+        )
+    ]
     assert anndata.read_h5ad(tmp_path / "a.h5ad").shape == (10, 2)
 
 
@@ -168,15 +177,44 @@ def test_finite_gene_values_round_trip(x):
     assert parse_genes([f"G={x!r}"]) == {"G": x}
 
 
-@pytest.mark.parametrize(("argv", "flag"), [
-    (["simulate", "--out", "x.h5ad", "--cells", "nan"], "--cells"),
-    (["simulate", "--out", "x.h5ad", "--genes", "1"], "--genes"),
-    (["fit", "in.h5ad", "--out", "x.h5ad", "--lr", "nan"], "--lr"),
-    (["intervene", "in.h5ad", "--out", "x", "--gene", "a=0", "--cells", "c", "--horizon", "inf"],
-     "--horizon"),
-    (["intervene", "in.h5ad", "--out", "x", "--gene", "a=0", "--cells", "c", "--step-size", "0"],
-     "--step-size"),
-])
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["simulate", "--out", "x.h5ad", "--cells", "nan"], "--cells"),
+        (["simulate", "--out", "x.h5ad", "--genes", "1"], "--genes"),
+        (["fit", "in.h5ad", "--out", "x.h5ad", "--lr", "nan"], "--lr"),
+        (
+            [
+                "intervene",
+                "in.h5ad",
+                "--out",
+                "x",
+                "--gene",
+                "a=0",
+                "--cells",
+                "c",
+                "--horizon",
+                "inf",
+            ],
+            "--horizon",
+        ),
+        (
+            [
+                "intervene",
+                "in.h5ad",
+                "--out",
+                "x",
+                "--gene",
+                "a=0",
+                "--cells",
+                "c",
+                "--step-size",
+                "0",
+            ],
+            "--step-size",
+        ),
+    ],
+)
 def test_numeric_flags_refuse_at_parse_time(argv, flag, capsys):
     with pytest.raises(SystemExit) as stop:
         _run(argv)

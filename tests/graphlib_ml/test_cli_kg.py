@@ -39,9 +39,26 @@ def folder(tmp_path):
 
 def _train_argv(folder, out, *extra):
     return [
-        "kg", "train", "--dataset", str(folder), "--model", "distmult", "--dim", "8",
-        "--epochs", "3", "--batch-size", "8", "--eval-every", "1", "--device", "cpu",
-        "--out", str(out), "--no-progress", *extra,
+        "kg",
+        "train",
+        "--dataset",
+        str(folder),
+        "--model",
+        "distmult",
+        "--dim",
+        "8",
+        "--epochs",
+        "3",
+        "--batch-size",
+        "8",
+        "--eval-every",
+        "1",
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--no-progress",
+        *extra,
     ]
 
 
@@ -58,21 +75,54 @@ def test_train_evaluate_predict_round_trip(folder, tmp_path, capsys):
     saved = json.loads((out / "test_metrics.json").read_text())
 
     # --compile only changes RotatE's kernel; for other models it must not change a number
-    assert _run(["kg", "evaluate", str(out / "checkpoint.pt"), "--device", "cpu", "--compile",
-                 "--json", str(tmp_path / "eval.json")]) == 0
+    assert (
+        _run(
+            [
+                "kg",
+                "evaluate",
+                str(out / "checkpoint.pt"),
+                "--device",
+                "cpu",
+                "--compile",
+                "--json",
+                str(tmp_path / "eval.json"),
+            ]
+        )
+        == 0
+    )
     again = json.loads((tmp_path / "eval.json").read_text())
     assert again["metrics"]["both"]["realistic"]["mrr"] == pytest.approx(
         saved["metrics"]["both"]["realistic"]["mrr"]
     )
     capsys.readouterr()
 
-    assert _run(["kg", "predict", str(out / "checkpoint.pt"), "--head", "city0",
-                 "--relation", "road_to", "--top", "3", "--device", "cpu"]) == 0
+    assert (
+        _run(
+            [
+                "kg",
+                "predict",
+                str(out / "checkpoint.pt"),
+                "--head",
+                "city0",
+                "--relation",
+                "road_to",
+                "--top",
+                "3",
+                "--device",
+                "cpu",
+            ]
+        )
+        == 0
+    )
     shown = [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:]]
     model, ckpt = load_model(out / "checkpoint.pt")
     expected = predict_tails(
-        model, "city0", "road_to", entity_labels=ckpt["vocabulary"]["entities"],
-        relation_labels=ckpt["vocabulary"]["relations"], top_k=3,
+        model,
+        "city0",
+        "road_to",
+        entity_labels=ckpt["vocabulary"]["entities"],
+        relation_labels=ckpt["vocabulary"]["relations"],
+        top_k=3,
     )
     assert shown == [label for label, _ in expected]
 
@@ -96,25 +146,67 @@ def test_evaluate_refuses_another_dataset(folder, tmp_path):
     rows = [("a", "r", "b"), ("b", "r", "c")]
     KGDataset.from_labeled(rows, rows, rows).to_folder(tmp_path / "other")
     with pytest.raises(GraphDataError, match="entity vocabulary"):
-        _run(["kg", "evaluate", str(out / "checkpoint.pt"), "--dataset",
-              str(tmp_path / "other"), "--device", "cpu"])
+        _run(
+            [
+                "kg",
+                "evaluate",
+                str(out / "checkpoint.pt"),
+                "--dataset",
+                str(tmp_path / "other"),
+                "--device",
+                "cpu",
+            ]
+        )
 
 
 def test_predict_unknown_label_lists_closest(folder, tmp_path):
     out = tmp_path / "run"
     _run(_train_argv(folder, out, "--epochs", "1"))
     with pytest.raises(UnknownLabelError, match=r"head: unknown entity label 'cty1'.*'city1'"):
-        _run(["kg", "predict", str(out / "checkpoint.pt"), "--head", "cty1",
-              "--relation", "road_to", "--device", "cpu"])
+        _run(
+            [
+                "kg",
+                "predict",
+                str(out / "checkpoint.pt"),
+                "--head",
+                "cty1",
+                "--relation",
+                "road_to",
+                "--device",
+                "cpu",
+            ]
+        )
     with pytest.raises(UnknownLabelError, match=r"relation: .*'road_too'.*'road_to'"):
-        _run(["kg", "predict", str(out / "checkpoint.pt"), "--head", "city1",
-              "--relation", "road_too", "--device", "cpu"])
+        _run(
+            [
+                "kg",
+                "predict",
+                str(out / "checkpoint.pt"),
+                "--head",
+                "city1",
+                "--relation",
+                "road_too",
+                "--device",
+                "cpu",
+            ]
+        )
 
 
 def test_diverged_training_exits_1_with_message(folder, tmp_path, capsys):
     out = tmp_path / "run"
-    argv = _train_argv(folder, out, "--optimizer", "sgd", "--lr", "1e30", "--regime", "slcwa",
-                       "--loss", "softplus", "--no-reciprocal")
+    argv = _train_argv(
+        folder,
+        out,
+        "--optimizer",
+        "sgd",
+        "--lr",
+        "1e30",
+        "--regime",
+        "slcwa",
+        "--loss",
+        "softplus",
+        "--no-reciprocal",
+    )
     assert main(argv) == 1  # the top-level handler maps TrainingDivergedError
     err = capsys.readouterr().err
     assert "graphlib: error: training diverged:" in err and "lr=1e+30" in err

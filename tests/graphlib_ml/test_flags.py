@@ -76,24 +76,36 @@ def test_types_choices_and_help_come_from_the_dataclass():
     assert _action(parser, "--kind").choices == TOY_KINDS
     assert _action(parser, "--mode").choices == ("a", "b")
     assert _action(parser, "--documented").help.startswith(
-        "Text from the Attributes section, over two lines.")
+        "Text from the Attributes section, over two lines."
+    )
     args = parser.parse_args(["--sizes", "3,5", "--no-enabled", "--share", "0.5"])
     assert (args.sizes, args.enabled, args.share) == ((3, 5), False, 0.5)
 
 
 def test_generated_flags_refuse_out_of_range_values(capsys):
     parser, _ = _parser()
-    for argv in (["--steps", "0"], ["--share", "1"], ["--share", "nan"], ["--kind", "odd"],
-                 ["--sizes", "1,x"]):
+    for argv in (
+        ["--steps", "0"],
+        ["--share", "1"],
+        ["--share", "nan"],
+        ["--kind", "odd"],
+        ["--sizes", "1,x"],
+    ):
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
     assert "argument --share: expected a finite number in [0, 1), got 'nan'" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_aliases_prefixes_exclusions_and_notes():
-    parser, flags = _parser(aliases={"steps": "iterations"}, prefix="toy-", dest_prefix="toy_",
-                            exclude=("sizes",), default_notes={"share": "tuned value"})
+    parser, flags = _parser(
+        aliases={"steps": "iterations"},
+        prefix="toy-",
+        dest_prefix="toy_",
+        exclude=("sizes",),
+        default_notes={"share": "tuned value"},
+    )
     assert "--iterations" in _action(parser, "--iterations").option_strings
     assert flags["toy_share"] == "share" and "--toy-share" in parser.format_help()
     assert "sizes" not in flags.values()
@@ -143,8 +155,11 @@ def test_kg_explain_has_a_flag_for_every_scalar_field_of_the_three_configs():
     explain = _leaf("kg", "explain")
     dests = _flags(explain)
     scalar = (int, float, bool, str)
-    for cls, prefix in ((ExplainerConfig, ""), (EvaluatorConfig, "evaluator_"),
-                        (RetrainConfig, "retrain_")):
+    for cls, prefix in (
+        (ExplainerConfig, ""),
+        (EvaluatorConfig, "evaluator_"),
+        (RetrainConfig, "retrain_"),
+    ):
         for f in dataclasses.fields(cls):
             if f.default is not dataclasses.MISSING and isinstance(f.default, scalar):
                 assert prefix + f.name in dests, (cls.__name__, f.name)
@@ -168,9 +183,25 @@ def test_kg_explain_builds_the_configs_the_flags_describe():
     base = ["kg", "explain", "c.pt", "--triple", "a r b"]
     default = _config(parser.parse_args(base))
     assert default == ExplainerConfig(evaluator=default.evaluator)  # every unset flag: default
-    config = _config(parser.parse_args([*base, "--hops", "1", "--max-length", "2", "--seed", "4",
-                                        "--paths", "2", "--evaluator-steps", "7",
-                                        "--retrain-steps", "3"]))
+    config = _config(
+        parser.parse_args(
+            [
+                *base,
+                "--hops",
+                "1",
+                "--max-length",
+                "2",
+                "--seed",
+                "4",
+                "--paths",
+                "2",
+                "--evaluator-steps",
+                "7",
+                "--retrain-steps",
+                "3",
+            ]
+        )
+    )
     assert (config.hops, config.max_length, config.max_paths, config.seed) == (1, 2, 2, 4)
     assert (config.evaluator.hops, config.evaluator.seed, config.evaluator.steps) == (1, 4, 7)
     assert config.retrain.steps == 3
@@ -186,9 +217,10 @@ def test_graphon_transfer_reaches_every_field_of_both_experiment_configs():
     from graphon.nn.transfer import ConvergenceConfig
 
     transfer = _leaf("graphon", "transfer")
-    for cls, flags, shared in ((ConvergenceConfig, iwn._UNTRAINED_FLAGS, iwn._UNTRAINED_SHARED),
-                               (SizeGeneralizationConfig, iwn._TRAINING_FLAGS,
-                                iwn._SHARED_FIELDS)):
+    for cls, flags, shared in (
+        (ConvergenceConfig, iwn._UNTRAINED_FLAGS, iwn._UNTRAINED_SHARED),
+        (SizeGeneralizationConfig, iwn._TRAINING_FLAGS, iwn._SHARED_FIELDS),
+    ):
         fields = {f.name for f in dataclasses.fields(cls) if f.type not in ("torch.dtype",)}
         assert fields == set(flags.values()) | set(shared), cls.__name__
     assert ConvergenceConfig.__dataclass_fields__["dtype"].default is torch.float32

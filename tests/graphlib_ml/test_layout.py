@@ -27,9 +27,11 @@ def _imports(path):
 @pytest.mark.parametrize("package", PARTS)
 def test_no_part_imports_argparse_or_holds_a_cli_or_demo(package):
     files = sorted((ROOT / package).rglob("*.py"))
-    offenders = [str(p.relative_to(ROOT)) for p in files
-                 if "argparse" in _imports(p)
-                 and str(p.relative_to(ROOT)) not in ARGPARSE_ALLOWED]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in files
+        if "argparse" in _imports(p) and str(p.relative_to(ROOT)) not in ARGPARSE_ALLOWED
+    ]
     assert not offenders, offenders
     assert not [p for p in files if p.stem in ("cli", "demo")]
 
@@ -43,8 +45,9 @@ def test_graphlib_help_imports_no_torch_in_a_fresh_interpreter():
         "{'torch', 'torch_geometric', 'anndata', 'matplotlib', 'scipy', 'networkx'})\n"
         "print('HEAVY', heavy, code)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert "HEAVY [] 0" in done.stdout, done.stdout + done.stderr
     assert "{demo,data,kg,graphon,spatial}" in done.stdout
 
@@ -57,8 +60,9 @@ def test_each_subcommand_builds_only_its_own_part():
         "print('LOADED', sorted(m for m in sys.modules if m.startswith('graphlib_ml.cli.')),"
         " 'torch' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert "LOADED ['graphlib_ml.cli.data'] False" in done.stdout, done.stdout + done.stderr
 
 
@@ -70,7 +74,8 @@ def test_kg_train_help_does_not_build_the_explain_parser():
         "print('LOADED', 'graphlib_ml.cli.explain' in sys.modules, 'kg.explain' in sys.modules,"
         " code)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     assert "LOADED False False 0" in done.stdout, done.stdout + done.stderr
     assert "{train,evaluate,predict,explain}" not in done.stdout  # train's own help

@@ -56,8 +56,15 @@ CASES = {
 
 def _config(tmp_path, epochs, **kw):
     return TrainingConfig(
-        epochs=epochs, batch_size=8, lr=0.01, progress=False, eval_every=1, patience=None,
-        checkpoint_path=str(tmp_path / "ckpt.pt"), log_path=str(tmp_path / "log.jsonl"), **kw,
+        epochs=epochs,
+        batch_size=8,
+        lr=0.01,
+        progress=False,
+        eval_every=1,
+        patience=None,
+        checkpoint_path=str(tmp_path / "ckpt.pt"),
+        log_path=str(tmp_path / "log.jsonl"),
+        **kw,
     )
 
 

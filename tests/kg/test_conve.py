@@ -8,9 +8,18 @@ from kg.conve import ConvE
 
 def reference_logits(model: ConvE, h: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
     """ConvE's eval-mode forward written out with functional ops (Dettmers et al. model.py)."""
+
     def bn(x, layer):
-        return F.batch_norm(x, layer.running_mean, layer.running_var, layer.weight, layer.bias,
-                            False, 0.0, layer.eps)
+        return F.batch_norm(
+            x,
+            layer.running_mean,
+            layer.running_var,
+            layer.weight,
+            layer.bias,
+            False,
+            0.0,
+            layer.eps,
+        )
 
     e1 = model.entity.weight[h].view(-1, 1, 2, 4)
     rel = model.relation.weight[r].view(-1, 1, 2, 4)

@@ -95,8 +95,9 @@ def test_non_finite_scores_are_not_options(filter_path):
     table[mask < 0.15] = float("-inf")  # -inf candidates are not options
     # NaN and +inf at filtered cells are ignored (a NaN or +inf candidate that is not filtered
     # makes the query non-finite: tests/kg/test_faults_numerics.py).
-    filtered_only = known[~FilterIndex.from_triples(test, num_entities=E, num_relations=R)
-                          .contains(known)].t()
+    filtered_only = known[
+        ~FilterIndex.from_triples(test, num_entities=E, num_relations=R).contains(known)
+    ].t()
     table[filtered_only[0], filtered_only[1], filtered_only[2]] = torch.where(
         torch.arange(filtered_only.size(1)) % 2 == 0, float("nan"), float("inf")
     )
@@ -216,8 +217,13 @@ def test_random_scores_have_zero_adjusted_metrics_in_expectation():
     n_ent, n_rel = 40, 3
     table = torch.rand(n_ent, n_rel, n_ent, generator=gen)
     test = torch.stack(
-        [torch.randint(n_ent, (600,), generator=gen), torch.randint(n_rel, (600,), generator=gen),
-         torch.randint(n_ent, (600,), generator=gen)], dim=1)
+        [
+            torch.randint(n_ent, (600,), generator=gen),
+            torch.randint(n_rel, (600,), generator=gen),
+            torch.randint(n_ent, (600,), generator=gen),
+        ],
+        dim=1,
+    )
     index = FilterIndex.from_triples(test, num_entities=n_ent, num_relations=n_rel)
     s = evaluate(table_scorer(table), test, index, num_entities=n_ent).summary()
     # sd(AMRI) ~ 0.02 here; sd of z-scores is 1.
@@ -232,8 +238,9 @@ def test_perfect_scores_give_one():
     true = {tuple(x) for x in known.tolist()}
 
     def oracle(h, r, t):
-        return torch.tensor([float((a, b, c) in true) for a, b, c in zip(h.tolist(), r.tolist(),
-                                                                           t.tolist())])
+        return torch.tensor(
+            [float((a, b, c) in true) for a, b, c in zip(h.tolist(), r.tolist(), t.tolist())]
+        )
 
     index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
     s = evaluate(oracle, test, index, num_entities=E).summary()
@@ -270,8 +277,10 @@ def test_out_of_memory_halves_the_batch_and_the_chunk(error):
         if h.numel() > 4:  # fits only 4 scored triples: batch 1 and candidate chunks of 4 or less
             if error == "cuda":
                 raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB")
-            raise RuntimeError("[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't "
-                               "allocate memory: you tried to allocate 8 GB")
+            raise RuntimeError(
+                "[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't "
+                "allocate memory: you tried to allocate 8 GB"
+            )
         return base(h, r, t)
 
     index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
@@ -329,14 +338,21 @@ def test_bad_inputs_are_refused():
     with pytest.raises(GraphDataError, match="relation ids must lie in"):
         evaluate(model, torch.tensor([[0, 1, 1]]), None, reciprocal=True)
     with pytest.raises(GraphDataError, match="reciprocal: only applies to a KGEModel"):
-        evaluate(lambda h, r, t: h.float(), torch.tensor([[0, 0, 1]]), None, num_entities=E,
-                 reciprocal=True)
+        evaluate(
+            lambda h, r, t: h.float(),
+            torch.tensor([[0, 0, 1]]),
+            None,
+            num_entities=E,
+            reciprocal=True,
+        )
     with pytest.raises(GraphDataError, match="num_entities: required"):
         evaluate(lambda h, r, t: h.float(), torch.tensor([[0, 0, 1]]), None)
     with pytest.raises(GraphDataError, match="filter_index: built for 3 entities"):
-        evaluate(model, torch.tensor([[0, 0, 1]]),
-                 FilterIndex.from_triples(torch.tensor([[0, 0, 1]]), num_entities=3,
-                                          num_relations=R))
+        evaluate(
+            model,
+            torch.tensor([[0, 0, 1]]),
+            FilterIndex.from_triples(torch.tensor([[0, 0, 1]]), num_entities=3, num_relations=R),
+        )
     with pytest.raises(GraphDataError, match="rank_type: expected one of"):
         evaluate(model, torch.tensor([[0, 0, 1]]), None, rank_type="average")
 

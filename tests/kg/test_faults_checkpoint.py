@@ -250,19 +250,30 @@ def test_real_checkpoints_of_every_model_pass_the_checks(tmp_path, name):
     rows = [(f"e{i}", f"r{i % 2}", f"e{(i + 1) % 8}") for i in range(8)]
     ds = KGDataset.from_labeled(rows, rows[:2], rows[2:4], name="ring")
     config = TrainingConfig(
-        epochs=1, batch_size=8, progress=False, eval_every=0, reciprocal=True,
+        epochs=1,
+        batch_size=8,
+        progress=False,
+        eval_every=0,
+        reciprocal=True,
         checkpoint_path=str(tmp_path / "ckpt.pt"),
     )
     if name == "conve":  # small ConvE: 8 = 2 x 4 reshaped embeddings, 2 filters
-        model = MODELS[name](ds.num_entities, 2 * ds.num_relations, dim=8, embedding_height=2,
-                             num_filters=2)
+        model = MODELS[name](
+            ds.num_entities, 2 * ds.num_relations, dim=8, embedding_height=2, num_filters=2
+        )
     else:
         model = build_model(name, ds, config, dim=8)
     Trainer(model, config).fit(ds)
     loaded, ckpt = load_model(tmp_path / "ckpt.pt")
     assert type(loaded) is type(model)
-    top = predict_tails(loaded, "e0", "r0", entity_labels=ckpt["vocabulary"]["entities"],
-                        relation_labels=ckpt["vocabulary"]["relations"], top_k=3)
+    top = predict_tails(
+        loaded,
+        "e0",
+        "r0",
+        entity_labels=ckpt["vocabulary"]["entities"],
+        relation_labels=ckpt["vocabulary"]["relations"],
+        top_k=3,
+    )
     assert len(top) == 3
 
 
@@ -312,7 +323,9 @@ def tiny_tmpfs(tmp_path):
         pytest.skip("no mount command")
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
@@ -348,8 +361,14 @@ def test_stale_checkpoint_temp_of_a_dead_writer_is_removed(tmp_path):
 # ---- saved evaluators -----------------------------------------------------------------------
 
 _FITTED = dict(
-    score_mean_=0.5, score_std_=2.0, representation_scale_=1.5, teacher_fingerprint_="t" * 64,
-    graph_fingerprint_="g" * 64, num_relations_=4, num_entities_=10, fit_seconds_=0.1,
+    score_mean_=0.5,
+    score_std_=2.0,
+    representation_scale_=1.5,
+    teacher_fingerprint_="t" * 64,
+    graph_fingerprint_="g" * 64,
+    num_relations_=4,
+    num_entities_=10,
+    fit_seconds_=0.1,
 )
 
 

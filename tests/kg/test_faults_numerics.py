@@ -71,15 +71,22 @@ def reference(table, test, known):
         for h, r, t in test.tolist():
             true = h if side == "head" else t
             cells = [(e, r, t) if side == "head" else (h, r, e) for e in range(E)]
-            cands = [float(table[c]) for e, c in enumerate(cells)
-                     if e == true or c not in known_set]
+            cands = [
+                float(table[c]) for e, c in enumerate(cells) if e == true or c not in known_set
+            ]
             s = float(table[h, r, t])
             broken = not math.isfinite(s) or any(math.isnan(c) or c == INF for c in cands)
             if broken:
                 rows.append((len(cands), len(cands), len(cands), True))
             else:
-                rows.append((1 + sum(c > s for c in cands), sum(c >= s for c in cands),
-                             sum(math.isfinite(c) for c in cands), False))
+                rows.append(
+                    (
+                        1 + sum(c > s for c in cands),
+                        sum(c >= s for c in cands),
+                        sum(math.isfinite(c) for c in cands),
+                        False,
+                    )
+                )
         out.append(rows)
     return torch.tensor(out, dtype=torch.float64)  # [2, N, 4]
 
@@ -103,8 +110,9 @@ def test_nan_true_score_is_never_ranked_and_the_error_names_count_relation_and_s
     table[rel1[:, 0], 1, rel1[:, 2]] = NAN  # relation 1's true scores: a diverged model
     index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
     with pytest.raises(NonFiniteScoreError) as info:
-        evaluate(table_scorer(table), test, index, num_entities=E,
-                 relation_labels=["parent", "child"])
+        evaluate(
+            table_scorer(table), test, index, num_entities=E, relation_labels=["parent", "child"]
+        )
     err = info.value
     # Every relation-1 query is non-finite on both sides (its true score is NaN); relation-0
     # queries may be too where a relation-1 test cell is one of their unfiltered candidates.
@@ -121,8 +129,10 @@ def test_nan_true_score_is_never_ranked_and_the_error_names_count_relation_and_s
     assert_in_range(worst)
 
 
-@pytest.mark.parametrize("poison", ["nan_true", "inf_true", "minus_inf_true", "nan_candidate",
-                                    "inf_candidate", "nan_row"])
+@pytest.mark.parametrize(
+    "poison",
+    ["nan_true", "inf_true", "minus_inf_true", "nan_candidate", "inf_candidate", "nan_row"],
+)
 def test_worst_mode_matches_brute_force_and_stays_in_range(poison, filter_path):
     table, known, test = tiny(2)
     h, r, t = test[0].tolist()
@@ -153,8 +163,7 @@ def test_nan_and_inf_at_filtered_cells_are_ignored(filter_path):
     # Filtered cells read -inf by construction (+inf - inf = NaN with the additive mask): not
     # to be confused with the model's own non-finite scores.
     table, known, test = tiny(3)
-    others = known[~FilterIndex.from_triples(test, num_entities=E, num_relations=R)
-                   .contains(known)]
+    others = known[~FilterIndex.from_triples(test, num_entities=E, num_relations=R).contains(known)]
     table[others[:, 0], others[:, 1], others[:, 2]] = torch.tensor([NAN, INF] * len(others))[
         : len(others)
     ]
@@ -265,8 +274,15 @@ def test_real_divergence_sgd_huge_lr_raises_instead_of_reporting_mrr_two(tmp_pat
     # The issue's reproduction in miniature: one SGD step at lr 1e30, validated after it. The
     # loss of that step is finite; before the fix the run reported MRR 2.0 and saved the state.
     ds, ckpt = _cycle_kg(), tmp_path / "run.pt"
-    cfg = _cfg(epochs=1, batch_size=100_000, optimizer="sgd", lr=1e30, eval_every=1,
-               regime="1vsall", checkpoint_path=str(ckpt))
+    cfg = _cfg(
+        epochs=1,
+        batch_size=100_000,
+        optimizer="sgd",
+        lr=1e30,
+        eval_every=1,
+        regime="1vsall",
+        checkpoint_path=str(ckpt),
+    )
     with pytest.raises(TrainingDivergedError, match=r"in epoch 1 with learning rate lr=1e\+30"):
         train(DistMult(8, 2, dim=16), ds, cfg)
     assert not ckpt.exists()  # nothing non-finite was written
@@ -274,18 +290,22 @@ def test_real_divergence_sgd_huge_lr_raises_instead_of_reporting_mrr_two(tmp_pat
 
 def test_real_tucker_batch_norm_running_var_overflow_is_divergence(tmp_path):
     ds, ckpt = _cycle_kg(), tmp_path / "run.pt"
-    cfg = TrainingConfig.from_defaults("tucker", epochs=2, batch_size=8, lr=1e6, progress=False,
-                                       checkpoint_path=str(ckpt))
+    cfg = TrainingConfig.from_defaults(
+        "tucker", epochs=2, batch_size=8, lr=1e6, progress=False, checkpoint_path=str(ckpt)
+    )
     with pytest.raises(TrainingDivergedError, match=r"'bn1\.running_var' holds inf"):
         train(TuckER(8, 4, dim=8, relation_dim=4), ds, cfg)
     assert not ckpt.exists()
 
 
-@pytest.mark.parametrize(("how", "match"), [
-    ("buffer", r"'running' holds inf"),
-    ("parameter", r"'relation\.weight' holds nan"),
-    ("overflow", r"scores of training queries overflowed"),
-])
+@pytest.mark.parametrize(
+    ("how", "match"),
+    [
+        ("buffer", r"'running' holds inf"),
+        ("parameter", r"'relation\.weight' holds nan"),
+        ("overflow", r"scores of training queries overflowed"),
+    ],
+)
 def test_checkpoint_is_never_overwritten_by_a_non_finite_state(tmp_path, how, match):
     ds, ckpt = _cycle_kg(), tmp_path / "run.pt"
     model = Poisoned(8, 2, dim=6, how=how)
@@ -356,12 +376,17 @@ def _with(name, value) -> TrainingConfig:
     return TrainingConfig(**{**extra, name: value})
 
 
-@given(name=st.sampled_from(sorted(FLOAT_FIELDS)),
-       value=st.sampled_from([NAN, INF, -INF, -NAN, 1e308 * 10]))
+@given(
+    name=st.sampled_from(sorted(FLOAT_FIELDS)),
+    value=st.sampled_from([NAN, INF, -INF, -NAN, 1e308 * 10]),
+)
 def test_every_float_option_refuses_non_finite_values_naming_field_flag_and_fix(name, value):
     flag = "--" + name.replace("_", "-")
-    with pytest.raises(GraphDataError, match=rf"^{name} \({flag}\): expected a finite number .*"
-                                             rf"got {value!r}; pass "):
+    with pytest.raises(
+        GraphDataError,
+        match=rf"^{name} \({flag}\): expected a finite number .*"
+        rf"got {value!r}; pass ",
+    ):
         _with(name, value).validate()
 
 
@@ -370,35 +395,52 @@ def test_every_float_option_accepts_in_range_finite_values(data, name):
     _with(name, data.draw(FLOAT_FIELDS[name])).validate()
 
 
-@pytest.mark.parametrize(("kw", "match"), [
-    (dict(lr=0.0), r"lr \(--lr\): expected a finite number > 0, got 0.0"),
-    (dict(lr=-1e-3), r"lr \(--lr\): expected a finite number > 0"),
-    (dict(margin=-1.0, loss="margin"), r"margin \(--margin\): expected a finite number >= 0"),
-    (dict(adversarial_temperature=-0.5), r"adversarial_temperature .*>= 0, got -0.5"),
-    (dict(label_smoothing=1.0, regime="1vsall"), r"label_smoothing .*in \[0, 1\), got 1.0"),
-    (dict(regularizer_weight=-1.0, regularizer="n3"), r"regularizer_weight .*>= 0"),
-    (dict(grad_clip=0.0), r"grad_clip \(--grad-clip\): expected a finite number > 0 or None"),
-    (dict(lr="0.1"), r"lr \(--lr\): expected a finite number > 0, got '0.1'"),
-    (dict(epochs=2.5), r"epochs \(--epochs\): expected an int >= 1, got 2.5"),
-    (dict(epochs=True), r"epochs \(--epochs\): expected an int >= 1, got True"),
-    (dict(batch_size=0), r"batch_size \(--batch-size\): expected an int >= 1, got 0"),
-    (dict(num_negatives=-3), r"num_negatives \(--num-negatives\): expected an int >= 1"),
-    (dict(eval_every=-1), r"eval_every \(--eval-every\): expected an int >= 0, got -1"),
-    (dict(eval_every=1.5), r"eval_every \(--eval-every\): expected an int >= 0, got 1.5"),
-    (dict(patience=0), r"patience \(--patience\): expected an int >= 1 or None, got 0"),
-    (dict(seed=-1), r"seed \(--seed\): expected an int in \[0, 18446744073709551615\]"),
-    (dict(seed=2**64), r"seed \(--seed\): expected an int in"),
-    (dict(checkpoint_every=0), r"checkpoint_every \(--checkpoint-every\): expected an int >= 1"),
-    (dict(reciprocal="yes"), r"reciprocal: expected True or False, got 'yes'"),
-])
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        (dict(lr=0.0), r"lr \(--lr\): expected a finite number > 0, got 0.0"),
+        (dict(lr=-1e-3), r"lr \(--lr\): expected a finite number > 0"),
+        (dict(margin=-1.0, loss="margin"), r"margin \(--margin\): expected a finite number >= 0"),
+        (dict(adversarial_temperature=-0.5), r"adversarial_temperature .*>= 0, got -0.5"),
+        (dict(label_smoothing=1.0, regime="1vsall"), r"label_smoothing .*in \[0, 1\), got 1.0"),
+        (dict(regularizer_weight=-1.0, regularizer="n3"), r"regularizer_weight .*>= 0"),
+        (dict(grad_clip=0.0), r"grad_clip \(--grad-clip\): expected a finite number > 0 or None"),
+        (dict(lr="0.1"), r"lr \(--lr\): expected a finite number > 0, got '0.1'"),
+        (dict(epochs=2.5), r"epochs \(--epochs\): expected an int >= 1, got 2.5"),
+        (dict(epochs=True), r"epochs \(--epochs\): expected an int >= 1, got True"),
+        (dict(batch_size=0), r"batch_size \(--batch-size\): expected an int >= 1, got 0"),
+        (dict(num_negatives=-3), r"num_negatives \(--num-negatives\): expected an int >= 1"),
+        (dict(eval_every=-1), r"eval_every \(--eval-every\): expected an int >= 0, got -1"),
+        (dict(eval_every=1.5), r"eval_every \(--eval-every\): expected an int >= 0, got 1.5"),
+        (dict(patience=0), r"patience \(--patience\): expected an int >= 1 or None, got 0"),
+        (dict(seed=-1), r"seed \(--seed\): expected an int in \[0, 18446744073709551615\]"),
+        (dict(seed=2**64), r"seed \(--seed\): expected an int in"),
+        (
+            dict(checkpoint_every=0),
+            r"checkpoint_every \(--checkpoint-every\): expected an int >= 1",
+        ),
+        (dict(reciprocal="yes"), r"reciprocal: expected True or False, got 'yes'"),
+    ],
+)
 def test_out_of_range_and_mistyped_options_are_refused(kw, match):
     with pytest.raises(GraphDataError, match=match):
         TrainingConfig(**kw).validate()
 
 
-@given(name=st.sampled_from(["epochs", "batch_size", "num_negatives", "checkpoint_every",
-                             "eval_every", "patience", "seed"]),
-       value=st.integers(-(2**70), 2**70))
+@given(
+    name=st.sampled_from(
+        [
+            "epochs",
+            "batch_size",
+            "num_negatives",
+            "checkpoint_every",
+            "eval_every",
+            "patience",
+            "seed",
+        ]
+    ),
+    value=st.integers(-(2**70), 2**70),
+)
 def test_int_options_accept_exactly_their_range(name, value):
     low = 0 if name in ("eval_every", "seed") else 1
     high = 2**64 - 1 if name == "seed" else math.inf
@@ -414,8 +456,11 @@ def test_nan_temperature_no_longer_drops_every_negative_in_the_loss():
     pos, neg = torch.tensor([1.0]), torch.tensor([[0.5, 2.0]])
     with pytest.raises(GraphDataError, match=r"adversarial_temperature: expected a finite"):
         nssa_loss(pos, neg, adversarial_temperature=NAN)
-    for fn, kw in ((nssa_loss, dict(margin=INF)), (margin_ranking_loss, dict(margin=NAN)),
-                   (bce_loss, dict(label_smoothing=NAN))):
+    for fn, kw in (
+        (nssa_loss, dict(margin=INF)),
+        (margin_ranking_loss, dict(margin=NAN)),
+        (bce_loss, dict(label_smoothing=NAN)),
+    ):
         with pytest.raises(GraphDataError, match="expected a finite number"):
             fn(pos, neg, **kw)
     with pytest.raises(GraphDataError, match=r"label_smoothing: expected a finite number in"):
@@ -433,16 +478,25 @@ def test_absurd_dim_is_refused_before_anything_is_allocated(name):
         MODELS[name](100, 4, dim)
 
 
-@pytest.mark.parametrize(("build", "match"), [
-    (lambda: TuckER(5, 2, dim=4, input_dropout=NAN), r"input_dropout: expected a dropout rate"),
-    (lambda: TuckER(5, 2, dim=4, hidden_dropout2=1.0), r"hidden_dropout2: expected a dropout"),
-    (lambda: MODELS["conve"](5, 2, dim=8, embedding_height=2, num_filters=2,
-                             hidden_dropout=-0.1), r"hidden_dropout: expected a dropout rate"),
-    (lambda: MODELS["conve"](5, 2, dim=8, embedding_height=2, num_filters=0),
-     r"num_filters: expected a positive int"),
-    (lambda: RotatE(5, 2, dim=4, margin=NAN), r"margin: expected a finite number >= 0"),
-    (lambda: TuckER(5, 2, dim=4, relation_dim=True), r"relation_dim: expected a positive int"),
-])
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (lambda: TuckER(5, 2, dim=4, input_dropout=NAN), r"input_dropout: expected a dropout rate"),
+        (lambda: TuckER(5, 2, dim=4, hidden_dropout2=1.0), r"hidden_dropout2: expected a dropout"),
+        (
+            lambda: MODELS["conve"](
+                5, 2, dim=8, embedding_height=2, num_filters=2, hidden_dropout=-0.1
+            ),
+            r"hidden_dropout: expected a dropout rate",
+        ),
+        (
+            lambda: MODELS["conve"](5, 2, dim=8, embedding_height=2, num_filters=0),
+            r"num_filters: expected a positive int",
+        ),
+        (lambda: RotatE(5, 2, dim=4, margin=NAN), r"margin: expected a finite number >= 0"),
+        (lambda: TuckER(5, 2, dim=4, relation_dim=True), r"relation_dim: expected a positive int"),
+    ],
+)
 def test_non_finite_model_arguments_are_refused(build, match):
     with pytest.raises(GraphDataError, match=match):
         build()

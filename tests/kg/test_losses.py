@@ -130,9 +130,7 @@ def test_kvsall_bce_label_smoothing():
     y = torch.tensor([[1.0, 0.0, 0.0, 1.0]])
     eps = 0.1
     ys = [(1 - eps) * v + eps / 4 for v in y[0].tolist()]
-    expected = sum(
-        -(t * _ls(s) + (1 - t) * _ls(-s)) for s, t in zip(scores[0].tolist(), ys)
-    ) / 4
+    expected = sum(-(t * _ls(s) + (1 - t) * _ls(-s)) for s, t in zip(scores[0].tolist(), ys)) / 4
     got = kvsall_bce_loss(scores, y, label_smoothing=eps)
     assert got.item() == pytest.approx(expected, rel=1e-6)
     ref = F.binary_cross_entropy(torch.sigmoid(scores), y)

@@ -22,8 +22,9 @@ def test_top_k_tails_by_score_with_labels():
     # score(ann, r, e) = <e_ann, 1, e_e> = first coordinate of e: cy 3, dee 2, ann 1, bob 0
     got = predict_tails(_model(), "ann", "r", entity_labels=ENTITIES, relation_labels=["r"])
     assert got == [("cy", 3.0), ("dee", 2.0), ("ann", 1.0), ("bob", 0.0)]
-    top = predict_tails(_model(), "ann", "r", entity_labels=ENTITIES, relation_labels=["r"],
-                        top_k=2)
+    top = predict_tails(
+        _model(), "ann", "r", entity_labels=ENTITIES, relation_labels=["r"], top_k=2
+    )
     assert [label for label, _ in top] == ["cy", "dee"]
 
 
@@ -48,8 +49,14 @@ def test_load_model_returns_the_best_validation_state(tmp_path):
     rows = [(f"e{i}", "r", f"e{(i + 1) % 6}") for i in range(6)]
     ds = KGDataset.from_labeled(rows, rows[:3], rows[3:])
     cfg = TrainingConfig(
-        regime="1vsall", epochs=6, batch_size=4, lr=0.05, eval_every=1, patience=None,
-        progress=False, checkpoint_path=str(tmp_path / "c.pt"),
+        regime="1vsall",
+        epochs=6,
+        batch_size=4,
+        lr=0.05,
+        eval_every=1,
+        patience=None,
+        progress=False,
+        checkpoint_path=str(tmp_path / "c.pt"),
     )
     trainer = train(DistMult(6, 1, dim=4), ds, cfg)
     model, ckpt = load_model(tmp_path / "c.pt")

@@ -143,8 +143,9 @@ def test_side_per_positive_shares_one_side_among_a_positives_negatives(kind):
         neg = uniform_negatives(pos, 10, num_negatives=8, generator=g, per_positive=True)
         rate = 0.5
     else:
-        neg = bernoulli_negatives(pos, 10, torch.tensor([0.25]), num_negatives=8, generator=g,
-                                  per_positive=True)
+        neg = bernoulli_negatives(
+            pos, 10, torch.tensor([0.25]), num_negatives=8, generator=g, per_positive=True
+        )
         rate = 0.25
     head = neg[..., 0] != 3  # [2000, 8]: which side each negative replaced
     assert torch.equal(head, head[:, :1].expand_as(head))  # one side per positive
@@ -161,8 +162,9 @@ def test_trainer_draws_with_a_side_per_positive_match_the_public_sampler():
     from kg.sampling import _apply_corruptions, _draw_corruptions
 
     pos = torch.tensor([[0, 0, 1], [2, 1, 3], [4, 0, 0], [1, 1, 2]])
-    public = uniform_negatives(pos, 6, num_negatives=5, generator=torch.Generator().manual_seed(4),
-                               per_positive=True)
+    public = uniform_negatives(
+        pos, 6, num_negatives=5, generator=torch.Generator().manual_seed(4), per_positive=True
+    )
     gen = torch.Generator().manual_seed(4)
     corrupt_head, replacement = _draw_corruptions(pos, torch.full((4,), 0.5), 6, 5, gen, True)
     assert torch.equal(_apply_corruptions(pos, corrupt_head, replacement), public)

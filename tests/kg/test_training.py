@@ -53,8 +53,13 @@ def test_every_regime_memorises_a_tiny_graph(regime, loss, reciprocal, sampler):
     relations = ds.num_relations * (2 if reciprocal else 1)
     model = ComplEx(ds.num_entities, relations, dim=8)
     cfg = _cfg(
-        regime=regime, loss=loss, reciprocal=reciprocal, sampler=sampler, epochs=60,
-        filter_negatives=(loss == "bce"), label_smoothing=0.1 if loss == "bce" else 0.0,
+        regime=regime,
+        loss=loss,
+        reciprocal=reciprocal,
+        sampler=sampler,
+        epochs=60,
+        filter_negatives=(loss == "bce"),
+        label_smoothing=0.1 if loss == "bce" else 0.0,
     )
     trainer = Trainer(model, cfg).fit(ds)
     losses = [h["loss"] for h in trainer.history_]
@@ -108,7 +113,8 @@ def test_history_log_and_validation(tmp_path):
     ds = _cycle_kg()
     log = tmp_path / "run" / "metrics.jsonl"
     trainer = train(
-        RotatE(8, 2, dim=4, margin=2.0), ds,
+        RotatE(8, 2, dim=4, margin=2.0),
+        ds,
         _cfg(epochs=4, eval_every=2, patience=None, log_path=str(log)),
     )
     lines = [json.loads(x) for x in log.read_text().splitlines()]
@@ -154,7 +160,8 @@ def test_n3_regulariser_shrinks_embeddings():
     ds = _cycle_kg()
     plain = train(ComplEx(8, 2, dim=8), ds, _cfg(epochs=30, regime="1vsall"))
     reg = train(
-        ComplEx(8, 2, dim=8), ds,
+        ComplEx(8, 2, dim=8),
+        ds,
         _cfg(epochs=30, regime="1vsall", regularizer="n3", regularizer_weight=0.5),
     )
     assert reg.model_.entity.weight.norm() < 0.8 * plain.model_.entity.weight.norm()

@@ -101,8 +101,9 @@ def test_ring_index_and_summary_written_out():
     delta = torch.arange(12, dtype=torch.float32).reshape(6, 2)
     mean, size = ring_summary(delta, ring)
     assert size.tolist() == [1, 2, 2, 1]
-    torch.testing.assert_close(mean, torch.tensor([[4.0, 5.0], [4.0, 5.0], [4.0, 5.0],
-                                                   [10.0, 11.0]]))
+    torch.testing.assert_close(
+        mean, torch.tensor([[4.0, 5.0], [4.0, 5.0], [4.0, 5.0], [10.0, 11.0]])
+    )
 
 
 def test_knockout_of_the_only_expressed_gene_is_refused():
@@ -124,12 +125,14 @@ def test_operator_norm_matches_the_dense_spectral_norm():
 def test_auto_step_size_is_the_horizon_over_steps_times_the_field_lipschitz_constant():
     model, x, edges, w = _setup(torch.device("cpu"))
     s_norm = torch.linalg.matrix_norm(neighbour_operator(edges, w, N).to_dense(), ord=2)
-    lipschitz = (2 * torch.linalg.matrix_norm(model.W_intra.detach(), ord=2)
-                 + s_norm * torch.linalg.matrix_norm(model.W_inter.detach(), ord=2))
+    lipschitz = 2 * torch.linalg.matrix_norm(
+        model.W_intra.detach(), ord=2
+    ) + s_norm * torch.linalg.matrix_norm(model.W_inter.detach(), ord=2)
     expected = 4.0 / (50 * float(lipschitz))
     assert auto_step_size(model, edges, w, N) == pytest.approx(expected, rel=1e-4)
     assert auto_step_size(model, edges, w, N, steps=25, horizon=2.0) == pytest.approx(
-        expected, rel=1e-4)
+        expected, rel=1e-4
+    )
     # the field really is L-Lipschitz: ||h(X) - h(Y)||_F <= L ||X - Y||_F
     gen = torch.Generator().manual_seed(1)
     a, b = torch.randn(N, G, generator=gen), torch.randn(N, G, generator=gen)
@@ -149,8 +152,9 @@ def test_automatic_step_makes_the_effect_invariant_to_rescaling_the_couplings(de
     strong = simulate_intervention(stronger, x, edges, w, {0: 0.0}, cells, steps=30)
     assert strong.step_size == pytest.approx(weak.step_size / 3.0, rel=1e-4)
     torch.testing.assert_close(strong.delta, weak.delta, atol=1e-5, rtol=1e-4)
-    fixed = simulate_intervention(stronger, x, edges, w, {0: 0.0}, cells, steps=30,
-                                  step_size=weak.step_size)
+    fixed = simulate_intervention(
+        stronger, x, edges, w, {0: 0.0}, cells, steps=30, step_size=weak.step_size
+    )
     assert fixed.step_size == weak.step_size
     assert not torch.allclose(fixed.delta, weak.delta, atol=1e-3)
 

@@ -76,8 +76,14 @@ def test_fit_refuses_non_finite_expression(tissue, bad):
         Celcomen(epochs=2, progress=False).fit(x, tissue.edge_index)
     with pytest.raises(GraphDataError, match="x: expected finite expression"):
         model = CelcomenEnergy(3)
-        simulate_intervention(model, x, tissue.edge_index, torch.ones(tissue.edge_index.shape[1]),
-                              {0: 0.0}, torch.ones(40, dtype=torch.bool))
+        simulate_intervention(
+            model,
+            x,
+            tissue.edge_index,
+            torch.ones(tissue.edge_index.shape[1]),
+            {0: 0.0},
+            torch.ones(40, dtype=torch.bool),
+        )
 
 
 @pytest.mark.parametrize(
@@ -133,16 +139,40 @@ def test_set_matrices_refuses_non_finite_couplings(bad):
     [
         ("horizon", lambda m, e, w: auto_step_size(m, e, w, 4, horizon=math.inf)),
         ("steps", lambda m, e, w: auto_step_size(m, e, w, 4, steps=2.5)),
-        ("step_size", lambda m, e, w: relax(m, torch.eye(4, 3)[:, :3] + 0.1, e, w,
-                                            step_size=math.nan)),
-        ("step_size", lambda m, e, w: simulate_intervention(
-            m, torch.ones(4, 3), e, w, {0: 0.0}, torch.tensor([True, False, False, False]),
-            step_size=math.inf)),
-        ("steps", lambda m, e, w: simulate_intervention(
-            m, torch.ones(4, 3), e, w, {0: 0.0}, torch.tensor([True, False, False, False]),
-            steps=0)),
-        ("genes[0]", lambda m, e, w: simulate_intervention(
-            m, torch.ones(4, 3), e, w, {0: math.nan}, torch.tensor([True, False, False, False]))),
+        (
+            "step_size",
+            lambda m, e, w: relax(m, torch.eye(4, 3)[:, :3] + 0.1, e, w, step_size=math.nan),
+        ),
+        (
+            "step_size",
+            lambda m, e, w: simulate_intervention(
+                m,
+                torch.ones(4, 3),
+                e,
+                w,
+                {0: 0.0},
+                torch.tensor([True, False, False, False]),
+                step_size=math.inf,
+            ),
+        ),
+        (
+            "steps",
+            lambda m, e, w: simulate_intervention(
+                m,
+                torch.ones(4, 3),
+                e,
+                w,
+                {0: 0.0},
+                torch.tensor([True, False, False, False]),
+                steps=0,
+            ),
+        ),
+        (
+            "genes[0]",
+            lambda m, e, w: simulate_intervention(
+                m, torch.ones(4, 3), e, w, {0: math.nan}, torch.tensor([True, False, False, False])
+            ),
+        ),
     ],
     ids=["horizon", "steps-float", "relax-step", "cf-step", "cf-steps", "cf-gene-nan"],
 )
@@ -164,11 +194,22 @@ def test_counterfactual_options_are_validated(name, call):
         ("density", lambda: random_couplings(3, density=math.nan)),
         ("seed", lambda: random_couplings(3, seed=0.5)),
         ("spacing", lambda: hex_grid(4, spacing=math.nan)),
-        ("step_size", lambda: langevin_sample(CelcomenEnergy(2), RING, torch.ones(4), 4,
-                                              step_size=-1.0)),
+        (
+            "step_size",
+            lambda: langevin_sample(CelcomenEnergy(2), RING, torch.ones(4), 4, step_size=-1.0),
+        ),
     ],
-    ids=["n_cells", "n_neighbors", "step_size", "steps", "strength", "density", "seed",
-         "spacing", "langevin-step"],
+    ids=[
+        "n_cells",
+        "n_neighbors",
+        "step_size",
+        "steps",
+        "strength",
+        "density",
+        "seed",
+        "spacing",
+        "langevin-step",
+    ],
 )
 def test_simulation_options_are_validated(name, call):
     with pytest.raises(GraphDataError, match=f"{name}: expected"):

@@ -46,7 +46,7 @@ def test_gcn_weight_of_source_without_in_edges_is_not_dropped():
     # 2 has no in-edges but sends to 0; gcn_norm would give it weight 0.
     w = edge_weights(torch.tensor([[2, 1], [0, 0]]), 3)
     assert torch.all(w > 0)
-    torch.testing.assert_close(w, torch.full((2,), 2 ** -0.5))
+    torch.testing.assert_close(w, torch.full((2,), 2**-0.5))
 
 
 @pytest.mark.parametrize("normalization", ["gcn", "mean", "none"])

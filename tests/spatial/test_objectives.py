@@ -64,8 +64,9 @@ def test_mean_field_at_zero_couplings_is_log_sphere_area():
     x = torch.nn.functional.normalize(torch.randn(N, G, dtype=torch.float64), dim=1)
     nb = Neighbourhood.from_graph(x, EDGES, edge_weights(EDGES, N, dtype=torch.float64))
     area = math.log(2 * math.pi ** (G / 2) / math.gamma(G / 2))
-    torch.testing.assert_close(mean_field_terms(model, x, nb).sum(),
-                               torch.tensor(N * area, dtype=torch.float64))
+    torch.testing.assert_close(
+        mean_field_terms(model, x, nb).sum(), torch.tensor(N * area, dtype=torch.float64)
+    )
 
 
 def test_reference_terms_written_out():
@@ -78,8 +79,7 @@ def test_reference_terms_written_out():
     g = torch.linalg.norm((k * b + 2 * a) @ mu)
     log_z = N * reference_log_partition_3d(g) - N * mu @ (a + 0.5 * k * b) @ mu
     energy = model(x, EDGES, w).sum()
-    torch.testing.assert_close(reference_terms(model, x, nb, beta=0.1).sum(),
-                               log_z - 0.1 * energy)
+    torch.testing.assert_close(reference_terms(model, x, nb, beta=0.1).sum(), log_z - 0.1 * energy)
 
 
 @pytest.mark.parametrize("terms", [mean_field_terms, score_matching_terms, reference_terms])
@@ -109,8 +109,9 @@ def test_score_matching_is_stationary_at_the_truth_by_quadrature():
     t, f = torch.meshgrid(theta, phi, indexing="ij")
     x = torch.stack([t.sin() * f.cos(), t.sin() * f.sin(), t.cos()], -1).reshape(-1, 3)
     area = t.sin().reshape(-1)
-    truth = torch.tensor([[1.5, 0.8, -0.4], [0.8, -0.5, 0.3], [-0.4, 0.3, 0.2]],
-                         dtype=torch.float64)
+    truth = torch.tensor(
+        [[1.5, 0.8, -0.4], [0.8, -0.5, 0.3], [-0.4, 0.3, 0.2]], dtype=torch.float64
+    )
     density = area * torch.exp((x @ truth * x).sum(1))
     density = density / density.sum()
     no_edges = torch.zeros(2, 0, dtype=torch.long)

@@ -18,8 +18,14 @@ def test_all_names_resolve():
 
 @pytest.mark.parametrize(
     "fn",
-    [tools.celcomen, tools.intervene, plot.interaction_heatmap, plot.delta_map,
-     plot.ring_summary, plot.recovery_scatter],
+    [
+        tools.celcomen,
+        tools.intervene,
+        plot.interaction_heatmap,
+        plot.delta_map,
+        plot.ring_summary,
+        plot.recovery_scatter,
+    ],
 )
 def test_anndata_functions_take_adata_first_and_at_most_two_more_positionals(fn):
     params = list(inspect.signature(fn).parameters.values())
@@ -31,8 +37,7 @@ def test_anndata_functions_take_adata_first_and_at_most_two_more_positionals(fn)
 def test_wrappers_return_none_and_plots_return_axes():
     for fn in (tools.celcomen, tools.intervene, tools.store_fit, tools.store_counterfactual):
         assert inspect.signature(fn).return_annotation in (None, "None")
-    for fn in (plot.interaction_heatmap, plot.delta_map, plot.ring_summary,
-               plot.recovery_scatter):
+    for fn in (plot.interaction_heatmap, plot.delta_map, plot.ring_summary, plot.recovery_scatter):
         assert inspect.signature(fn).return_annotation in ("Axes",)
 
 

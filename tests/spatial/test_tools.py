@@ -69,8 +69,12 @@ def test_fit_and_intervene_write_the_documented_keys(tmp_path):
     back = anndata.read_h5ad(path)
     np.testing.assert_array_equal(back.varp["celcomen_inter"], inter)
 
-    for ax in (plot.interaction_heatmap(adata, "inter"), plot.delta_map(adata, "CD74"),
-               plot.ring_summary(adata), plot.ring_summary(adata, ["KRT5"])):
+    for ax in (
+        plot.interaction_heatmap(adata, "inter"),
+        plot.delta_map(adata, "CD74"),
+        plot.ring_summary(adata),
+        plot.ring_summary(adata, ["KRT5"]),
+    ):
         assert isinstance(ax, Axes)
 
 
@@ -159,17 +163,32 @@ def test_cli_simulate_fit_intervene(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     add_subparser(parser.add_subparsers(dest="command"))
     sim, fit, out = tmp_path / "sim.h5ad", tmp_path / "fit.h5ad", tmp_path / "cf.h5ad"
-    args = parser.parse_args(["spatial", "simulate", "--cells", "60", "--genes", "4",
-                              "--steps", "20", "--out", str(sim)])
+    args = parser.parse_args(
+        ["spatial", "simulate", "--cells", "60", "--genes", "4", "--steps", "20", "--out", str(sim)]
+    )
     assert args.func(args) == 0
     adata = anndata.read_h5ad(sim)
     adata.X = np.abs(adata.X) + 0.01  # the AnnData path wants non-negative expression
     adata.write_h5ad(sim)
-    args = parser.parse_args(["spatial", "fit", str(sim), "--out", str(fit), "--epochs", "5",
-                              "--device", "cpu"])
+    args = parser.parse_args(
+        ["spatial", "fit", str(sim), "--out", str(fit), "--epochs", "5", "--device", "cpu"]
+    )
     assert args.func(args) == 0
-    args = parser.parse_args(["spatial", "intervene", str(fit), "--gene", "gene_1=0",
-                              "--cells", "cell_3,cell_4", "--out", str(out), "--device", "cpu"])
+    args = parser.parse_args(
+        [
+            "spatial",
+            "intervene",
+            str(fit),
+            "--gene",
+            "gene_1=0",
+            "--cells",
+            "cell_3,cell_4",
+            "--out",
+            str(out),
+            "--device",
+            "cpu",
+        ]
+    )
     assert args.func(args) == 0
     assert "celcomen_delta" in anndata.read_h5ad(out).layers
     assert "config=" in capsys.readouterr().out

@@ -21,8 +21,12 @@ def _quadrature_log_partition(kappa: float, d: int) -> float:
     area = 2 * math.pi ** ((d - 1) / 2) / math.gamma((d - 1) / 2)
     # Scale by e^{-kappa} inside the integral so large kappa does not overflow.
     value, _ = integrate.quad(
-        lambda t: math.exp(kappa * (t - 1)) * (1 - t * t) ** ((d - 3) / 2), -1, 1,
-        epsabs=0, epsrel=1e-12, limit=200,
+        lambda t: math.exp(kappa * (t - 1)) * (1 - t * t) ** ((d - 3) / 2),
+        -1,
+        1,
+        epsabs=0,
+        epsrel=1e-12,
+        limit=200,
     )
     return math.log(area * value) + kappa
 
@@ -60,14 +64,18 @@ def test_matches_numerical_quadrature(d, kappa):
 def test_large_kappa_and_large_dimension_against_mpmath(d, kappa):
     mpmath.mp.dps = 40
     nu = d / 2 - 1
-    want = (d / 2) * mpmath.log(2 * mpmath.pi) + mpmath.log(
-        mpmath.besseli(nu, kappa, maxterms=10**6)) - nu * mpmath.log(kappa)
+    want = (
+        (d / 2) * mpmath.log(2 * mpmath.pi)
+        + mpmath.log(mpmath.besseli(nu, kappa, maxterms=10**6))
+        - nu * mpmath.log(kappa)
+    )
     got = vmf_log_partition(torch.tensor([kappa], dtype=torch.float64), d)
     assert torch.isfinite(got).all()
     assert float(got) == pytest.approx(float(want), rel=1e-10)
     ratio = float(vmf_mean_resultant_length(torch.tensor([kappa], dtype=torch.float64), d))
     want_ratio = mpmath.besseli(nu + 1, kappa, maxterms=10**6) / mpmath.besseli(
-        nu, kappa, maxterms=10**6)
+        nu, kappa, maxterms=10**6
+    )
     assert ratio == pytest.approx(float(want_ratio), rel=1e-10)
 
 
@@ -103,8 +111,9 @@ def test_float32_input_keeps_dtype_and_device(device):
 
 def test_reference_compat_is_3d_formula_without_log_2pi():
     g = torch.tensor([0.5, 3.0, 19.0], dtype=torch.float64)
-    torch.testing.assert_close(reference_log_partition_3d(g),
-                               vmf_log_partition(g, 3) - math.log(2 * math.pi))
+    torch.testing.assert_close(
+        reference_log_partition_3d(g), vmf_log_partition(g, 3) - math.log(2 * math.pi)
+    )
     # Above g = 20 the reference switches to the asymptote g - log g.
     big = torch.tensor([30.0], dtype=torch.float64)
     torch.testing.assert_close(reference_log_partition_3d(big), big - torch.log(big))

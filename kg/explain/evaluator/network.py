@@ -91,4 +91,3 @@ class SubgraphGNN(torch.nn.Module):
         z = torch.cat([pooled, head, tail, rel, head * rel, tail * rel], dim=1)  # [B, 6 hidden]
         u = F.relu(self.lin1(z))
         return self.lin_score(u).squeeze(-1), self.lin_rep(u)
-

@@ -121,14 +121,16 @@ def _other_relations(
         return r.unsqueeze(1).expand(pick_shape).clone()
     with torch.no_grad():
         rels = torch.arange(num_relations, device=device)
-        scores = torch.cat([
-            teacher(
-                hc.repeat_interleave(num_relations),
-                rels.repeat(hc.numel()),
-                tc.repeat_interleave(num_relations),
-            ).view(-1, num_relations)
-            for hc, tc in zip(h.split(256), t.split(256))
-        ])  # [P, R]: every relation of each pair, 256 pairs per call
+        scores = torch.cat(
+            [
+                teacher(
+                    hc.repeat_interleave(num_relations),
+                    rels.repeat(hc.numel()),
+                    tc.repeat_interleave(num_relations),
+                ).view(-1, num_relations)
+                for hc, tc in zip(h.split(256), t.split(256))
+            ]
+        )  # [P, R]: every relation of each pair, 256 pairs per call
         scores[torch.arange(h.numel(), device=device), r] = -math.inf
         pool = min(3, num_relations - 1)
         top = scores.topk(pool, dim=1).indices  # [P, pool]

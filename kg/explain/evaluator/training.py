@@ -186,7 +186,6 @@ def train_network(
     return history
 
 
-
 @dataclass
 class Sample:
     """The teacher targets of one distillation sample and the subgraphs they live on."""

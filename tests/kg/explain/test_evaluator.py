@@ -102,8 +102,14 @@ def test_negatives_corrupt_exactly_one_side_and_never_make_self_pairs():
     world = family_kg(24, seed=1)
     teacher = DistMult(world.dataset.num_entities, world.dataset.num_relations, dim=4)
     positives = world.dataset.train.mapped_triples[:50]
-    neg = draw_negatives(teacher, positives, torch.Generator().manual_seed(0), num_negatives=4,
-                         hard_fraction=0.5, relation_fraction=0.0)
+    neg = draw_negatives(
+        teacher,
+        positives,
+        torch.Generator().manual_seed(0),
+        num_negatives=4,
+        hard_fraction=0.5,
+        relation_fraction=0.0,
+    )
     assert neg.shape == (50, 4, 3)
     pos = positives.unsqueeze(1).expand_as(neg)
     assert torch.equal(neg[..., 1], pos[..., 1])
@@ -118,8 +124,15 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
     torch.manual_seed(0)
     teacher = DistMult(ds.num_entities, ds.num_relations, dim=4)
     positives = ds.train.mapped_triples[:60]
-    neg = draw_negatives(teacher, positives, torch.Generator().manual_seed(0), ds.num_relations,
-                         num_negatives=3, relation_fraction=1.0, hard_fraction=1.0)
+    neg = draw_negatives(
+        teacher,
+        positives,
+        torch.Generator().manual_seed(0),
+        ds.num_relations,
+        num_negatives=3,
+        relation_fraction=1.0,
+        hard_fraction=1.0,
+    )
     pos = positives.unsqueeze(1).expand_as(neg)
     assert torch.equal(neg[..., [0, 2]], pos[..., [0, 2]])  # the same pair (h, t)
     assert bool((neg[..., 1] != pos[..., 1]).all())
@@ -127,18 +140,29 @@ def test_relation_negatives_keep_the_pair_and_live_on_the_positive_subgraph():
     # Hard picks: among the teacher's three best other relations of (h, ., t) (brute force).
     for (h, r, t), rels in zip(positives.tolist(), neg[..., 1].tolist()):
         with torch.no_grad():
-            scores = {x: float(teacher(*torch.tensor([[h], [x], [t]])))
-                      for x in range(ds.num_relations) if x != r}
+            scores = {
+                x: float(teacher(*torch.tensor([[h], [x], [t]])))
+                for x in range(ds.num_relations)
+                if x != r
+            }
         best = sorted(scores, key=scores.get, reverse=True)[:3]
         assert set(rels) <= set(best)
     # Uniform picks cover every other relation.
-    neg = draw_negatives(teacher, positives, torch.Generator().manual_seed(1), ds.num_relations,
-                         num_negatives=3, relation_fraction=1.0, hard_fraction=0.0)
+    neg = draw_negatives(
+        teacher,
+        positives,
+        torch.Generator().manual_seed(1),
+        ds.num_relations,
+        num_negatives=3,
+        relation_fraction=1.0,
+        hard_fraction=0.0,
+    )
     assert bool((neg[..., 1] != pos[..., 1]).all())
     assert set(neg[..., 1].flatten().tolist()) == set(range(ds.num_relations))
     # The default mixes both kinds: a changed relation keeps the pair, else one entity changes.
-    mixed = draw_negatives(teacher, positives, torch.Generator().manual_seed(3), ds.num_relations,
-                           num_negatives=4)
+    mixed = draw_negatives(
+        teacher, positives, torch.Generator().manual_seed(3), ds.num_relations, num_negatives=4
+    )
     pos = positives.unsqueeze(1).expand_as(mixed)
     on_relation = mixed[..., 1] != pos[..., 1]
     assert 0 < int(on_relation.sum()) < on_relation.numel()

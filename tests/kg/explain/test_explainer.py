@@ -198,7 +198,8 @@ def test_a_new_baseline_is_one_function_and_one_dict_line(explainer, world, monk
     cfg = explainer.config
     assert seen == [(cfg.max_paths, cfg.max_length, 5, True)]
     assert explanation.mode == "longest" and len(explanation.paths) == 1
-    assert len(explanation.paths[0].triples) == max(len(p) for p in explainer.local_structure(
-        target).paths)
+    assert len(explanation.paths[0].triples) == max(
+        len(p) for p in explainer.local_structure(target).paths
+    )
     # Fidelity is measured like every baseline's: the scores of the kept and removed triples.
     assert explanation.joint_score != explanation.complement_score

@@ -135,6 +135,9 @@ def test_at_most_25_explainer_evaluator_retrain_knobs() -> None:
 
     from kg.explain import EvaluatorConfig, ExplainerConfig, RetrainConfig
 
-    fields = [f.name for c in (ExplainerConfig, EvaluatorConfig, RetrainConfig)
-              for f in dataclasses.fields(c)]
+    fields = [
+        f.name
+        for c in (ExplainerConfig, EvaluatorConfig, RetrainConfig)
+        for f in dataclasses.fields(c)
+    ]
     assert len(fields) <= 25, fields  # 45 before issue #16

@@ -13,9 +13,7 @@ def _fair_brute_force(counts, budget):
     paths, the one whose ascending sorted shares are lexicographically largest; ties go to
     the split that gives more to shorter lengths."""
     total = min(budget, sum(counts))
-    splits = [
-        s for s in itertools.product(*(range(c + 1) for c in counts)) if sum(s) == total
-    ]
+    splits = [s for s in itertools.product(*(range(c + 1) for c in counts)) if sum(s) == total]
     return list(max(splits, key=lambda s: (sorted(s), s)))
 
 
@@ -49,8 +47,9 @@ def test_capped_candidates_keep_long_paths_against_brute_force():
     full = enumerate_paths(edge_index, edge_type, 0, 1, 3)
     assert full.length.tolist() == [1] + [2] * 6 + [3] * 8
     with pytest.warns(UserWarning, match="max_candidates=7 candidate paths"):
-        local = local_structure(edge_index, edge_type, target, hops=2, max_length=3,
-                                max_candidates=7)
+        local = local_structure(
+            edge_index, edge_type, target, hops=2, max_length=3, max_candidates=7
+        )
     assert local.truncated
     lengths = [len(p) for p in local.paths]
     # A shortest-first cap would keep [1, 6, 0]: no three-step path at all.
@@ -58,9 +57,7 @@ def test_capped_candidates_keep_long_paths_against_brute_force():
     # Within a length the kept paths are the first of that length in enumeration order.
     triples = local.triples.tolist()
     kept = [tuple(tuple(triples[e]) for e in p) for p in local.paths]
-    reference = [
-        tuple((h, r, t) for h, r, t, _ in steps) for steps in full.to_list()
-    ]
+    reference = [tuple((h, r, t) for h, r, t, _ in steps) for steps in full.to_list()]
     by_length = {ell: [p for p in reference if len(p) == ell] for ell in (1, 2, 3)}
     assert kept == by_length[1][:1] + by_length[2][:3] + by_length[3][:3]
     uncapped = local_structure(edge_index, edge_type, target, hops=2, max_length=3)

@@ -25,6 +25,7 @@ def test_search_defaults_are_the_explainer_config_defaults():
     assert (params["min_gain"].default, params["selection"].default) == (MIN_GAIN, SELECTION)
     assert params["min_paths"].default == MIN_PATHS == 1
 
+
 # A hand-built graph around the target (0, 9, 1):
 #   planted  0 -a-> 2 -b-> 1      distractors  0 -c-> 3 -c-> 1,  0 -d-> 1,  0 -a-> 4 -e-> 1
 EDGES = [(0, 0, 2), (2, 1, 1), (0, 2, 3), (3, 2, 1), (0, 3, 1), (0, 0, 4), (4, 4, 1), (0, 9, 1)]
@@ -168,15 +169,14 @@ def test_shortest_selection_prefers_the_fewest_triples_that_suffice():
     # Path 0 (two triples) carries 0.6 of the score, path 1 (three triples) 1.0: "best" takes
     # path 1; "shortest" takes path 0, the fewest triples whose gain reaches the threshold.
     def scorer(keep):
-        return 0.6 * (keep[:, 0] & keep[:, 1]).float() + 1.0 * (
-            keep[:, 2] & keep[:, 3] & keep[:, 4]
-        ).float()
+        return (
+            0.6 * (keep[:, 0] & keep[:, 1]).float()
+            + 1.0 * (keep[:, 2] & keep[:, 3] & keep[:, 4]).float()
+        )
 
     paths, m = [(0, 1), (2, 3, 4)], 5
     best = _search(paths, m, scorer, max_paths=1, objective="sufficiency")
-    short = _search(
-        paths, m, scorer, max_paths=1, objective="sufficiency", selection="shortest"
-    )
+    short = _search(paths, m, scorer, max_paths=1, objective="sufficiency", selection="shortest")
     assert best.chosen == (1,) and short.chosen == (0,)
     # A threshold that the short path does not reach leaves the long one.
     strict = _search(
