@@ -17,6 +17,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from graphdata.checks import check_int as check_int
 from graphdata.errors import GraphDataError
 
 __all__: list[str] = []
@@ -111,13 +112,6 @@ def check_relations(name: str, relations: object, num_pairs: int, edge_index: Te
             f"pair, got {got!r}"
         )
     _check_device(name, relations, edge_index)
-
-
-def check_int(name: str, value: object, minimum: int) -> int:
-    """Return ``value`` if it is an int >= ``minimum``, else raise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise GraphDataError(f"{name}: expected an int >= {minimum}, got {value!r}")
-    return value
 
 
 def matching_edges(edge_index: Tensor, edge_type: Tensor, triples: Tensor) -> Tensor:

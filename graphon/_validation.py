@@ -2,71 +2,15 @@
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 import torch
 from torch import Tensor
 
+from graphdata.checks import check_int as check_int
+from graphdata.checks import check_real as check_real
+from graphdata.checks import check_seed as check_seed
 from graphdata.errors import GraphDataError
 
 __all__: list[str] = []
-
-
-def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
-    """Return ``value`` if it is an int in ``[minimum, maximum]``, else raise naming it."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < minimum
-        or (maximum is not None and value > maximum)
-    ):
-        want = f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
-        raise GraphDataError(f"{name}: expected {want}, got {value!r}; pass {want}")
-    return int(value)
-
-
-def check_seed(name: str, value: object) -> int | None:
-    """Return ``value`` if it is None or an int >= 0 (a seed), else raise naming it."""
-    if value is None:
-        return None
-    return check_int(name, value, 0, 2**64 - 1)
-
-
-def check_real(
-    name: str,
-    value: object,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
-    fix: str = "",
-) -> float:
-    """Return ``value`` as a float if it is a finite real in the given interval, else raise.
-
-    The message names the argument, the interval, the value and ``fix`` (how to repair it):
-    ``margin: expected a finite number > 0, got nan; pass a positive margin``.
-    """
-    parts = []
-    if low is not None:
-        parts.append(f"{'>' if low_open else '>='} {low:g}")
-    if high is not None:
-        parts.append(f"{'<' if high_open else '<='} {high:g}")
-    want = "a finite number" + (f" {' and '.join(parts)}" if parts else "")
-    ok, number = False, math.nan
-    if not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
-        ok, number = True, float(value)
-    if ok and math.isfinite(number):
-        ok = (low is None or (number > low if low_open else number >= low)) and (
-            high is None or (number < high if high_open else number <= high)
-        )
-    else:
-        ok = False
-    if not ok:
-        hint = f"; {fix}" if fix else f"; pass {want}"
-        raise GraphDataError(f"{name}: expected {want}, got {value!r}{hint}")
-    return number
 
 
 def _first_bad(bad: Tensor) -> int:

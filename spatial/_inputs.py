@@ -16,6 +16,7 @@ import torch
 from anndata import AnnData
 from torch import Tensor
 
+from graphdata.checks import check_int, check_real, check_seed
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphdata.spatial import knn_graph
 from graphdata.spatial_anndata import spatial_graph
@@ -35,54 +36,6 @@ __all__ = [
     "resolve_genes",
     "resolve_cells",
 ]
-
-
-def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
-    """Return ``value`` if it is an int in ``[minimum, maximum]``, else raise naming it."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < minimum
-        or (maximum is not None and value > maximum)
-    ):
-        want = f"an int >= {minimum}" if maximum is None else f"an int in [{minimum}, {maximum}]"
-        raise GraphDataError(f"{name}: expected {want}, got {value!r}; pass {want}")
-    return int(value)
-
-
-def check_seed(name: str, value: object) -> int | None:
-    """Return ``value`` if it is None or an int in ``[0, 2**64)`` (a seed), else raise."""
-    return None if value is None else check_int(name, value, 0, 2**64 - 1)
-
-
-def check_real(
-    name: str,
-    value: object,
-    *,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    fix: str = "",
-) -> float:
-    """Return ``value`` as a float if it is finite and in range, else raise the standard message.
-
-    ``lr: expected a finite number > 0, got nan; pass a positive lr, e.g. 0.05``.
-    """
-    parts = []
-    if low is not None:
-        parts.append(f"{'>' if low_open else '>='} {low:g}")
-    if high is not None:
-        parts.append(f"<= {high:g}")
-    want = "a finite number" + (f" {' and '.join(parts)}" if parts else "")
-    ok, number = False, float("nan")
-    if not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
-        ok, number = True, float(value)
-    ok = ok and bool(np.isfinite(number))
-    ok = ok and (low is None or (number > low if low_open else number >= low))
-    ok = ok and (high is None or number <= high)
-    if not ok:
-        raise GraphDataError(f"{name}: expected {want}, got {value!r}; {fix or 'pass ' + want}")
-    return number
 
 
 def check_edge_weight(edge_weight: Tensor, num_edges: int, argument: str = "edge_weight") -> None:
