@@ -54,6 +54,7 @@ __all__ = [
     "verify_checksum",
     "serialize_with_checksum",
     "describe_load_error",
+    "check_state_shapes",
     "capture_rng_state",
     "restore_rng_state",
 ]
@@ -386,3 +387,37 @@ def restore_rng_state(state: dict[str, Any], generator: torch.Generator | None =
         torch.cuda.set_rng_state_all([s.cpu() for s in state["torch_cuda"]])
     if generator is not None and state["generator"] is not None:
         generator.set_state(state["generator"].cpu())
+
+
+def check_state_shapes(state: Any, skeleton: torch.nn.Module, *, where: str, fix: str) -> None:
+    """Refuse a stored state dict whose keys or shapes differ from ``skeleton``'s.
+
+    Loaders build ``skeleton`` on the meta device from the stored config (shapes only, nothing
+    allocated), so a crafted or damaged file is refused before any memory is committed.
+
+    Args:
+        state: The stored state dict.
+        skeleton: The module the config implies.
+        where: What is checked, for the message (e.g. ``"checkpoint: 'x.pt' entry model.state"``).
+        fix: How to repair it, ending the message.
+
+    Raises:
+        GraphDataError: If ``state`` is not a dict of tensors, or its keys or shapes differ.
+    """
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise GraphDataError(f"{where} is not a dict of tensors; {fix}")
+    expected = {key: tuple(t.shape) for key, t in skeleton.state_dict().items()}
+    got = {key: tuple(t.shape) for key, t in state.items()}
+    if got.keys() != expected.keys():
+        missing = sorted(expected.keys() - got.keys())[:3]
+        extra = sorted(got.keys() - expected.keys())[:3]
+        raise GraphDataError(
+            f"{where} does not match its config: missing keys {missing}, unexpected keys "
+            f"{extra}; {fix}"
+        )
+    for key, shape in expected.items():
+        if got[key] != shape:
+            raise GraphDataError(
+                f"{where}: {key} has shape {list(got[key])}, its config implies {list(shape)}; "
+                f"the file is damaged or crafted: {fix}"
+            )

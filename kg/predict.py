@@ -10,7 +10,7 @@ import torch
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphdata.typing import PathLike
 from kg.base import KGEModel
-from kg.checkpoint import load_checkpoint
+from kg.checkpoint import check_state_shapes, load_checkpoint
 from kg.models import MODELS
 
 __all__ = ["MAX_MODEL_BYTES", "load_model", "predict_tails"]
@@ -153,27 +153,12 @@ def _check_sizes(skeleton: KGEModel, vocab: dict, reciprocal: Any, source: str) 
 
 def _check_state(skeleton: KGEModel, state: Any, label: str, source: str) -> None:
     """The stored state must have the skeleton's keys and shapes (nothing else is allocated)."""
-    expected = {key: tuple(t.shape) for key, t in skeleton.state_dict().items()}
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise GraphDataError(
-            f"checkpoint: {source!r} entry {label} is not a dict of tensors; pass a checkpoint "
-            "written by `graphlib kg train`"
-        )
-    got = {key: tuple(t.shape) for key, t in state.items()}
-    if got.keys() != expected.keys():
-        missing = sorted(expected.keys() - got.keys())[:3]
-        extra = sorted(got.keys() - expected.keys())[:3]
-        raise GraphDataError(
-            f"checkpoint: {source!r} entry {label} does not match its config: missing keys "
-            f"{missing}, unexpected keys {extra}; pass a checkpoint written by `graphlib kg train`"
-        )
-    for key, shape in expected.items():
-        if got[key] != shape:
-            raise GraphDataError(
-                f"checkpoint: {source!r} entry {label}: {key} has shape {list(got[key])}, its "
-                f"config implies {list(shape)}; the file is damaged or crafted: pass a "
-                "checkpoint written by `graphlib kg train`"
-            )
+    check_state_shapes(
+        state,
+        skeleton,
+        where=f"checkpoint: {source!r} entry {label}",
+        fix="pass a checkpoint written by `graphlib kg train`",
+    )
 
 
 def _check_finite(state: dict[str, Any], label: str, source: str) -> None:

@@ -428,7 +428,7 @@ BAD_EVALUATORS = {
     ),
     "teacher_dim": (
         lambda p: _resaved(p, lambda d: d.update(teacher_dim=7)),
-        r"lin_rep\.weight with shape \[6, (\d+)\], its config implies \[7, \1\]",
+        r"lin_rep\.weight has shape \[6, (\d+)\], its config implies \[7, \1\]",
     ),
     "absurd hidden": (
         lambda p: _resaved(p, lambda d: d["config"].update(hidden=10**6)),

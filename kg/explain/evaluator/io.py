@@ -24,6 +24,7 @@ from graphdata.errors import GraphDataError
 from graphdata.typing import PathLike
 from kg.checkpoint import (
     CHECKPOINT_FORMAT,
+    check_state_shapes,
     describe_load_error,
     serialize_with_checksum,
     verify_checksum,
@@ -148,23 +149,8 @@ def _drop_retired(config: dict[str, Any], source: str) -> dict[str, Any]:
 
 def _check_state(skeleton: torch.nn.Module, state: Any, source: str) -> None:
     """The stored state must have the network's keys and shapes, and finite values."""
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise GraphDataError(f"path: {source!r} has no state dict of tensors; {_FIX}")
-    expected = {key: tuple(t.shape) for key, t in skeleton.state_dict().items()}
-    got = {key: tuple(t.shape) for key, t in state.items()}
-    if got.keys() != expected.keys():
-        missing = sorted(expected.keys() - got.keys())[:3]
-        extra = sorted(got.keys() - expected.keys())[:3]
-        raise GraphDataError(
-            f"path: {source!r} stores a state that does not match its config: missing keys "
-            f"{missing}, unexpected keys {extra}; {_FIX}"
-        )
-    for key, shape in expected.items():
-        if got[key] != shape:
-            raise GraphDataError(
-                f"path: {source!r} stores {key} with shape {list(got[key])}, its config implies "
-                f"{list(shape)}; the file is damaged or crafted: {_FIX}"
-            )
+    check_state_shapes(state, skeleton, where=f"path: {source!r} state", fix=_FIX)
+    for key in skeleton.state_dict():
         value = state[key]
         if value.is_floating_point() and not bool(torch.isfinite(value).all()):
             raise GraphDataError(
