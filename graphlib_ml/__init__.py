@@ -1,4 +1,4 @@
-"""graphlib_ml: the application layer (the `graphlib` command in `cli/`, the demo report in `demo/`).
+"""graphlib_ml: the application layer (the `graphlib` command in `cli/`, the report in `demo/`).
 
 The parts (`graphdata`, `kg`, `graphon`, `spatial`) never import it.
 """
