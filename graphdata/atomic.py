@@ -27,6 +27,7 @@ cannot report it themselves (h5py crashes on a full disk).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -76,13 +77,11 @@ class OutputIsADirectoryError(IsADirectoryError, GraphDataError):
 
 def _umask() -> int:
     """The process umask, read without changing it where the system allows."""
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):  # no /proc: set-and-restore below
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
                 if line.startswith("Umask:"):
                     return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
     # os.umask can only be read by setting it: hold a lock so our own threads never see 0.
     with _UMASK_LOCK:
         mask = os.umask(0o022)

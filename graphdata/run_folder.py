@@ -19,6 +19,7 @@ The locking uses :mod:`fcntl` (POSIX: Linux and macOS).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -260,10 +261,8 @@ def run_lock(folder: str | os.PathLike[str], *, argument: str = "--out") -> Iter
     finally:
         # Unlink while still holding the lock: a process that opened the old file then sees
         # that the path no longer names it and retries (see _acquire).
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)
-        except FileNotFoundError:
-            pass
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 

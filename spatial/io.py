@@ -78,8 +78,7 @@ def read_h5ad(path: str | Path, *, argument: str = "input") -> anndata.AnnData:
         OSError: If the file is missing, a folder, or not readable by this user.
         GraphDataError: If it is not HDF5, is truncated, or is not an AnnData file.
     """
-    with open(path, "rb"):
-        pass
+    open(path, "rb").close()  # a missing, folder or unreadable path: its own OSError, named
     try:
         return anndata.read_h5ad(path)
     except GraphDataError:

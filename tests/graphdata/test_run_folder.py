@@ -191,12 +191,12 @@ def test_lock_is_exclusive_within_a_process_and_released_on_exit(tmp_path):
         assert lock_holder(run) == os.getpid()
         with pytest.raises(RunFolderLockedError, match=rf"pid {os.getpid()}\)") as err:
             with run_lock(run, argument="--out"):
-                pass
+                ...
         assert err.value.pid == os.getpid()
         assert isinstance(err.value, GraphDataError)
     assert not (run / LOCK_NAME).exists()
     with run_lock(run):  # free again
-        pass
+        ...
 
 
 def test_lock_is_released_when_the_block_raises(tmp_path):
@@ -204,7 +204,7 @@ def test_lock_is_released_when_the_block_raises(tmp_path):
         with run_lock(tmp_path):
             raise RuntimeError("boom")
     with run_lock(tmp_path):
-        pass
+        ...
 
 
 def test_a_stale_lock_file_of_a_dead_process_is_taken_over(tmp_path):
@@ -245,7 +245,7 @@ def test_a_second_process_gets_the_holders_pid_and_the_lock_frees_on_sigkill(tmp
     try:
         with pytest.raises(RunFolderLockedError, match=rf"in use .*\(pid {holder.pid}\); wait"):
             with run_lock(run):
-                pass
+                ...
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait(timeout=10)
