@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +42,33 @@ def datasets_dir() -> Path:
     if not DATASETS.is_dir():
         pytest.skip(f"shared datasets folder {DATASETS} is absent (fresh clone): real-data test")
     return DATASETS
+
+
+@pytest.fixture
+def mount_tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Mount a tiny tmpfs of a given size (``"16k"``) for real disk-full tests; unmount after.
+
+    Needs root and mount rights (a privileged container); skips the test with the reason where
+    mounting is not permitted.
+    """
+    mounted: list[Path] = []
+
+    def mount(size: str) -> Path:
+        point = tmp_path / f"tmpfs-{len(mounted)}"
+        point.mkdir()
+        if not shutil.which("mount"):
+            pytest.skip("no mount command")
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
+        mounted.append(point)
+        return point
+
+    yield mount
+    for point in mounted:
+        subprocess.run(["umount", str(point)], check=False)

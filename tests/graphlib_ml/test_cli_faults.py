@@ -581,20 +581,8 @@ def test_demo_out_not_writable_chmod(tmp_path, capsys):
 
 
 @pytest.fixture
-def tiny_disk(tmp_path):
-    mount_point = tmp_path / "tiny"
-    mount_point.mkdir()
-    if not IS_ROOT:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(mount_point)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", str(mount_point)], check=False)
+def tiny_disk(mount_tmpfs):
+    return mount_tmpfs("16k")
 
 
 def test_real_full_disk_data_family(tiny_disk, capsys):

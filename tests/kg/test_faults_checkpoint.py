@@ -315,24 +315,8 @@ def test_too_little_free_space_is_refused_before_writing(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def tiny_tmpfs(tmp_path):
-    """A 256 KiB tmpfs, where mounting is permitted (root in a privileged container)."""
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    if not shutil.which("mount"):
-        pytest.skip("no mount command")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
+def tiny_tmpfs(mount_tmpfs):
+    return mount_tmpfs("256k")
 
 
 def test_checkpoint_on_a_real_full_disk_says_no_space_not_unexpected_pos(tiny_tmpfs, monkeypatch):
