@@ -17,10 +17,11 @@ from torch import Tensor
 from graphdata.filter_index import FilterIndex
 from graphdata.triples import KGDataset
 from kg._distance import Workspace
+from kg._rows import grad_buffers
 from kg.base import KGEModel
 from kg.losses import (
     bce_loss,
-    kvsall_bce_loss,
+    kvsall_bce_loss_coo,
     margin_ranking_loss,
     nssa_loss,
     one_vs_all_loss,
@@ -134,30 +135,40 @@ class Run:
 
     def epoch(self, bar: Any, epoch: int) -> float:
         """Run one epoch; return the mean loss (NaN/inf as soon as it is seen)."""
-        cfg = self.config
         batch_loss = {"slcwa": self._slcwa, "kvsall": self._kvsall, "1vsall": self._one_vs_all}
-        step_loss = batch_loss[cfg.regime]
+        step_loss = batch_loss[self.config.regime]
         batches = self.batches()
         bar.set_description(f"epoch {epoch}")
         total = torch.zeros((), device=self.device)
         seen = 0
-        for i, index in enumerate(batches, start=1):
-            loss = step_loss(index)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
-            self.optimizer.step()
-            self.model.post_step()
-            total += loss.detach() * index.numel()
-            seen += index.numel()
-            bar.update(1)
-            if i % _SYNC_EVERY == 0 or i == len(batches):
-                running = float(total) / seen
-                bar.set_postfix(loss=f"{running:.4f}")
-                if not math.isfinite(running):
-                    return running
+        with grad_buffers(self.model) as buffers:
+            # Embedding lookups add their gradient rows into kept buffers (kg._rows) instead
+            # of a zeroed, page-faulted [E, d] table per lookup.
+            bf16 = self.config.precision == "bf16"
+            for i, index in enumerate(batches, start=1):
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
+                    loss = step_loss(index)
+                self.optimizer.zero_grad(set_to_none=True)
+                buffers.zero()
+                loss.backward()
+                buffers.collect()
+                self._step()
+                total += loss.detach() * index.numel()
+                seen += index.numel()
+                bar.update(1)
+                if i % _SYNC_EVERY == 0 or i == len(batches):
+                    running = float(total) / seen
+                    bar.set_postfix(loss=f"{running:.4f}")
+                    if not math.isfinite(running):
+                        return running
         return float(total) / max(seen, 1)
+
+    def _step(self) -> None:
+        """Clip (when configured), step the optimiser, project (``post_step``)."""
+        if self.config.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
+        self.optimizer.step()
+        self.model.post_step()
 
     # ---- regimes ---------------------------------------------------------------------------
 
@@ -211,31 +222,18 @@ class Run:
     def _kvsall(self, index: Tensor) -> Tensor:
         known = self.known
         assert self.queries is not None and known is not None  # Run.build sets both for kvsall
-        queries = self.queries[index]  # [B, 3] (side, entity, relation)
-        scores, targets = [], []
-        reg: Tensor | float = 0.0
-        for side in (0, 1):
-            q = queries[queries[:, 0] == side]
-            if q.size(0) == 0:
-                continue
-            entity, rel = q[:, 1], q[:, 2]
-            if side == 0:  # (h, r, ?)
-                s = self.model.score_tails(entity, rel)
-                row, col = known.tail_coo(entity, rel)
-                triple = (entity[row], rel[row], col)
-            else:  # (?, r, t)
-                s = self.model.score_heads(rel, entity)
-                row, col = known.head_coo(rel, entity)
-                triple = (col, rel[row], entity[row])
-            y = torch.zeros_like(s)
-            y[row, col] = 1.0
-            scores.append(s)
-            targets.append(y)
-            reg = reg + self._regularizer(*triple)
-        loss = kvsall_bce_loss(
-            torch.cat(scores), torch.cat(targets), label_smoothing=self.config.label_smoothing
-        )
-        return loss + reg
+        queries = self.queries[index]  # [B, 3] (side, entity, relation); batches hold one side
+        entity, rel = queries[:, 1], queries[:, 2]
+        if int(queries[0, 0]) == 0:  # (h, r, ?)
+            scores = self.model.score_tails(entity, rel)
+            row, col = known.tail_coo(entity, rel)
+            triple = (entity[row], rel[row], col)
+        else:  # (?, r, t)
+            scores = self.model.score_heads(rel, entity)
+            row, col = known.head_coo(rel, entity)
+            triple = (col, rel[row], entity[row])
+        loss = kvsall_bce_loss_coo(scores, row, col, label_smoothing=self.config.label_smoothing)
+        return loss + self._regularizer(*triple)
 
     def _one_vs_all(self, index: Tensor) -> Tensor:
         eps = self.config.label_smoothing

@@ -23,6 +23,7 @@ from torch import Tensor
 from graphdata.errors import GraphDataError
 from kg._distance import Workspace
 from kg._regularizers import n3_sum
+from kg._rows import Embedding
 
 __all__ = ["KGEModel", "EntitySelection", "REGULARIZERS", "eval_mode"]
 
@@ -144,8 +145,8 @@ class KGEModel(torch.nn.Module, abc.ABC):
 
     #: The entity and relation tables every model stores (declared for the type checker; each
     #: model's ``__init__`` creates them).
-    entity: torch.nn.Embedding
-    relation: torch.nn.Embedding
+    entity: Embedding
+    relation: Embedding
 
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__()
@@ -216,13 +217,13 @@ class KGEModel(torch.nn.Module, abc.ABC):
 
     def _regularized(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
-    ) -> tuple[tuple[Tensor, Tensor], ...]:
-        """The rows a regulariser penalises, as ``(table [n, m], row ids [k])`` pairs.
+    ) -> tuple[tuple[Embedding, Tensor], ...]:
+        """The rows a regulariser penalises, as ``(table of [n, m] rows, row ids [k])`` pairs.
 
         Each id counts once per occurrence; heads and tails of one table share a pair.
         """
         entity_ids = torch.cat([head_index, tail_index])  # [2B]
-        return (self.entity.weight, entity_ids), (self.relation.weight, rel_type)
+        return (self.entity, entity_ids), (self.relation, rel_type)
 
     def regularization(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor, *, kind: str = "n3"
@@ -265,12 +266,12 @@ class KGEModel(torch.nn.Module, abc.ABC):
             # sum over occurrences = sum over distinct rows x their counts: each row's powers
             # are computed once (a 1-N batch repeats the few entities and relations of a small
             # graph hundreds of times). The whole table when it is not larger than the ids.
-            if table.size(0) <= ids.numel():
-                rows = table
-                counts = torch.bincount(ids, minlength=table.size(0))
+            if table.num_embeddings <= ids.numel():
+                rows = table.weight
+                counts = torch.bincount(ids, minlength=table.num_embeddings)
             else:
                 distinct, counts = torch.unique(ids, return_counts=True)
-                rows = table[distinct]  # [U, m]
+                rows = table(distinct)  # [U, m], a lookup (kg._rows: no [n, m] gradient table)
             if kind == "l2":
                 # |z|^2 = re^2 + im^2: the same sum of squares over both halves of a complex row.
                 total = total + torch.dot(counts.to(rows.dtype), rows.square().sum(-1))
@@ -367,6 +368,21 @@ class KGEModel(torch.nn.Module, abc.ABC):
         return f"{type(self).__name__}({self.num_entities}, {args})"
 
     # ---- helpers for subclasses ------------------------------------------------------------
+
+    @staticmethod
+    def _dot_scores(query: Tensor, candidates: Tensor) -> Tensor:
+        """``query @ candidates.T``, ``[B, C]``; under autograd stored as ``[C, B]`` (a view).
+
+        While training, the product is computed as ``(candidates @ query.T).T``: MKL's sgemm on
+        one core takes about half the time for ``[C, d] x [d, B]`` as for ``[B, d] x [d, C]``
+        at FB15k-237's shapes (C = 14,505, d = 256, B = 256: 28 vs 54 ms), and the backward
+        products run as fast from either layout (``benchmarks/RESULTS.md``, issue 17). The
+        losses of :mod:`kg.losses` read the transposed view without copying it. Without
+        autograd (evaluation) the result is the plain contiguous product.
+        """
+        if torch.is_grad_enabled() and (query.requires_grad or candidates.requires_grad):
+            return torch.mm(candidates, query.t()).t()
+        return query @ candidates.t()
 
     def _candidates(self, weight: Tensor, entities: EntitySelection) -> Tensor:
         """Rows of an entity table for the selected candidates, ``[C, ...]`` (a view for slices)."""

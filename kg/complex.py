@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel
 
 __all__ = ["ComplEx"]
@@ -56,8 +57,8 @@ class ComplEx(KGEModel):
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__(num_entities, num_relations, dim)
         self._check_size((num_entities + num_relations) * 2 * dim)
-        self.entity = torch.nn.Embedding(num_entities, 2 * dim)
-        self.relation = torch.nn.Embedding(num_relations, 2 * dim)
+        self.entity = Embedding(num_entities, 2 * dim)
+        self.relation = Embedding(num_relations, 2 * dim)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -86,14 +87,14 @@ class ComplEx(KGEModel):
     ) -> Tensor:
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``: one matmul."""
         query = self._tail_query(head_index, rel_type)
-        return query @ self._candidates(self.entity.weight, entities).t()
+        return self._dot_scores(query, self._candidates(self.entity.weight, entities))
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None
     ) -> Tensor:
         """Score every candidate head of ``(?, r, t)``, ``[B, C]``: one matmul."""
         query = self._head_query(rel_type, tail_index)
-        return query @ self._candidates(self.entity.weight, entities).t()
+        return self._dot_scores(query, self._candidates(self.entity.weight, entities))
 
     def _tail_query(self, head_index: Tensor, rel_type: Tensor) -> Tensor:
         a_h, b_h = self.entity(head_index).chunk(2, dim=-1)

@@ -20,7 +20,15 @@ import torch
 from graphdata.errors import GraphDataError
 from kg.models import DEFAULTS
 
-__all__ = ["TrainingConfig", "OPTIMIZERS", "REGIMES", "LOSSES", "SAMPLERS", "REGULARIZERS"]
+__all__ = [
+    "TrainingConfig",
+    "OPTIMIZERS",
+    "REGIMES",
+    "LOSSES",
+    "SAMPLERS",
+    "REGULARIZERS",
+    "PRECISIONS",
+]
 
 #: Optimisers by name: ``torch.optim`` classes called as ``cls(params, lr=lr)`` (Adam with
 #: ``fused=True`` on CPU and CUDA, see ``kg.training``).
@@ -41,6 +49,9 @@ LOSSES: dict[str, tuple[str, ...]] = {
 SAMPLERS = ("uniform", "bernoulli")
 #: Regularisers of :meth:`kg.base.KGEModel.regularization`.
 REGULARIZERS = ("n3", "l2")
+#: Arithmetic of the training forward pass: plain float32, or ``torch.autocast`` to bfloat16
+#: (matrix products in bf16, losses and the optimiser in float32; evaluation stays float32).
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass
@@ -71,6 +82,7 @@ class TrainingConfig:
     regularizer: str | None = None  # None, "n3" (Lacroix et al. 2018) or "l2"
     regularizer_weight: float = 0.0  # lambda of the regulariser
     grad_clip: float | None = None  # max total gradient 2-norm; None: no clipping
+    precision: str = "fp32"  # "fp32", or "bf16": autocast the training forward (PRECISIONS)
     eval_every: int = 10  # epochs between validations (and after the last); 0: never validate
     patience: int | None = 5  # validations without MRR improvement before stopping; None: never
     restore_best: bool = True  # end with the parameters of the best validation MRR
@@ -141,6 +153,7 @@ expected a finite number >= 0, got nan; pass a non-negative --adversarial-temper
         _choice(f"loss (regime {self.regime!r})", self.resolved_loss(), LOSSES[self.regime])
         _choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
         _choice("sampler", self.sampler, SAMPLERS)
+        _choice("precision", self.precision, PRECISIONS)
         if self.regularizer is not None:
             _choice("regularizer", self.regularizer, REGULARIZERS)
         for name in (

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel, _check_rate
 
 __all__ = ["ConvE"]
@@ -103,8 +104,8 @@ class ConvE(KGEModel):
             + num_entities
             + num_filters * conv_h * conv_w * dim
         )
-        self.entity = torch.nn.Embedding(num_entities, dim)
-        self.relation = torch.nn.Embedding(num_relations, dim)
+        self.entity = Embedding(num_entities, dim)
+        self.relation = Embedding(num_relations, dim)
         self.bias = torch.nn.Parameter(torch.zeros(num_entities))
         self.bn0 = torch.nn.BatchNorm2d(1)
         self.conv = torch.nn.Conv2d(1, num_filters, kernel_size)
@@ -164,7 +165,7 @@ class ConvE(KGEModel):
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``: one matmul plus biases."""
         hidden = self._hidden(self.entity(head_index), self.relation(rel_type))  # [B, d]
         candidates = self._candidates(self.entity.weight, entities)
-        return hidden @ candidates.t() + self._candidates(self.bias, entities)
+        return self._dot_scores(hidden, candidates) + self._candidates(self.bias, entities)
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel
 
 __all__ = ["DistMult"]
@@ -47,8 +48,8 @@ class DistMult(KGEModel):
 
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__(num_entities, num_relations, dim)
-        self.entity = torch.nn.Embedding(num_entities, dim)
-        self.relation = torch.nn.Embedding(num_relations, dim)
+        self.entity = Embedding(num_entities, dim)
+        self.relation = Embedding(num_relations, dim)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -72,14 +73,14 @@ class DistMult(KGEModel):
     ) -> Tensor:
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``: one matmul."""
         query = self.entity(head_index) * self.relation(rel_type)  # [B, d]
-        return query @ self._candidates(self.entity.weight, entities).t()
+        return self._dot_scores(query, self._candidates(self.entity.weight, entities))
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None
     ) -> Tensor:
         """Score every candidate head of ``(?, r, t)``, ``[B, C]``: one matmul."""
         query = self.relation(rel_type) * self.entity(tail_index)  # [B, d]
-        return query @ self._candidates(self.entity.weight, entities).t()
+        return self._dot_scores(query, self._candidates(self.entity.weight, entities))
 
     def _both_sides(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel
 
 __all__ = ["RESCAL"]
@@ -48,8 +49,8 @@ class RESCAL(KGEModel):
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__(num_entities, num_relations, dim)
         self._check_size(num_entities * dim + num_relations * dim * dim)  # W_r: dim x dim each
-        self.entity = torch.nn.Embedding(num_entities, dim)
-        self.relation = torch.nn.Embedding(num_relations, dim * dim)
+        self.entity = Embedding(num_entities, dim)
+        self.relation = Embedding(num_relations, dim * dim)
         self.reset_parameters()
 
     @torch.no_grad()
@@ -80,11 +81,13 @@ class RESCAL(KGEModel):
     ) -> Tensor:
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``: one matmul."""
         query = torch.bmm(self.entity(head_index).unsqueeze(1), self._matrices(rel_type))
-        return query.squeeze(1) @ self._candidates(self.entity.weight, entities).t()  # [B, C]
+        candidates = self._candidates(self.entity.weight, entities)
+        return self._dot_scores(query.squeeze(1), candidates)  # [B, C]
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None
     ) -> Tensor:
         """Score every candidate head of ``(?, r, t)``, ``[B, C]``: one matmul."""
         query = torch.bmm(self._matrices(rel_type), self.entity(tail_index).unsqueeze(-1))
-        return query.squeeze(-1) @ self._candidates(self.entity.weight, entities).t()  # [B, C]
+        candidates = self._candidates(self.entity.weight, entities)
+        return self._dot_scores(query.squeeze(-1), candidates)  # [B, C]

@@ -12,6 +12,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 from kg._distance import Workspace, gathered_distance
+from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel
 
 __all__ = ["RotatE"]
@@ -94,8 +95,8 @@ class RotatE(KGEModel):
             )
         self._check_size(num_entities * 2 * dim + num_relations * dim)
         self.margin = float(margin)
-        self.entity = torch.nn.Embedding(num_entities, 2 * dim)
-        self.relation = torch.nn.Embedding(num_relations, dim)  # phases theta
+        self.entity = Embedding(num_entities, 2 * dim)
+        self.relation = Embedding(num_relations, dim)  # phases theta
         self.reset_parameters()
 
     @property
@@ -253,14 +254,15 @@ class RotatE(KGEModel):
             replacement,
             kind="complex_l1",
             workspace=workspace,
+            entity_grad=self.entity.grad_buffer,
         )
         return self.margin - distance
 
     def _regularized(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
-    ) -> tuple[tuple[Tensor, Tensor], ...]:
+    ) -> tuple[tuple[Embedding, Tensor], ...]:
         # Entities only; the rotations have modulus 1.
-        return ((self.entity.weight, torch.cat([head_index, tail_index])),)
+        return ((self.entity, torch.cat([head_index, tail_index])),)
 
 
 def _moduli_sum(

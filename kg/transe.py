@@ -11,6 +11,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 from kg._distance import Workspace, gathered_distance
+from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel
 
 __all__ = ["TransE"]
@@ -65,8 +66,8 @@ class TransE(KGEModel):
         if p not in (1, 2):
             raise GraphDataError(f"p: expected the norm order 1 or 2, got {p!r}")
         self.p = p
-        self.entity = torch.nn.Embedding(num_entities, dim)
-        self.relation = torch.nn.Embedding(num_relations, dim)
+        self.entity = Embedding(num_entities, dim)
+        self.relation = Embedding(num_relations, dim)
         self.reset_parameters()
 
     @property
@@ -157,5 +158,6 @@ class TransE(KGEModel):
             replacement,
             kind=kind,
             workspace=workspace,
+            entity_grad=self.entity.grad_buffer,
         )
         return -distance

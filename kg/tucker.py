@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel, _check_rate
 
 __all__ = ["TuckER"]
@@ -91,8 +92,8 @@ class TuckER(KGEModel):
         self._check_size(
             num_entities * dim + num_relations * relation_dim + relation_dim * dim * dim
         )
-        self.entity = torch.nn.Embedding(num_entities, dim)
-        self.relation = torch.nn.Embedding(num_relations, relation_dim)
+        self.entity = Embedding(num_entities, dim)
+        self.relation = Embedding(num_relations, relation_dim)
         self.core = torch.nn.Parameter(torch.empty(relation_dim, dim, dim))
         self.bn0 = torch.nn.BatchNorm1d(dim)
         self.bn1 = torch.nn.BatchNorm1d(dim)
@@ -145,7 +146,7 @@ class TuckER(KGEModel):
     ) -> Tensor:
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``: one matmul."""
         hidden = self._hidden(head_index, rel_type)  # [B, d_e]
-        return hidden @ self._candidates(self.entity.weight, entities).t()
+        return self._dot_scores(hidden, self._candidates(self.entity.weight, entities))
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None
