@@ -15,7 +15,13 @@ if TYPE_CHECKING:
     from graphdata.delaunay import delaunay_graph
     from graphdata.dense import DenseGraph, DenseGraphBatch
     from graphdata.device import make_generator, resolve_device, seed_everything
-    from graphdata.errors import GraphDataError, NotFittedError, TSVFormatError, UnknownLabelError
+    from graphdata.errors import (
+        GraphDataError,
+        NotFittedError,
+        TSVFormatError,
+        UnknownLabelError,
+        UnknownLabelsDropped,
+    )
     from graphdata.filter_index import FilterIndex
     from graphdata.kg_stats import KGStatistics, RelationStatistics, describe, kg_statistics
     from graphdata.paths import Paths, Step, enumerate_paths, enumerate_paths_batch
@@ -85,6 +91,7 @@ __all__ = [
     "GraphDataError",
     "TSVFormatError",
     "UnknownLabelError",
+    "UnknownLabelsDropped",
     "NotFittedError",
     "resolve_device",
     "seed_everything",
@@ -96,7 +103,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "graphdata.delaunay": ("delaunay_graph",),
     "graphdata.dense": ("DenseGraph", "DenseGraphBatch"),
     "graphdata.device": ("make_generator", "resolve_device", "seed_everything"),
-    "graphdata.errors": ("GraphDataError", "NotFittedError", "TSVFormatError", "UnknownLabelError"),
+    "graphdata.errors": (
+        "GraphDataError",
+        "NotFittedError",
+        "TSVFormatError",
+        "UnknownLabelError",
+        "UnknownLabelsDropped",
+    ),
     "graphdata.filter_index": ("FilterIndex",),
     "graphdata.kg_stats": ("KGStatistics", "RelationStatistics", "describe", "kg_statistics"),
     "graphdata.paths": ("Paths", "Step", "enumerate_paths", "enumerate_paths_batch"),

@@ -1,8 +1,9 @@
-"""Exception types raised on bad input across graphlib.
+"""Exception types raised on bad input across graphlib, and the warnings about input.
 
 Every error message names the argument (or ``file:line``), what was expected, what arrived and
-how to fix it. All types derive from :class:`GraphDataError`, itself a :class:`ValueError`, so
-``except ValueError`` keeps working for callers that do not care about the finer types.
+how to fix it. All exception types derive from :class:`GraphDataError`, itself a
+:class:`ValueError`, so ``except ValueError`` keeps working for callers that do not care about
+the finer types. :class:`UnknownLabelsDropped` is a :class:`UserWarning`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ __all__ = [
     "TSVFormatError",
     "UnknownLabelError",
     "NotFittedError",
+    "UnknownLabelsDropped",
     "closest_labels",
 ]
 
@@ -65,6 +67,15 @@ class UnknownLabelError(GraphDataError):
 
 class NotFittedError(GraphDataError, AttributeError):
     """A lifecycle object (scikit-learn style) was used before ``fit`` was called."""
+
+
+class UnknownLabelsDropped(UserWarning):
+    """Valid/test triples with labels that never occur in train were dropped (PyKEEN's default).
+
+    Emitted once per dataset by :meth:`graphdata.triples.KGDataset.from_folder` and
+    :meth:`~graphdata.triples.KGDataset.from_labeled` with ``on_unknown="drop"``; filter it with
+    ``warnings.filterwarnings("ignore", category=UnknownLabelsDropped)``.
+    """
 
 
 def closest_labels(label: str, known: Iterable[str], n: int = 5) -> list[str]:

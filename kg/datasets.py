@@ -4,50 +4,89 @@
 dataset's ``name``, so that :func:`load_checkpoint_with_dataset` can reload the dataset a
 checkpoint was trained on and refuse a mismatch (the ``graphlib kg`` and ``kg explain`` commands
 use both).
+
+A folder's name is its absolute path, followed by ``;on_unknown=MODE`` when it was read with an
+``on_unknown`` other than the default ``"drop"`` (``--on-unknown extend`` gives other ids, so a
+checkpoint must be reloaded with the same mode). Checkpoints written before the default became
+``"drop"`` hold the plain path: they were read with ``"raise"``, which gives the same dataset as
+``"drop"`` whenever it succeeded (nothing was unknown), so they reload unchanged.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import family_kg
-from graphdata.triples import KGDataset
+from graphdata.triples import ON_UNKNOWN, KGDataset, OnUnknown
 
 if TYPE_CHECKING:
     import torch
 
     from kg.base import KGEModel
 
-__all__ = ["SYNTHETIC_NAME", "load_checkpoint_with_dataset", "load_dataset"]
+__all__ = [
+    "FOLDER_NAME",
+    "SYNTHETIC_NAME",
+    "dataset_on_unknown",
+    "load_checkpoint_with_dataset",
+    "load_dataset",
+]
 
 #: The name :func:`load_dataset` records for the synthetic family KG.
 SYNTHETIC_NAME = re.compile(r"^synthetic:num_people=(\d+),seed=(\d+)$")
+#: The name :func:`load_dataset` records for a folder read with a non-default ``on_unknown``:
+#: ``<absolute path>;on_unknown=<mode>`` (groups ``path`` and ``mode``).
+FOLDER_NAME = re.compile(r"^(?P<path>.+);on_unknown=(?P<mode>drop|raise|extend)$")
+#: The default ``on_unknown`` of a folder (PyKEEN's behaviour), left out of the recorded name.
+_DEFAULT_ON_UNKNOWN = "drop"
 
 
-def load_dataset(spec: str, *, num_people: int = 300, seed: int = 0) -> KGDataset:
+def load_dataset(
+    spec: str,
+    *,
+    num_people: int = 300,
+    seed: int = 0,
+    on_unknown: OnUnknown | None = None,
+) -> KGDataset:
     """Load ``spec``: a folder of labelled TSV splits, or ``synthetic`` (the family KG).
 
-    The dataset's ``name`` records where it came from (the folder's absolute path, or
-    ``synthetic:num_people=N,seed=S``), so that ``kg evaluate`` can reload it from a checkpoint.
+    The dataset's ``name`` records where it came from (the folder's absolute path, plus
+    ``;on_unknown=MODE`` unless the mode is ``"drop"``; or ``synthetic:num_people=N,seed=S``),
+    so that ``kg evaluate`` can reload it from a checkpoint.
 
     Args:
         spec: A folder path, ``"synthetic"``, or a name recorded by this function.
         num_people: People in the synthetic family world. Default 300.
         seed: Seed of the synthetic world. Default 0.
+        on_unknown: For a folder, what to do with valid/test triples whose labels do not occur
+            in ``train.txt`` (:meth:`KGDataset.from_folder`): ``"drop"`` them with one warning
+            (PyKEEN's behaviour), ``"raise"``, or ``"extend"`` the vocabulary. Default
+            ``None``: the mode ``spec`` records, else ``"drop"``. Ignored for the synthetic KG
+            (every label occurs in its training split).
 
     Returns:
         The dataset.
 
     Raises:
         FileNotFoundError: If the folder or one of its split files is missing.
+        GraphDataError: If ``on_unknown`` is not a mode, or differs from the one ``spec``
+            records; with ``"raise"``, on unknown labels.
+
+    Warns:
+        UnknownLabelsDropped: When ``"drop"`` dropped triples (once per dataset).
 
     Examples:
         >>> load_dataset("synthetic", num_people=60).name
         'synthetic:num_people=60,seed=0'
     """
+    if on_unknown is not None and on_unknown not in ON_UNKNOWN:
+        raise GraphDataError(
+            f"on_unknown: expected one of {ON_UNKNOWN}, got {on_unknown!r} "
+            "(--on-unknown on the command line)"
+        )
     match = SYNTHETIC_NAME.match(spec)
     if match:
         num_people, seed = int(match.group(1)), int(match.group(2))
@@ -55,26 +94,71 @@ def load_dataset(spec: str, *, num_people: int = 300, seed: int = 0) -> KGDatase
         data = family_kg(num_people, seed=seed).dataset
         name = f"synthetic:num_people={num_people},seed={seed}"
         return KGDataset(data.train, data.valid, data.test, name=name)
+    folder = FOLDER_NAME.match(spec)
+    mode = on_unknown or _DEFAULT_ON_UNKNOWN
+    if folder is not None:
+        recorded = folder.group("mode")
+        if on_unknown is not None and on_unknown != recorded:
+            raise GraphDataError(
+                f"on_unknown: the dataset spec {spec!r} records on_unknown={recorded!r}, got "
+                f"{on_unknown!r}; leave out on_unknown (--on-unknown) to use the recorded mode, "
+                f"or pass the plain folder {folder.group('path')!r} to read it with another"
+            )
+        spec, mode = folder.group("path"), recorded
     path = Path(spec)
-    return KGDataset.from_folder(path, name=str(path.resolve()))
+    absolute = path.resolve()
+    name = str(absolute) if mode == _DEFAULT_ON_UNKNOWN else f"{absolute};on_unknown={mode}"
+    return KGDataset.from_folder(path, name=name, on_unknown=cast(OnUnknown, mode))
+
+
+def dataset_on_unknown(name: str) -> str | None:
+    """The ``on_unknown`` mode a dataset name from :func:`load_dataset` records.
+
+    Args:
+        name: A dataset's ``name``.
+
+    Returns:
+        ``"drop"`` for a plain folder path, the recorded mode for ``PATH;on_unknown=MODE``, and
+        ``None`` for the synthetic KG.
+
+    Examples:
+        >>> dataset_on_unknown("/data/fb15k237;on_unknown=extend")
+        'extend'
+        >>> dataset_on_unknown("/data/fb15k237")
+        'drop'
+        >>> dataset_on_unknown("synthetic:num_people=9,seed=0") is None
+        True
+    """
+    if SYNTHETIC_NAME.match(name):
+        return None
+    folder = FOLDER_NAME.match(name)
+    return _DEFAULT_ON_UNKNOWN if folder is None else folder.group("mode")
 
 
 def load_checkpoint_with_dataset(
-    checkpoint: str, dataset_spec: str | None, device: torch.device
+    checkpoint: str,
+    dataset_spec: str | None,
+    device: torch.device,
+    *,
+    on_unknown: OnUnknown | None = None,
 ) -> tuple[KGEModel, dict[str, Any], KGDataset]:
     """Load a trained model and the dataset it was trained on, refusing a mismatch.
 
     Args:
         checkpoint: A ``checkpoint.pt`` written by ``graphlib kg train``.
-        dataset_spec: A folder or synthetic spec; ``None`` uses the one the checkpoint names.
+        dataset_spec: A folder or synthetic spec; ``None`` uses the one the checkpoint names
+            (with the ``on_unknown`` mode it was trained with).
         device: Where to load the model.
+        on_unknown: Passed to :func:`load_dataset`; default ``None``: the mode the spec
+            records, else ``"drop"``.
 
     Returns:
         The model, the checkpoint dictionary and the dataset.
 
     Raises:
         GraphDataError: If no dataset is known, or the checkpoint belongs to another model,
-            vocabulary or set of triples.
+            vocabulary or set of triples (the message then names the ``--on-unknown`` the
+            checkpoint was trained with, when it differs).
     """
     from kg.checkpoint import check_compatible, dataset_fingerprint
     from kg.predict import load_model
@@ -83,16 +167,27 @@ def load_checkpoint_with_dataset(
     spec = dataset_spec or ckpt.get("dataset_name")
     if spec is None:
         raise GraphDataError("--dataset: the checkpoint does not say which dataset; pass one")
-    dataset = load_dataset(spec)
-    check_compatible(
-        ckpt,
-        model_name=model.name,
-        entity_labels=dataset.entities.labels,
-        relation_labels=dataset.relations.labels,
-        fingerprint=dataset_fingerprint(
-            dataset.entities.labels,
-            dataset.relations.labels,
-            [ts.mapped_triples for ts in dataset.splits.values()],
-        ),
-    )
+    dataset = load_dataset(spec, on_unknown=on_unknown)
+    try:
+        check_compatible(
+            ckpt,
+            model_name=model.name,
+            entity_labels=dataset.entities.labels,
+            relation_labels=dataset.relations.labels,
+            fingerprint=dataset_fingerprint(
+                dataset.entities.labels,
+                dataset.relations.labels,
+                [ts.mapped_triples for ts in dataset.splits.values()],
+            ),
+        )
+    except GraphDataError as err:
+        recorded = ckpt.get("dataset_name")
+        trained = dataset_on_unknown(recorded) if isinstance(recorded, str) else None
+        used = dataset_on_unknown(dataset.name)
+        if trained is None or used is None or trained == used:
+            raise
+        raise GraphDataError(
+            f"{err} (the checkpoint was trained on a dataset read with on_unknown={trained!r}, "
+            f"this one was read with {used!r}: pass --on-unknown {trained})"
+        ) from err
     return model, ckpt, dataset

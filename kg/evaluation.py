@@ -588,7 +588,8 @@ def _check_triples(
         raise GraphDataError(
             f"triples: entity ids must lie in [0, {num_entities}), got min "
             f"{min(low[0], low[2])} and max {max(high[0], high[2])}; entities unseen in training "
-            "need KGDataset.from_folder(..., on_unknown='drop')"
+            "are dropped by KGDataset.from_folder(..., on_unknown='drop') (the default; "
+            "--on-unknown drop)"
         )
     if _is_kge_model(model):
         num_relations = model.num_relations // 2 if reciprocal else model.num_relations

@@ -119,7 +119,12 @@ class Trainer:
         best_epoch_: The epoch of the best validation MRR (the last epoch without validation).
         best_valid_mrr_: That MRR (NaN without validation).
         epochs_trained_: Epochs run in total, resumed ones included.
-        stopped_early_: Whether early stopping ended the run.
+        stopped_early_: Whether early stopping ended the run (patience ran out).
+        still_improving_: Whether the run ended at the epoch cap (``config.epochs``, not
+            stopped early) while validation MRR was still improving, by one rule: the best
+            validation MRR is that of the last validated epoch (the last validation improved
+            on every earlier one; with a single validation, that one). More epochs would
+            likely help: raise ``epochs``. False without validation.
 
     Examples:
         >>> from graphdata.triples import KGDataset
@@ -306,6 +311,7 @@ class Trainer:
         self.epochs_trained_ = state["epoch"]
         self.stopped_early_ = bool(state["stopped_early"])
         validated = state["best_mrr"] > -math.inf
+        self.still_improving_ = _still_improving(state, cfg.epochs) if validated else False
         self.best_epoch_ = state["best_epoch"] if validated else state["epoch"]
         self.best_valid_mrr_ = state["best_mrr"] if validated else math.nan
 
@@ -463,6 +469,21 @@ def train(
         The fitted :class:`Trainer` (``trainer.model_``, ``trainer.history_``, ...).
     """
     return Trainer(model, config).fit(dataset, resume=resume)
+
+
+def _still_improving(state: dict[str, Any], epochs: int) -> bool:
+    """Whether the run ended at the epoch cap with its best validation at the last validation.
+
+    The best epoch is the last validated epoch of the history (resumed epochs included), the run
+    was not stopped early, and it reached ``epochs``.
+    """
+    validated = [record["epoch"] for record in state["history"] if "valid_mrr" in record]
+    return (
+        not state["stopped_early"]
+        and state["epoch"] >= epochs
+        and bool(validated)
+        and state["best_epoch"] == validated[-1]
+    )
 
 
 def _nonfinite_entries(state: dict[str, torch.Tensor]) -> str | None:

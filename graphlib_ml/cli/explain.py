@@ -1,9 +1,10 @@
 """``graphlib kg explain``: explain a predicted triple of a trained checkpoint by paths.
 
 ``graphlib kg explain CHECKPOINT --triple "head relation tail" [--paths 3 --max-length 3]``
-loads the model and the dataset it was trained on, distils the evaluator (or loads one with
-``--evaluator``), runs KGExplainer, prints the paths with their scores and fidelity figures
-(and the planted ground truth when the dataset is the synthetic family KG), and writes the PNG.
+loads the model and the dataset it was trained on (``--dataset`` and ``--on-unknown`` as for
+``graphlib kg evaluate``), distils the evaluator (or loads one with ``--evaluator``), runs
+KGExplainer, prints the paths with their scores and fidelity figures (and the planted ground
+truth when the dataset is the synthetic family KG), and writes the PNG.
 
 The configuration flags are generated from the config dataclasses
 (:func:`graphlib_ml.cli._flags.add_config_flags`): one flag per field of
@@ -138,6 +139,7 @@ def _config(args: argparse.Namespace) -> Any:
 def _explain(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
+    from graphlib_ml.cli._datasets import dropped_triples_as_lines
     from kg.datasets import load_checkpoint_with_dataset
     from kg.explain import KGExplainer
 
@@ -147,7 +149,10 @@ def _explain(args: argparse.Namespace) -> int:
         if value:
             check_output_file(value, argument=flag)
     device = resolve_device(args.device)
-    model, ckpt, dataset = load_checkpoint_with_dataset(args.checkpoint, args.dataset, device)
+    with dropped_triples_as_lines():
+        model, ckpt, dataset = load_checkpoint_with_dataset(
+            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown
+        )
     config = _config(args)
     print(f"checkpoint: {args.checkpoint} ({model!r}); dataset: {dataset}; device {device}")
     print("explainer config:")
@@ -221,6 +226,9 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")
     ex.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
+    from graphlib_ml.cli._datasets import add_on_unknown_flag
+
+    add_on_unknown_flag(ex, checkpoint=True)
     ex.add_argument("--out", default="explanation.png", help="PNG file (default explanation.png)")
     ex.add_argument("--json", help="also write the explanation to this JSON file")
     ex.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")

@@ -8,6 +8,9 @@
   ``test_metrics.json``) is refused unless ``--resume`` or ``--overwrite`` (start over) is given.
   The run holds a lock on ``DIR`` (:func:`graphdata.run_folder.run_lock`): a second run into it
   stops at once with the first one's pid.
+  At the end it says how the run ended: "stopped early" only when patience ran out, and
+  "reached --epochs N while validation MRR was still improving ...; raise --epochs" when the
+  best validation was the last one (:attr:`kg.training.Trainer.still_improving_`).
 * ``graphlib kg evaluate CHECKPOINT [--dataset ...]`` prints filtered metrics of a checkpoint.
 * ``graphlib kg predict CHECKPOINT --head LABEL --relation LABEL --top 10`` prints the most
   plausible tails, by label.
@@ -23,7 +26,13 @@ is validated at parse time (:mod:`graphdata.cli_types`): ``--margin nan`` ends w
 usage message and exit code 2.
 
 ``PATH`` is a folder with ``train.txt``, ``valid.txt`` and ``test.txt`` (labelled TSV, e.g.
-Nations or UMLS); ``synthetic`` is the embedded family KG (:func:`graphdata.synthetic.family_kg`).
+Nations, UMLS or FB15k-237); ``synthetic`` is the embedded family KG
+(:func:`graphdata.synthetic.family_kg`). ``--on-unknown {drop,raise,extend}`` (``train``,
+``evaluate``, ``explain``) says what to do with valid/test triples whose labels never occur in
+``train.txt``: ``drop`` them (the default, PyKEEN's behaviour; one ``graphlib: warning:`` line
+on stderr counts them), ``raise`` an error, or ``extend`` the vocabulary. The mode is recorded
+in the checkpoint's dataset name, so ``evaluate`` and ``explain`` reload the same vocabulary
+without the flag.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
 from graphdata.device import resolve_device
 from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
+from graphlib_ml.cli._datasets import add_on_unknown_flag, dropped_triples_as_lines
 from graphlib_ml.cli._flags import add_config_flags, config_values
 from kg.config import LOSSES, REGULARIZERS, TrainingConfig
 from kg.datasets import load_checkpoint_with_dataset, load_dataset
@@ -95,7 +105,13 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_locked(args: argparse.Namespace, out: Path) -> int:
     device = resolve_device(args.device)
-    dataset = load_dataset(args.dataset, num_people=args.num_people, seed=args.seed or 0)
+    with dropped_triples_as_lines():
+        dataset = load_dataset(
+            args.dataset,
+            num_people=args.num_people,
+            seed=args.seed or 0,
+            on_unknown=args.on_unknown,
+        )
     overrides = config_values(args, _TRAIN_FLAGS)
     if overrides.get("regularizer") == "none":
         overrides["regularizer"] = None
@@ -115,23 +131,44 @@ def _train_locked(args: argparse.Namespace, out: Path) -> int:
     trainer.fit(dataset, resume=args.resume)
     metrics = trainer.evaluate(dataset, split="test")
     _write_json(out / "test_metrics.json", metrics.to_dict())
-    if math.isnan(trainer.best_valid_mrr_):
-        note = "no validation"
-    else:
-        note = f"best validation epoch {trainer.best_epoch_}, MRR {trainer.best_valid_mrr_:.4f}"
-    if trainer.stopped_early_:
-        note += ", stopped early"
-    print(f"trained {trainer.epochs_trained_} epochs ({note})")
+    print(_end_of_run(trainer))
     print(metrics.table())
     print(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'test_metrics.json'}")
     return 0
+
+
+def _end_of_run(trainer: Trainer) -> str:
+    """How the run ended, in one line: at the cap while improving, stopped early, or neither.
+
+    "stopped early" only when patience ran out; "raise --epochs" when the run reached the cap
+    with its best validation at the last one (:attr:`Trainer.still_improving_`).
+    """
+    epoch, mrr = trainer.best_epoch_, trainer.best_valid_mrr_
+    if math.isnan(mrr):
+        note = "no validation"
+    elif trainer.still_improving_:
+        note = (
+            f"reached --epochs {trainer.config.epochs} while validation MRR was still "
+            f"improving: best at epoch {epoch}, MRR {mrr:.4f}; raise --epochs"
+        )
+    else:
+        note = f"best validation epoch {epoch}, MRR {mrr:.4f}"
+        if trainer.stopped_early_:
+            patience = trainer.config.patience
+            note += ", stopped early" + (
+                f": {patience} validations without improvement (--patience)" if patience else ""
+            )
+    return f"trained {trainer.epochs_trained_} epochs ({note})"
 
 
 def _evaluate(args: argparse.Namespace) -> int:
     if args.json:
         check_output_file(args.json, argument="--json")
     device = resolve_device(args.device)
-    model, ckpt, dataset = load_checkpoint_with_dataset(args.checkpoint, args.dataset, device)
+    with dropped_triples_as_lines():
+        model, ckpt, dataset = load_checkpoint_with_dataset(
+            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown
+        )
     reciprocal = bool(ckpt["training"]["config"]["reciprocal"])
     print(f"checkpoint: {args.checkpoint} ({model!r}, epoch {ckpt['training']['epoch']})")
     print(f"dataset: {dataset}; split {args.split}; reciprocal={reciprocal}; device {device}")
@@ -199,6 +236,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         "else the TrainingConfig default.",
     )
     train.add_argument("--dataset", default="synthetic", help="folder or 'synthetic' (default)")
+    add_on_unknown_flag(train, checkpoint=False)
     train.add_argument("--model", default="rotate", choices=sorted(MODELS), help="(default rotate)")
     train.add_argument(
         "--num-people",
@@ -232,6 +270,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     ev = sub.add_parser("evaluate", help="filtered rank-based metrics of a checkpoint")
     ev.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
     ev.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
+    add_on_unknown_flag(ev, checkpoint=True)
     ev.add_argument("--split", default="test", choices=("train", "valid", "test"))
     ev.add_argument("--rank-type", default="realistic", choices=RANK_TYPES)
     ev.add_argument("--per-relation", action="store_true", help="add one row per relation")

@@ -12,7 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphdata.errors import GraphDataError, UnknownLabelError
+from graphdata.errors import GraphDataError, UnknownLabelError, UnknownLabelsDropped
 from graphdata.filter_index import FilterIndex
 from graphdata.triples import KGDataset, TripleSet, Vocabulary
 
@@ -289,16 +289,18 @@ def test_held_out_labels_missing_from_train():
     with pytest.raises(
         GraphDataError,
         match=r"2 valid/test triples .* missing from train: 1 entities \['zed'\] and 1 "
-        r"relations \['spouse'\].*on_unknown='drop'.*on_unknown='extend'",
+        r"relations \['spouse'\].*on_unknown='drop' \(--on-unknown drop\).*"
+        r"on_unknown='extend' \(--on-unknown extend\)",
     ):
-        KGDataset.from_labeled(train, valid, test)
-    with pytest.warns(UserWarning) as record:
-        dropped = KGDataset.from_labeled(train, valid, test, on_unknown="drop")
-    assert sorted(str(w.message)[:40] for w in record) == [
-        "test: dropped 1 of 2 triples whose label",
-        "valid: dropped 1 of 2 triples whose labe",
+        KGDataset.from_labeled(train, valid, test, on_unknown="raise")
+    # the default drops them (PyKEEN's behaviour), with ONE warning for both splits
+    with pytest.warns(UnknownLabelsDropped) as record:
+        dropped = KGDataset.from_labeled(train, valid, test)
+    assert [str(w.message)[:60] for w in record] == [
+        "dataset: dropped 1 of 2 valid and 1 of 2 test triples whose "
     ]
     assert dropped.valid.to_labeled_triples() == [("ann", "parent", "cy")]
+    assert dropped.test.to_labeled_triples() == [("bob", "parent", "ann")]
     assert dropped.num_entities == 3
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -325,7 +327,7 @@ def test_from_folder_errors_name_files(tmp_path):
         KGDataset.from_folder(tmp_path)
     (tmp_path / "test.txt").write_text("a\tr\tb\n")
     with pytest.raises(GraphDataError, match=r"valid.txt.*missing from .*train.txt: 1 entities"):
-        KGDataset.from_folder(tmp_path)
+        KGDataset.from_folder(tmp_path, on_unknown="raise")
     (tmp_path / "valid.txt").write_text("a\tr\tb\nb r a\n")
     with pytest.raises(GraphDataError, match=r"valid.txt:2: expected 3 tab-separated"):
         KGDataset.from_folder(tmp_path)
