@@ -20,7 +20,7 @@ from kg.rotate import RotatE
 from kg.transe import TransE
 from kg.tucker import TuckER
 
-__all__ = ["MODELS", "DEFAULTS", "ModelDefaults"]
+__all__ = ["MODELS", "DEFAULTS", "DEFAULT_MODEL", "ModelDefaults"]
 
 #: Visible name -> model class (the name is also each class's ``name`` attribute).
 MODELS: dict[str, type[KGEModel]] = {
@@ -81,6 +81,15 @@ class ModelDefaults:
         """The defaults as a plain dict (JSON-ready)."""
         return asdict(self)
 
+
+#: The model ``graphlib kg train`` uses without ``--model``: DistMult (1vsAll, reciprocal, N3).
+#: Chosen by ``benchmarks/bench_kg_defaults.py`` on the worst regret, across Nations and UMLS
+#: (3 and 2 seeds) and FB15k-237 (a 6-minute budget per model), of the best validation MRR
+#: reached within the old default's run time: DistMult .026, ComplEx .074, ConvE .032 (46x
+#: slower to 95% of its best), TuckER .089, RotatE (the old default) .214. FB15k-237 after its
+#: budget: DistMult valid MRR .292, ComplEx .286, TuckER .233, RotatE .159 (diverged at lr
+#: 5e-3 in epoch 5). Reciprocal relations make tail-only DistMult asymmetric in effect.
+DEFAULT_MODEL = "distmult"
 
 #: Model name -> defaults. TransE and RotatE use sLCWA with self-adversarial negatives (the
 #: RotatE paper's recipe); the bilinear and neural models use 1vsAll cross-entropy with

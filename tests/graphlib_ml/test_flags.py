@@ -144,7 +144,7 @@ def test_kg_train_has_a_flag_for_every_training_config_field():
     lr = _action(train, "--lr")
     assert lr.type is not None and lr.type.expected == "a finite number > 0"
     assert "(default: model's tuned value)" in lr.help and lr.help.startswith("learning rate")
-    assert "(default: 10)" in _action(train, "--eval-every").help
+    assert "(default: 2)" in _action(train, "--eval-every").help
     assert _action(train, "--seed").type is cli_types.seed
     assert isinstance(_action(train, "--no-progress"), argparse.BooleanOptionalAction)
 
