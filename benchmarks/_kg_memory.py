@@ -5,8 +5,12 @@ process per dataset, model and phase, so neither phase sees the other's allocato
 After imports, data loading and model construction the peak resident size (``VmHWM``) is reset
 to the current one through ``/proc/self/clear_refs`` (Linux >= 4.0); the reported peak is
 ``VmHWM`` after the phase minus the resident size at that point. ``phase="train"``: ``epochs``
-epochs with the model's tuned defaults, no validation; ``phase="eval"``: filtered both-sides
-evaluation of the test set (filter index construction included).
+epochs with the model's tuned defaults, no validation, or only the first ``max_batches`` batches
+of epoch 1 when the spec has it (``bench_kg_scale --parts memory`` on FB15k-237, where one 1vsAll
+epoch takes minutes; :func:`benchmarks.bench_kg_scale.train_batches`); ``phase="eval"``:
+filtered both-sides evaluation of the test set (filter index construction included). Valid and
+test triples with labels unseen in train are dropped (``on_unknown="drop"``, PyKEEN's
+behaviour).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.bench_kg_scale import train_batches
 from graphdata.triples import KGDataset
 from kg.evaluation import evaluate
 from kg.training import Trainer, TrainingConfig, build_model
@@ -34,7 +39,7 @@ def _kib(key: str) -> int:
 def measure(spec: dict) -> dict:
     """Peak MiB above the post-setup baseline for ``spec`` (keys: folder, model, phase, ...)."""
     torch.set_num_threads(spec["threads"])
-    dataset = KGDataset.from_folder(Path(spec["folder"]))
+    dataset = KGDataset.from_folder(Path(spec["folder"]), on_unknown="drop")
     config = TrainingConfig.from_defaults(
         spec["model"], epochs=spec["epochs"], eval_every=0, progress=False, seed=0
     )
@@ -43,7 +48,9 @@ def measure(spec: dict) -> dict:
         handle.write("5")  # reset VmHWM to the current resident size
     base = _kib("VmRSS")
     start = time.perf_counter()
-    if spec["phase"] == "train":
+    if spec["phase"] == "train" and spec.get("max_batches"):
+        train_batches(model, dataset, config, spec["max_batches"])
+    elif spec["phase"] == "train":
         Trainer(model, config).fit(dataset)
     else:
         evaluate(

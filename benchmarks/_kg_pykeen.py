@@ -13,9 +13,22 @@ A spec holds our resolved training config (``regime``, ``loss``, ``margin``, ``d
   both-sides realistic test metrics.
 * ``"time"``: ``epochs`` epochs of PyKEEN's training loop (no evaluation); wall seconds of
   every epoch from a ``post_epoch`` callback.
+* ``"time_batches"``: the first ``max_batches + 1`` batches of one epoch (fewer once those
+  after the first took ``max_seconds``); the seconds of each batch after the first (a
+  warm-up), from a ``pre_batch`` callback (the interval between two
+  ``pre_batch`` calls is one whole batch: forward, backward, optimiser step and the loading of
+  the next batch), and the epoch's batch count (the length of the loop's data loader, read by
+  wrapping ``_create_training_data_loader``). ``benchmarks/bench_kg_scale.py`` extrapolates.
 * ``"memory"``: peak resident memory (VmHWM, reset through ``/proc/self/clear_refs``) above the
   resident memory after imports, data loading and model construction, while training
-  ``epochs`` epochs (``phase="train"``) or while evaluating the test set (``phase="eval"``).
+  ``epochs`` epochs, or only the first ``max_batches`` batches when the spec has it
+  (``phase="train"``), or while evaluating the test set (``phase="eval"``).
+* ``"quality_budget"``: train under a wall budget (``budget_s``), validating (filtered MRR on
+  the whole validation split, or on the labelled triples ``valid_labels`` when given;
+  train/valid/test filtered) at the end of the first epoch at or
+  past each multiple of ``valid_every_s`` and after the last epoch; stop at the first epoch end
+  at or past the budget (or at ``epochs``); then test metrics of the best-validation state.
+  The same rule as ``bench_kg_scale.quality_ours``.
 
 Mapping of our configuration onto PyKEEN (also stated in ``bench_kg_train``'s docstring):
 sLCWA -> ``slcwa`` loop (``basic`` / ``bernoulli`` sampler, same negatives per positive);
@@ -42,10 +55,15 @@ NAMES = {
 }
 
 
-def _factories(spec):
+@functools.lru_cache(maxsize=2)
+def _cached_factories(folder, inverse):
+    """Train, valid and test factories of ``folder``, with inverse triples when ``inverse``.
+
+    Cached: a ``--serve`` worker reads FB15k-237 once per setting (the benchmark loads our
+    dataset once too); training never modifies a factory.
+    """
     from pykeen.triples import TriplesFactory
 
-    folder, inverse = spec["folder"], spec["reciprocal"]
     train = TriplesFactory.from_path(f"{folder}/train.txt", create_inverse_triples=inverse)
     kw = dict(
         entity_to_id=train.entity_to_id,
@@ -55,6 +73,10 @@ def _factories(spec):
     valid = TriplesFactory.from_path(f"{folder}/valid.txt", **kw)
     test = TriplesFactory.from_path(f"{folder}/test.txt", **kw)
     return train, valid, test
+
+
+def _factories(spec):
+    return _cached_factories(spec["folder"], spec["reciprocal"])
 
 
 def _model_kwargs(spec):
@@ -265,6 +287,146 @@ def timing(spec):
     }
 
 
+class _Enough(Exception):
+    """Raised by :func:`_batch_clock`'s callback to end PyKEEN's training loop early.
+
+    Not a ``RuntimeError``: the loop catches those (and ``MemoryError``) to write a failure
+    checkpoint; this one passes through untouched.
+    """
+
+
+def _batch_clock(stop_after, max_seconds=None):
+    """A callback stamping ``time.perf_counter()`` at every ``pre_batch`` call.
+
+    After ``stop_after`` whole batches (at the next ``pre_batch``) it raises :class:`_Enough`;
+    ``None``: never; with ``max_seconds`` also once the batches after the first (a warm-up)
+    took that long, after at least one of them (the rule of ``bench_kg_scale.BatchClock``). An
+    epoch that ends first gets a last stamp at ``post_epoch``. PyKEEN calls
+    the user's callbacks before its optimiser callback, so the interval between two
+    ``pre_batch`` stamps is one whole batch (forward, backward, step) plus the data loader's
+    fetch of the next batch.
+    """
+    from pykeen.training.callbacks import TrainingCallback
+
+    class Clock(TrainingCallback):
+        def __init__(self):
+            super().__init__()
+            self.stamps = []
+
+        def pre_batch(self, **kwargs):
+            self.stamps.append(time.perf_counter())
+            if stop_after is not None and len(self.stamps) > stop_after:
+                raise _Enough
+            if max_seconds is not None and len(self.stamps) > 2:
+                if self.stamps[-1] - self.stamps[1] >= max_seconds:
+                    raise _Enough
+
+        def post_epoch(self, epoch, epoch_loss, **kwargs):
+            # Reached only when the epoch has at most stop_after batches: this stamp ends its
+            # last batch (plus the epoch's final gc.collect), as ours stamps after each step.
+            self.stamps.append(time.perf_counter())
+
+    return Clock()
+
+
+def _count_batches(training_loop):
+    """Record the batches per epoch (``len`` of the loop's data loader) in the returned dict."""
+    seen = {}
+    make = training_loop._create_training_data_loader
+
+    def counted(*args, **kwargs):
+        loader = make(*args, **kwargs)
+        seen["batches"] = len(loader)
+        return loader
+
+    training_loop._create_training_data_loader = counted
+    return seen
+
+
+def time_batches(spec):
+    """Seconds of batches 2 .. ``max_batches + 1`` of epoch 1 and the epoch's batch count."""
+    train, _, _ = _factories(spec)
+    _, training_loop, train_kwargs = _build(spec, train)
+    seen = _count_batches(training_loop)
+    clock = _batch_clock(spec["max_batches"] + 1, spec.get("max_seconds"))
+    try:
+        _train(spec, train, training_loop, train_kwargs, 1, callbacks=[clock])
+    except _Enough:
+        pass
+    stamps = clock.stamps  # one per started batch; an epoch shorter than asked gives fewer
+    return {
+        "batch_s": [b - a for a, b in zip(stamps[1:], stamps[2:])],
+        "batches_per_epoch": seen["batches"],
+        "train_triples": int(train.num_triples),
+    }
+
+
+def _rank_eval(model, evaluator, triples, filters):
+    """Filtered (``triples`` plus ``filters``) both-sides realistic MRR, and the whole result."""
+    result = evaluator.evaluate(model, triples, additional_filter_triples=filters, use_tqdm=False)
+    return float(result.get_metric("both.realistic.inverse_harmonic_mean_rank")), result
+
+
+def quality_budget(spec):
+    """Validation MRR against wall time under ``budget_s``; test metrics of the best state."""
+    import torch
+    from pykeen.evaluation import RankBasedEvaluator
+    from pykeen.training.callbacks import TrainingCallback
+
+    train, valid, test = _factories(spec)
+    model, training_loop, train_kwargs = _build(spec, train)
+    evaluator = RankBasedEvaluator()
+    budget, every = spec["budget_s"], spec["valid_every_s"]
+    queries = valid.mapped_triples
+    if spec.get("valid_labels"):  # a subset, as labels (the benchmark's --valid-triples)
+        ent, rel = train.entity_to_id, train.relation_to_id
+        rows = [[ent[h], rel[r], ent[t]] for h, r, t in spec["valid_labels"]]
+        queries = torch.tensor(rows, dtype=valid.mapped_triples.dtype)
+    filters = [train.mapped_triples, valid.mapped_triples, test.mapped_triples]
+    curve, best = [], {"mrr": -1.0, "epoch": 0, "state": None}
+    due = [every]  # the next validation is due at the first epoch end at or past this time
+
+    class Budget(TrainingCallback):
+        def post_epoch(self, epoch, epoch_loss, **kwargs):
+            now = time.perf_counter() - start
+            last = now >= budget or epoch >= spec["epochs"]
+            if now >= due[0] or last:
+                mrr, _ = _rank_eval(model, evaluator, queries, filters)
+                now = time.perf_counter() - start
+                curve.append({"epoch": epoch, "wall_s": now, "valid_mrr": mrr})
+                if mrr > best["mrr"]:  # NaN never improves
+                    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                    best.update(mrr=mrr, epoch=epoch, state=state)
+                due[0] = (now // every + 1) * every
+            if last:
+                self.training_loop._should_stop = True
+
+    start = time.perf_counter()
+    _train(spec, train, training_loop, train_kwargs, spec["epochs"], callbacks=[Budget()])
+    wall = time.perf_counter() - start
+    if best["state"] is not None:
+        model.load_state_dict(best["state"])
+    started = time.perf_counter()
+    _, result = _rank_eval(
+        model, evaluator, test.mapped_triples, [train.mapped_triples, valid.mapped_triples]
+    )
+    get = result.get_metric
+    return {
+        "curve": curve,
+        "epochs": curve[-1]["epoch"] if curve else 0,
+        "wall_s": wall,
+        "best_epoch": best["epoch"],
+        "best_valid_mrr": best["mrr"],
+        "test_eval_s": time.perf_counter() - started,
+        "test": {
+            "mrr": float(get("both.realistic.inverse_harmonic_mean_rank")),
+            "hits_at_1": float(get("both.realistic.hits_at_1")),
+            "hits_at_3": float(get("both.realistic.hits_at_3")),
+            "hits_at_10": float(get("both.realistic.hits_at_10")),
+        },
+    }
+
+
 def _kib(key):
     with open("/proc/self/status") as handle:
         return int(re.search(rf"{key}:\s+(\d+)", handle.read()).group(1))
@@ -282,7 +444,13 @@ def memory(spec):
         handle.write("5")  # reset VmHWM to the current resident size
     base = _kib("VmRSS")
     start = time.perf_counter()
-    if spec["phase"] == "train":
+    if spec["phase"] == "train" and spec.get("max_batches"):
+        try:  # the first max_batches batches of epoch 1
+            clock = _batch_clock(spec["max_batches"])
+            _train(spec, train, training_loop, train_kwargs, 1, callbacks=[clock])
+        except _Enough:
+            pass
+    elif spec["phase"] == "train":
         _train(spec, train, training_loop, train_kwargs, spec["epochs"])
     else:
         RankBasedEvaluator().evaluate(
@@ -295,7 +463,13 @@ def memory(spec):
     return {"peak_mib": (_kib("VmHWM") - base) / 1024, "base_mib": base / 1024, "s": seconds}
 
 
-JOBS = {"quality": quality, "time": timing, "memory": memory}
+JOBS = {
+    "quality": quality,
+    "time": timing,
+    "time_batches": time_batches,
+    "memory": memory,
+    "quality_budget": quality_budget,
+}
 
 
 def run(spec):

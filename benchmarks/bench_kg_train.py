@@ -352,6 +352,7 @@ class _PyKEENWorker:
             self.proc.wait(timeout=60)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
+        self.proc.stdout.close()
 
 
 def _time_ours(folder: Path, name: str, epochs: int) -> dict:
