@@ -822,12 +822,20 @@ def _pykeen_version(python: str) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
+def _cpu_name() -> str | None:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.partition(":")[2].strip()
+    return None
+
+
 def machine(threads: int) -> dict[str, Any]:
     """Hardware, software, thread count, load average and git commit of this run."""
     status = _git("status", "--porcelain", "--untracked-files=no")
     return {
         "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
+        "processor": _cpu_name() or platform.processor() or platform.machine(),
         "cpus": os.cpu_count(),
         "load_average_at_start": os.getloadavg(),
         "torch": torch.__version__,

@@ -224,7 +224,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         >>> add_subparser(parser.add_subparsers(dest="command"))
         >>> args = parser.parse_args(["kg", "train", "--dataset", "synthetic", "--epochs", "3"])
         >>> args.model, args.epochs, args.lr
-        ('rotate', 3, None)
+        ('distmult', 3, None)
     """
     kg = subparsers.add_parser("kg", help="knowledge-graph embeddings: train, evaluate, explain")
     sub = kg.add_subparsers(dest="kg_command", required=True)
