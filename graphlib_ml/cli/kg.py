@@ -1,6 +1,6 @@
 """``graphlib kg``: train, evaluate and query knowledge-graph embeddings from the shell.
 
-* ``graphlib kg train --dataset PATH|synthetic [--model distmult] [--epochs ...] --out DIR`` trains
+* ``graphlib kg train --dataset PATH|synthetic [--model complex] [--epochs ...] --out DIR`` trains
   with the model's tuned defaults (:data:`kg.models.DEFAULTS`) overridden by the flags given,
   prints the resolved configuration, writes ``DIR/checkpoint.pt``, ``DIR/metrics.jsonl`` and
   ``DIR/test_metrics.json``, and prints the filtered test metrics. ``--resume`` continues a
@@ -224,7 +224,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         >>> add_subparser(parser.add_subparsers(dest="command"))
         >>> args = parser.parse_args(["kg", "train", "--dataset", "synthetic", "--epochs", "3"])
         >>> args.model, args.epochs, args.lr
-        ('distmult', 3, None)
+        ('complex', 3, None)
     """
     kg = subparsers.add_parser("kg", help="knowledge-graph embeddings: train, evaluate, explain")
     sub = kg.add_subparsers(dest="kg_command", required=True)
@@ -241,8 +241,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         "--model",
         default=DEFAULT_MODEL,
         choices=sorted(MODELS),
-        help=f"(default {DEFAULT_MODEL}: the best validation MRR per unit of time across Nations, "
-        "UMLS and FB15k-237, benchmarks/bench_kg_defaults.py)",
+        help=f"(default {DEFAULT_MODEL}; measured in benchmarks/bench_kg_defaults.py)",
     )
     train.add_argument(
         "--num-people",
