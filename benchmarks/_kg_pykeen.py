@@ -38,6 +38,7 @@ reciprocal -> ``create_inverse_triples``; N3 -> ``powersum`` p = 3, weight lambd
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
@@ -349,10 +350,8 @@ def time_batches(spec):
     _, training_loop, train_kwargs = _build(spec, train)
     seen = _count_batches(training_loop)
     clock = _batch_clock(spec["max_batches"] + 1, spec.get("max_seconds"))
-    try:
+    with contextlib.suppress(_Enough):  # the clock stops the loop after the batches asked
         _train(spec, train, training_loop, train_kwargs, 1, callbacks=[clock])
-    except _Enough:
-        pass
     stamps = clock.stamps  # one per started batch; an epoch shorter than asked gives fewer
     return {
         "batch_s": [b - a for a, b in zip(stamps[1:], stamps[2:])],
@@ -445,11 +444,9 @@ def memory(spec):
     base = _kib("VmRSS")
     start = time.perf_counter()
     if spec["phase"] == "train" and spec.get("max_batches"):
-        try:  # the first max_batches batches of epoch 1
-            clock = _batch_clock(spec["max_batches"])
+        clock = _batch_clock(spec["max_batches"])
+        with contextlib.suppress(_Enough):  # the first max_batches batches of epoch 1
             _train(spec, train, training_loop, train_kwargs, 1, callbacks=[clock])
-        except _Enough:
-            pass
     elif spec["phase"] == "train":
         _train(spec, train, training_loop, train_kwargs, spec["epochs"])
     else:
