@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -189,3 +191,36 @@ def check_weights(
             "their sum"
         )
     return weights
+
+
+#: Declared non-smoothness of a graphon (see :class:`graphon.graphons.AnalyticGraphon`).
+KINKS = ("auto", "none", "diagonal")
+
+
+def check_kinks(kinks: object, name: str = "kinks") -> str:
+    """Return ``kinks`` if it is one of :data:`KINKS`, else raise naming the choices."""
+    if not isinstance(kinks, str) or kinks not in KINKS:
+        raise GraphDataError(
+            f"{name}: expected one of {', '.join(map(repr, KINKS))}, got {kinks!r}; 'diagonal' "
+            "for functions of max(x, y), min(x, y) or |x - y|"
+        )
+    return kinks
+
+
+def check_breaks(breaks: object, name: str = "breaks") -> tuple[float, ...] | None:
+    """Return sorted distinct breakpoints in ``(0, 1)`` (``None`` stays ``None``), else raise."""
+    if breaks is None:
+        return None
+    try:
+        values = sorted({float(c) for c in breaks})  # type: ignore[attr-defined]
+    except (TypeError, ValueError) as err:
+        raise GraphDataError(
+            f"{name}: expected a sequence of numbers in (0, 1), got {breaks!r}"
+        ) from err
+    bad = [c for c in values if not (math.isfinite(c) and 0.0 < c < 1.0)]
+    if bad:
+        raise GraphDataError(
+            f"{name}: expected points strictly inside (0, 1), got {bad}; drop 0, 1 and values "
+            "outside"
+        )
+    return tuple(values)

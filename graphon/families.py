@@ -66,15 +66,20 @@ def sbm(num_blocks: int = 5, p: float = 0.8, q: float = 0.3) -> StepGraphon:
     return StepGraphon(probs, name=f"sbm({num_blocks},{p:g},{q:g})")
 
 
-def _analytic(name: str, fn: Callable[[Tensor, Tensor], Tensor]) -> Callable[[], Graphon]:
-    return lambda: AnalyticGraphon(fn, name=name)
+def _analytic(
+    name: str, fn: Callable[[Tensor, Tensor], Tensor], kinks: str = "none"
+) -> Callable[[], Graphon]:
+    # Declared, so that densities need not probe: "diagonal" for functions of max, min, |x - y|.
+    return lambda: AnalyticGraphon(fn, name=name, kinks=kinks)
 
 
 def _narrow(width: float = 0.05) -> Graphon:
     # The Higher-Order-WNNs code's "smooth_narrow": exp(-sin^2((x-y)^2 / width)).
     check_real("width", width, low=0.0, low_open=True, fix="pass a positive width, e.g. 0.05")
     return AnalyticGraphon(
-        lambda x, y: torch.exp(-(torch.sin((x - y) ** 2 / width) ** 2)), name=f"narrow({width:g})"
+        lambda x, y: torch.exp(-(torch.sin((x - y) ** 2 / width) ** 2)),
+        name=f"narrow({width:g})",
+        kinks="none",
     )
 
 
@@ -91,22 +96,27 @@ GRAPHONS: dict[str, Callable[..., Graphon]] = {
     # Cai & Wang's smooth graphon (u + v)/4 + 1/4.
     "affine": _analytic("affine", lambda x, y: (x + y) / 4 + 0.25),
     # A Lipschitz graphon with a kink on the diagonal (latent-distance model).
-    "exp_abs_diff": _analytic("exp_abs_diff", lambda x, y: torch.exp(-(x - y).abs())),
+    "exp_abs_diff": _analytic("exp_abs_diff", lambda x, y: torch.exp(-(x - y).abs()), "diagonal"),
     # Chan & Airoldi (2014) / SGWB-Graphon test graphons.
     "product": _analytic("product", lambda x, y: x * y),
     "exp_power": _analytic("exp_power", lambda x, y: torch.exp(-(x**0.7 + y**0.7))),
     "poly_sqrt": _analytic("poly_sqrt", lambda x, y: (x**2 + y**2 + x.sqrt() + y.sqrt()) / 4),
     "logistic": _analytic("logistic", lambda x, y: torch.sigmoid(2 * (x**2 + y**2))),
-    "abs_diff": _analytic("abs_diff", lambda x, y: (x - y).abs()),
+    "abs_diff": _analytic("abs_diff", lambda x, y: (x - y).abs(), "diagonal"),
     "logistic_max_min": _analytic(
         "logistic_max_min",
         lambda x, y: torch.sigmoid(torch.maximum(x, y) ** 2 + torch.minimum(x, y) ** 4),
+        "diagonal",
     ),
-    "exp_max": _analytic("exp_max", lambda x, y: torch.exp(-(torch.maximum(x, y) ** 0.75))),
+    "exp_max": _analytic(
+        "exp_max", lambda x, y: torch.exp(-(torch.maximum(x, y) ** 0.75)), "diagonal"
+    ),
     "exp_min_sqrt": _analytic(
-        "exp_min_sqrt", lambda x, y: torch.exp(-(torch.minimum(x, y) + x.sqrt() + y.sqrt()) / 2)
+        "exp_min_sqrt",
+        lambda x, y: torch.exp(-(torch.minimum(x, y) + x.sqrt() + y.sqrt()) / 2),
+        "diagonal",
     ),
-    "log_max": _analytic("log_max", lambda x, y: torch.log1p(torch.maximum(x, y) / 2)),
+    "log_max": _analytic("log_max", lambda x, y: torch.log1p(torch.maximum(x, y) / 2), "diagonal"),
 }
 
 

@@ -17,7 +17,14 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from graphon._validation import check_adjacency, check_graphon_values, check_int, check_real
+from graphon._validation import (
+    check_adjacency,
+    check_breaks,
+    check_graphon_values,
+    check_int,
+    check_kinks,
+    check_real,
+)
 
 __all__ = ["Graphon", "AnalyticGraphon", "StepGraphon", "GraphonSignal"]
 
@@ -65,6 +72,13 @@ class AnalyticGraphon(Graphon):
         name: A display name. Default ``"analytic"``.
         probe: Number of probe points per axis. Default ``65``.
         atol: Tolerance of the range and symmetry checks. Default ``1e-9``.
+        kinks: Where ``fn`` is not smooth, for :func:`~graphon.densities.graphon_density`:
+            ``"auto"`` (default: probe it), ``"none"`` (smooth, or kinked only on the lines
+            ``breaks``) or ``"diagonal"`` (kinked across :math:`x = y`, e.g. functions of
+            :math:`\max`, :math:`\min`, :math:`|x - y|`).
+        breaks: Points :math:`c \in (0, 1)` of the lines :math:`x = c` and :math:`y = c` where
+            ``fn`` may jump or kink (a step function written as a plain function). Default
+            ``None``: probed when ``kinks="auto"``, none otherwise.
 
     Raises:
         GraphDataError: If the probe check fails; the message names the offending point.
@@ -82,6 +96,8 @@ class AnalyticGraphon(Graphon):
         *,
         probe: int = 65,
         atol: float = 1e-9,
+        kinks: str = "auto",
+        breaks: Sequence[float] | None = None,
     ) -> None:
         if not callable(fn):
             raise GraphDataError(f"fn: expected a callable fn(x, y) -> Tensor, got {fn!r}")
@@ -89,6 +105,8 @@ class AnalyticGraphon(Graphon):
         check_real("atol", atol, low=0.0, fix="pass a small non-negative tolerance, e.g. 1e-9")
         self.fn = fn
         self.name = name
+        self.kinks = check_kinks(kinks)
+        self.breaks = check_breaks(breaks)
         grid = torch.linspace(0.0, 1.0, probe, dtype=torch.float64)
         xs, ys = torch.meshgrid(grid, grid, indexing="ij")  # [P, P] each
         values = fn(xs, ys)

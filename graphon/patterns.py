@@ -10,10 +10,20 @@ Conventions (used by every density function in :mod:`graphon.homomorphism`):
   :math:`\int f^{d_v}` (``1`` without a signal), so :math:`t(F \sqcup K_1) = t(F)\,t(K_1)`.
 - **Vertex exponents** :math:`d \in \mathbb{N}_0^{V \times C}` weight :math:`v` by
   :math:`\prod_c f_c(x_v)^{d_{v,c}}`.
+- **Edge-list strings**: ``"0-1,1-2,2-0"`` is a pattern too. Tokens are separated by commas;
+  ``u-v`` is an edge, ``u-v:m`` an edge of multiplicity ``m`` (repeating ``u-v`` adds up), and
+  a lone ``u`` declares a vertex (isolated if no edge touches it): ``"0-1,2"`` is an edge plus an
+  isolated vertex. Vertices are non-negative ints, relabelled ``0 .. k-1`` in sorted order
+  (``"5-7"`` becomes the edge ``(0, 1)``), so exponents are given in that order.
+- **Vertex order of the named patterns** (:data:`PATTERNS`) fixes which vertex an exponent
+  weights. ``diamond`` is :math:`K_4` minus the edge ``2-3``: edges ``(0,1), (0,2), (0,3),
+  (1,2), (1,3)``, so vertices 0 and 1 (the shared edge of the two triangles) have degree 3 and
+  vertices 2 and 3 degree 2. ``star3`` has its centre at 0; paths and cycles run ``0, 1, ...``.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -38,7 +48,8 @@ PATTERNS: dict[str, tuple[int, list[tuple[int, int]]]] = {
     "square": (4, [(0, 1), (1, 2), (2, 3), (0, 3)]),
     "cycle5": (5, [(0, 1), (1, 2), (2, 3), (3, 4), (0, 4)]),
     "cycle6": (6, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (0, 5)]),
-    "diamond": (4, [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)]),
+    # K4 minus 2-3: vertices 0 and 1 have degree 3, vertices 2 and 3 degree 2.
+    "diamond": (4, [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3)]),
     "k4": (4, [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]),
     "k5": (5, [(i, j) for i in range(5) for j in range(i + 1, 5)]),
 }
@@ -150,6 +161,47 @@ def _edges_from_pairs(pairs: Sequence[tuple[object, object]], index: Mapping) ->
     return tuple(sorted((u, v, m) for (u, v), m in counts.items()))
 
 
+#: One token of an edge-list string: ``u-v``, ``u-v:m`` or a lone vertex ``u``.
+_TOKEN = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*(?::\s*(\d+)\s*)?)?")
+#: Strings made of these characters (and a digit) are read as edge lists, not names.
+_EDGE_CHARS = re.compile(r"[\d\s,:\-]+")
+_EDGE_SYNTAX = "tokens 'u-v' (an edge), 'u-v:m' (multiplicity m >= 1) or 'u' (a vertex)"
+
+
+def _parse_edge_list(text: str) -> tuple[list[int], tuple[tuple[int, int, int], ...]]:
+    """The sorted vertices and the relabelled ``(u, v, m)`` edges of an edge-list string."""
+    vertices: set[int] = set()
+    counts: Counter = Counter()  # (u, v) -> multiplicity, never a list of m copies
+    for position, token in enumerate(text.split(","), start=1):
+        match = _TOKEN.fullmatch(token)
+        if match is None:
+            raise GraphDataError(
+                f"pattern: token {position} of the edge list {text!r} is {token.strip()!r}; "
+                f"expected {_EDGE_SYNTAX}, separated by commas, with non-negative int vertices, "
+                "e.g. '0-1,1-2,2-0'"
+            )
+        u, v, m = match.groups()
+        vertices.add(int(u))
+        if v is None:
+            continue
+        if m is not None and int(m) < 1:
+            raise GraphDataError(
+                f"pattern: edge {token.strip()!r} of {text!r} has multiplicity {m}; expected "
+                "m >= 1 (drop the edge to leave the pair unconnected)"
+            )
+        if int(u) == int(v):
+            raise GraphDataError(
+                f"pattern: edge {token.strip()!r} of {text!r} is a self-loop; densities here are "
+                "for loopless patterns (a graphon's diagonal is a null set): remove it, or "
+                "weight the vertex with an exponent instead"
+            )
+        vertices.add(int(v))
+        counts[(min(int(u), int(v)), max(int(u), int(v)))] += 1 if m is None else int(m)
+    nodes = sorted(vertices)
+    index = {v: i for i, v in enumerate(nodes)}
+    return nodes, tuple(sorted((index[u], index[v], m) for (u, v), m in counts.items()))
+
+
 def _exponent_rows(exponents: object, nodes: list) -> tuple[tuple[int, ...], ...] | None:
     if exponents is None:
         return None
@@ -175,9 +227,11 @@ def as_pattern(pattern: PatternLike, exponents: object = None) -> Pattern:
     """Turn a name, networkx graph, edge list or :class:`Pattern` into a :class:`Pattern`.
 
     Args:
-        pattern: A key of :data:`PATTERNS`; a networkx ``Graph``/``MultiGraph`` (vertices in
-            ``list(G.nodes)`` order; parallel edges are multi-edges); a list of ``(u, v)`` int
-            pairs on vertices ``0 .. max`` (repeats are multi-edges); or a :class:`Pattern`.
+        pattern: A key of :data:`PATTERNS`; an edge-list string such as ``"0-1,1-2:2,3"``
+            (syntax in the module docstring; vertices relabelled in sorted order); a networkx
+            ``Graph``/``MultiGraph`` (vertices in ``list(G.nodes)`` order; parallel edges are
+            multi-edges); a list of ``(u, v)`` int pairs on vertices ``0 .. max`` (repeats are
+            multi-edges); or a :class:`Pattern`.
         exponents: Vertex exponents :math:`d`: one int or one length-``C`` sequence per vertex
             (in vertex order), a ``[k]``/``[k, C]`` tensor, or a mapping vertex -> exponent
             (unlisted vertices get 0). Default ``None`` (no signal).
@@ -186,12 +240,16 @@ def as_pattern(pattern: PatternLike, exponents: object = None) -> Pattern:
         The pattern.
 
     Raises:
-        GraphDataError: On self-loops, directed graphs, empty patterns, bad exponents, or
-            exponents given twice.
+        GraphDataError: On self-loops, directed graphs, empty patterns, malformed edge-list
+            strings (the message names the token), bad exponents, or exponents given twice.
+        UnknownLabelError: On a string that is neither a name nor an edge list; the message
+            lists the closest names.
 
     Examples:
         >>> as_pattern("triangle", exponents=[1, 1, 1]).exponents
         ((1,), (1,), (1,))
+        >>> as_pattern("0-1:2,1-2,3").edges  # a double edge, an edge, an isolated vertex
+        ((0, 1, 2), (1, 2, 1))
     """
     if isinstance(pattern, Pattern):
         if exponents is None:
@@ -200,9 +258,14 @@ def as_pattern(pattern: PatternLike, exponents: object = None) -> Pattern:
             raise GraphDataError("exponents: the pattern already has exponents; pass them once")
         nodes = list(range(pattern.num_vertices))
         return replace(pattern, exponents=_exponent_rows(exponents, nodes))
+    if isinstance(pattern, str) and pattern not in PATTERNS:
+        if not (_EDGE_CHARS.fullmatch(pattern) and any(c.isdigit() for c in pattern)):
+            err = UnknownLabelError("pattern", pattern, PATTERNS, argument="pattern")
+            err.args = (f"{err} Or write an edge list such as '0-1,1-2,2-0': {_EDGE_SYNTAX}.",)
+            raise err
+        nodes, edges = _parse_edge_list(pattern)
+        return Pattern(len(nodes), edges, _exponent_rows(exponents, nodes), pattern.strip())
     if isinstance(pattern, str):
-        if pattern not in PATTERNS:
-            raise UnknownLabelError("pattern", pattern, PATTERNS, argument="pattern")
         k, pairs = PATTERNS[pattern]
         nodes = list(range(k))
         edges = _edges_from_pairs(pairs, {v: v for v in nodes})

@@ -1,24 +1,56 @@
-r"""Colour refinement (1-WL) and k-WL, folklore and oblivious, on weighted graphs and graphons.
+r"""Weisfeiler-Leman refinement of weighted graphs and graphons, in two readings of the weights.
 
-**Indexing convention.** ``variant="folklore"`` is k-FWL: k-tuples refined by
-:math:`\big(c(\mathbf v), \{\!\{(c(\mathbf v[1 \leftarrow w]), \dots,
-c(\mathbf v[k \leftarrow w])) : w\}\!\}\big)`; ``k=1`` is colour refinement,
-:math:`\big(c(v), \{\!\{(c(w), A_{vw}) : w\}\!\}\big)`. ``variant="oblivious"`` is k-OWL:
-:math:`\big(c(\mathbf v), M_1, \dots, M_k\big)` with :math:`M_i = \{\!\{c(\mathbf v[i
-\leftarrow w]) : w\}\!\}`. Then k-FWL :math:`\equiv` (k+1)-OWL, colour refinement :math:`\equiv`
-2-OWL, and k-FWL equivalence :math:`\iff` equal homomorphism counts from all patterns of
-treewidth :math:`\le k` (Dell, Grohe & Rattan, "Lovász Meets Weisfeiler and Leman", ICALP 2018,
-arXiv 1802.08876). Atomic types of graph tuples: node signals, equalities
-:math:`v_i = v_j` and edge weights :math:`A_{v_i v_j}`.
+**Two 1-WL variants** (``weights=``). Edge weights can be read in two ways. They agree on
+loopless 0/1 graphs (:math:`A \circ A = A`) and differ on weighted graphs and graphons:
 
-**Graphon-signals** (Böker, "Weisfeiler-Leman Indistinguishability of Graphons", arXiv
-2112.09001): tuples of points, atomic types :math:`W(x_i, x_j)` and :math:`f(x_i)` (no
-equalities, a null event), multisets replaced by distributions over :math:`y \sim U[0,1]`.
-Here graphons are step functions (exactly for :class:`~graphon.graphons.StepGraphon`, else the
-midpoint approximation on ``resolution`` cells), so the distributions weigh blocks by their
-measures; equivalence then means equal densities of all multigraphs of treewidth :math:`\le k`.
+- ``"multiset"`` (default, the behaviour of earlier releases; multigraph refinement): refine by
+  the multiset of (colour, weight) pairs,
+  :math:`c'(v) = \big(c(v), \{\!\{(c(w), A_{vw}) : w\}\!\}\big)`; for graphons the distribution
+  of :math:`(c(y), W(x, y))` over :math:`y \sim U[0,1]`. Equivalence :math:`\iff` equal densities
+  of all *multigraphs* whose simple graph is a tree (treewidth 1): Böker, "Weisfeiler-Leman
+  Indistinguishability of Graphons", arXiv 2112.09001. It separates ER(1/2) from the 1/2-regular
+  SBM :math:`B = I_2` (double edge: 1/4 vs 1/2) although all their simple-tree densities agree.
+- ``"sum"`` (simple-graph colour refinement; k = 1 only): refine by the weight sums into each
+  colour class, :math:`c'(v) = \big(c(v), (\sum_{w \in C} A_{vw})_C\big)`; for a step graphon
+  :math:`\big(c(k), (\sum_{l : c(l) = C} \lambda_l B_{kl})_C\big)`. The stable colouring is the
+  coarsest equitable partition, and equivalence :math:`\iff` fractional isomorphism
+  :math:`AX = XB` with :math:`X` doubly stochastic (Tinhofer, "Graph isomorphism and theorems
+  of Birkhoff type", Computing 36, 1986, DOI 10.1007/BF02240069; Ramana, Scheinerman & Ullman,
+  "Fractional isomorphism of graphs", Discrete Math. 132, 1994, DOI
+  10.1016/0012-365X(94)90241-0; for weighted matrices Grohe, Kersting, Mladenov & Selman,
+  "Dimension Reduction via Colour Refinement", ESA 2014, arXiv 1307.5697) :math:`\iff` equal
+  homomorphism counts from all (simple) trees (0/1 graphs: Dell, Grohe & Rattan, below). For
+  graphons: equal densities of all trees :math:`\iff` fractional isomorphism :math:`\iff`
+  equal distributions of iterated degree measures, which the sums compute for step graphons
+  (Grebík & Rocha, "Fractional isomorphism of graphons", Combinatorica 42, 2022, arXiv
+  1909.04742); through the induced step graphon this covers non-negative weighted graphs of
+  equal size. Initial colours hold only the signal; loops enter through the sums, as in
+  :math:`AX = XB`.
 
-Colours are canonical 64-bit hashes (:mod:`graphon._hashing`), so separate calls compare; the
+Multiset-equivalence implies sum-equivalence (sums are read off the pairs); the converse fails
+(the ER / SBM pair above).
+
+**k-WL** (``weights="multiset"`` only; a sum version with a stated meaning is not known to us).
+``variant="folklore"`` is k-FWL: k-tuples refined by :math:`\big(c(\mathbf v),
+\{\!\{(c(\mathbf v[1 \leftarrow w]), \dots, c(\mathbf v[k \leftarrow w])) : w\}\!\}\big)`;
+``k=1`` is the multiset 1-WL above. ``variant="oblivious"`` is k-OWL: :math:`\big(c(\mathbf v),
+M_1, \dots, M_k\big)` with :math:`M_i = \{\!\{c(\mathbf v[i \leftarrow w]) : w\}\!\}`. Then k-FWL
+:math:`\equiv` (k+1)-OWL, 1-WL :math:`\equiv` 2-OWL, and on 0/1 graphs k-FWL equivalence
+:math:`\iff` equal homomorphism counts from all patterns of treewidth :math:`\le k` (Dell, Grohe
+& Rattan, "Lovász Meets Weisfeiler and Leman", ICALP 2018, arXiv 1802.08876). Atomic types of
+graph tuples: node signals, equalities :math:`v_i = v_j` and edge weights (loops included).
+
+**Graphon-signals** (Böker): tuples of points, atomic types :math:`W(x_i, x_j)` and
+:math:`f(x_i)` (no equalities, a null event), multisets replaced by distributions over
+:math:`y \sim U[0,1]`; equivalence means equal densities of all multigraphs of treewidth
+:math:`\le k`. Graphons are used as step functions (exactly for
+:class:`~graphon.graphons.StepGraphon`, else the midpoint approximation on ``resolution``
+cells), so the distributions weigh blocks by their measures.
+
+Colours are canonical 64-bit hashes (:mod:`graphon._hashing`), so separate calls with the same
+options compare; weights and signals are rounded to ``decimals``, class sums to
+``min(decimals, 9)`` decimals and merged measures to 9 (float sums in different orders differ
+in the last bits). The
 algorithm runs in NumPy on the CPU (inputs on other devices are copied there).
 """
 
@@ -46,6 +78,9 @@ __all__ = ["WLResult", "wl_refine", "wl_equivalent", "graphon_wl_refine", "graph
 
 #: Largest number of (tuple, w) pairs per refinement round, n^(k+1).
 MAX_PAIRS = 2**26
+#: The two readings of edge weights (module docstring): Böker's multigraph refinement, and
+#: sums per colour class (fractional isomorphism).
+WEIGHTS = ("multiset", "sum")
 
 
 @dataclass(frozen=True)
@@ -71,7 +106,9 @@ class _Item:
     weights: np.ndarray  # [n] per-node weight (1 for graphs, measure for graphons)
 
 
-def _initial(item: _Item, k: int, equality: bool, decimals: int) -> np.ndarray:
+def _initial(item: _Item, k: int, weights: str, equality: bool, decimals: int) -> np.ndarray:
+    if weights == "sum":
+        return combine(item.signal)  # loops are part of the class sums, not a vertex type
     n = item.adj.shape[0]
     idx = np.indices((n,) * k)  # [k, n, ..., n]
     parts = [item.signal[idx[i]] for i in range(k)]
@@ -92,8 +129,29 @@ def _replaced(colors: np.ndarray, i: int) -> np.ndarray:
     return np.broadcast_to(moved, (n,) * (k + 1))
 
 
-def _round(item: _Item, colors: np.ndarray, variant: str, decimals: int) -> np.ndarray:
+def _class_sums(item: _Item, colors: np.ndarray, decimals: int) -> np.ndarray:
+    """``c'(v) = (c(v), {(C, sum_{w in C} mu_w A_vw) : sums != 0})``, the "sum" 1-WL round."""
+    classes, inverse = np.unique(colors, return_inverse=True)  # [m], [n]
+    order = np.argsort(inverse, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])  # [m]
+    # Sum the raw weights and round only the sums: rounding each weight first would put
+    # errors of up to n/2 units of the last kept decimal into equal sums of different weights.
+    weighted = item.adj * item.weights[None, :]  # [v, w]
+    sums = np.add.reduceat(weighted[:, order], starts, axis=1)  # [v, m]
+    q = quantize(sums, min(decimals, WEIGHT_DECIMALS))
+    element = combine(classes[None, :], q)  # [v, m]
+    # A class a node sends no weight to adds nothing: a node's colour depends only on its
+    # non-zero sums, not on classes present only in other inputs (no spurious joint splits).
+    element[q == 0] = 0
+    return combine(colors, element.sum(axis=1, dtype=np.uint64))  # sum wraps mod 2^64
+
+
+def _round(
+    item: _Item, colors: np.ndarray, variant: str, weights: str, decimals: int
+) -> np.ndarray:
     k, n = colors.ndim, colors.shape[0]
+    if weights == "sum":
+        return _class_sums(item, colors, decimals)
     if k == 1:
         keys = combine(colors[None, :], quantize(item.adj, decimals))  # [v, w]
         return combine(colors, multiset(keys, item.weights))
@@ -122,6 +180,7 @@ def _refine(
     items: Sequence[_Item],
     k: int,
     variant: str,
+    weights: str,
     equality: bool,
     decimals: int,
     max_iter: int | None,
@@ -131,20 +190,26 @@ def _refine(
     if max_iter is not None:
         check_int("max_iter", max_iter, 1)
     check_choice("variant", variant, ("folklore", "oblivious"))
+    check_choice("weights", weights, WEIGHTS)
+    if weights == "sum" and k > 1:
+        raise GraphDataError(
+            f"weights: 'sum' (fractional isomorphism) is colour refinement, k = 1 only, got "
+            f"k={k}; pass k=1, or weights='multiset' for k-WL on edge-weight types"
+        )
     if variant == "oblivious" and k < 2:
-        raise GraphDataError("k: oblivious WL needs k >= 2 (2-OWL = colour refinement)")
+        raise GraphDataError("k: oblivious WL needs k >= 2 (2-OWL = the multiset 1-WL)")
     biggest = max(item.adj.shape[0] for item in items)
     if biggest ** (k + 1) > MAX_PAIRS:
         raise GraphDataError(
             f"k: {k}-WL on {biggest} nodes needs {biggest}^{k + 1} pairs per round, over "
             f"{MAX_PAIRS}; lower k or the resolution"
         )
-    colors = [_initial(item, k, equality, decimals) for item in items]
+    colors = [_initial(item, k, weights, equality, decimals) for item in items]
     count = len(np.unique(np.concatenate([c.reshape(-1) for c in colors])))
     rounds = 0
     limit = max_iter if max_iter is not None else biggest**k + 1
     while rounds < limit:
-        new = [_round(item, c, variant, decimals) for item, c in zip(items, colors)]
+        new = [_round(item, c, variant, weights, decimals) for item, c in zip(items, colors)]
         new_count = len(np.unique(np.concatenate([c.reshape(-1) for c in new])))
         rounds += 1
         if new_count == count:
@@ -167,21 +232,34 @@ def wl_refine(
     *,
     k: int = 1,
     variant: str = "folklore",
+    weights: str = "multiset",
     decimals: int = 9,
     max_iter: int | None = None,
 ) -> WLResult:
-    """Refine the colourings of weighted graphs jointly until stable (see module docstring).
+    r"""Refine the colourings of weighted graphs jointly until stable (module docstring).
+
+    ``weights="multiset"`` refines by :math:`\{\!\{(c(w), A_{vw}) : w\}\!\}` (Böker, arXiv
+    2112.09001; for ``k > 1`` the k-WL of Dell, Grohe & Rattan, arXiv 1802.08876, with
+    edge-weight types); ``weights="sum"`` by :math:`(\sum_{w \in C} A_{vw})_C` (colour
+    refinement of the weighted graph: its stable colouring is the coarsest equitable partition,
+    Tinhofer 1986, DOI 10.1007/BF02240069; Ramana, Scheinerman & Ullman 1994, DOI
+    10.1016/0012-365X(94)90241-0; Grohe et al., arXiv 1307.5697). On loopless 0/1 graphs both
+    give equal verdicts.
 
     Args:
         graphs: Symmetric weighted adjacencies ``[N_g, N_g]`` (sizes may differ).
         signals: One node signal ``[N_g]``/``[N_g, C]`` or ``None`` per graph. Default none.
-        k: Tuple order (``1`` = colour refinement). Default ``1``.
+        k: Tuple order (``1`` = 1-WL). Default ``1``.
         variant: ``"folklore"`` (default) or ``"oblivious"`` (needs ``k >= 2``).
-        decimals: Edge weights and signals are compared after rounding to this. Default ``9``.
+        weights: ``"multiset"`` (default, unchanged behaviour: multigraph refinement) or
+            ``"sum"`` (fractional isomorphism; ``k = 1`` only).
+        decimals: Edge weights and signals are compared after rounding to this, class sums
+            after rounding to ``min(decimals, 9)``. Default ``9``.
         max_iter: Cap on refinement rounds. Default: until stable.
 
     Returns:
-        A :class:`WLResult` with one histogram over k-tuples per graph.
+        A :class:`WLResult` with one histogram over k-tuples per graph (colours are comparable
+        between calls with equal ``k``, ``variant``, ``weights`` and ``decimals``).
 
     Examples:
         >>> import networkx as nx
@@ -216,7 +294,7 @@ def wl_refine(
                 "would hash to one colour and hide the difference)"
             )
         items.append(_Item(a, _signal_hash(s, a.shape[0], decimals), np.ones(a.shape[0])))
-    return _refine(items, k, variant, True, decimals, max_iter)
+    return _refine(items, k, variant, weights, True, decimals, max_iter)
 
 
 def wl_equivalent(
@@ -227,9 +305,21 @@ def wl_equivalent(
     *,
     k: int = 1,
     variant: str = "folklore",
+    weights: str = "multiset",
     decimals: int = 9,
 ) -> bool:
-    """Whether two weighted graph-signals get equal stable k-WL colour histograms.
+    r"""Whether two weighted graph-signals get equal stable k-WL colour histograms.
+
+    With ``weights="sum"`` (k = 1): ``True`` iff the graphs are fractionally isomorphic,
+    :math:`A_1 X = X A_2` for a doubly stochastic :math:`X`, iff
+    :math:`\hom(T, A_1) = \hom(T, A_2)` for every tree :math:`T` (Tinhofer 1986; Ramana,
+    Scheinerman & Ullman 1994; Dell, Grohe & Rattan, arXiv 1802.08876; non-negative weights:
+    Grebík & Rocha, arXiv 1909.04742, on the induced step graphons). With
+    ``weights="multiset"`` and k = 1: Böker's multigraph refinement (arXiv 2112.09001), which
+    for loopless graphs of equal size means equal homomorphism densities of all multigraphs
+    whose simple graph is a tree (edge multiplicity :math:`m` reads :math:`A^{\circ m}`); it
+    implies sum-equivalence. For k >= 2 on 0/1 graphs: equal counts of all patterns of
+    treewidth :math:`\le k` (Dell, Grohe & Rattan). Signals are vertex colours in all.
 
     Args:
         adj1: The first graph ``[N1, N1]``.
@@ -238,12 +328,21 @@ def wl_equivalent(
         signal2: Signal of the second graph or ``None``.
         k: Tuple order. Default ``1``.
         variant: ``"folklore"`` (default) or ``"oblivious"``.
+        weights: ``"multiset"`` (default) or ``"sum"`` (``k = 1`` only).
         decimals: Rounding of weights and signals. Default ``9``.
 
     Returns:
-        ``True`` if k-WL does not distinguish them.
+        ``True`` if the chosen refinement does not distinguish them.
+
+    Examples:
+        >>> loops = torch.eye(2, dtype=torch.float64)  # two looped vertices
+        >>> edge = 1 - loops  # one edge: every tree has 2 homomorphisms into either
+        >>> wl_equivalent(loops, edge, weights="sum"), wl_equivalent(loops, edge)
+        (True, False)
     """
-    res = wl_refine([adj1, adj2], [signal1, signal2], k=k, variant=variant, decimals=decimals)
+    res = wl_refine(
+        [adj1, adj2], [signal1, signal2], k=k, variant=variant, weights=weights, decimals=decimals
+    )
     return res.histograms[0] == res.histograms[1]
 
 
@@ -275,19 +374,28 @@ def graphon_wl_refine(
     *,
     k: int = 1,
     variant: str = "folklore",
+    weights: str = "multiset",
     resolution: int = 64,
     decimals: int = 9,
     max_iter: int | None = None,
 ) -> WLResult:
-    """k-WL of graphon-signals through their step functions (see module docstring).
+    r"""k-WL of graphon-signals through their step functions (module docstring).
+
+    ``weights="multiset"``: Böker's refinement by the distribution of :math:`(c(y), W(x, y))`,
+    :math:`y \sim U[0,1]` (arXiv 2112.09001). ``weights="sum"`` (k = 1): refinement by the
+    degree measures :math:`\big(\int_C W(x, y)\,dy\big)_C`, for a step graphon
+    :math:`(\sum_{l : c(l) = C} \lambda_l B_{kl})_C`, whose stable distribution is Grebík &
+    Rocha's distribution of iterated degree measures (arXiv 1909.04742).
 
     Args:
         graphons: Graphons or graphon-signals; step graphons (with step signals) are used as
             they are, others on the midpoint grid of ``resolution`` cells.
         k: Tuple order. Default ``1``.
         variant: ``"folklore"`` (default) or ``"oblivious"``.
+        weights: ``"multiset"`` (default) or ``"sum"`` (``k = 1`` only).
         resolution: Cells of the midpoint approximation. Default ``64``.
-        decimals: Rounding of values. Default ``9``.
+        decimals: Rounding of values; class sums and measures use ``min(decimals, 9)``.
+            Default ``9``.
         max_iter: Cap on refinement rounds. Default: until stable.
 
     Returns:
@@ -295,7 +403,7 @@ def graphon_wl_refine(
     """
     check_int("resolution", resolution, 1)
     items = [_step(g, resolution, decimals) for g in graphons]
-    return _refine(items, k, variant, False, decimals, max_iter)
+    return _refine(items, k, variant, weights, False, decimals, max_iter)
 
 
 def graphon_wl_equivalent(
@@ -304,25 +412,40 @@ def graphon_wl_equivalent(
     *,
     k: int = 1,
     variant: str = "folklore",
+    weights: str = "multiset",
     resolution: int = 64,
 ) -> bool:
-    """Whether k-WL on (step approximations of) two graphon-signals gives equal distributions.
+    r"""Whether k-WL on (step approximations of) two graphon-signals gives equal distributions.
+
+    With ``weights="sum"`` (k = 1): for step graphons, ``True`` iff they are fractionally
+    isomorphic, iff :math:`t(T, U) = t(T, W)` for every tree :math:`T` (Grebík & Rocha,
+    "Fractional isomorphism of graphons", Combinatorica 2022, arXiv 1909.04742). With
+    ``weights="multiset"``: iff equal densities of all multigraphs of treewidth
+    :math:`\le k` (Böker, arXiv 2112.09001), which implies the former.
 
     Args:
         first: A graphon or graphon-signal.
         second: Another one.
         k: Tuple order. Default ``1``.
         variant: ``"folklore"`` (default) or ``"oblivious"``.
+        weights: ``"multiset"`` (default) or ``"sum"`` (``k = 1`` only).
         resolution: Cells of the midpoint approximation of non-step graphons. Default ``64``.
 
     Returns:
         ``True`` if the colour distributions agree.
 
     Examples:
-        >>> from graphon.families import sbm
+        >>> from graphon.families import erdos_renyi, sbm
         >>> split = StepGraphon([[0.9, 0.9, 0.1], [0.9, 0.9, 0.1], [0.1, 0.1, 0.9]], [1, 1, 2])
         >>> graphon_wl_equivalent(sbm(2, 0.9, 0.1), split, k=2)
         True
+        >>> two_cliques = sbm(2, 1.0, 0.0)  # 1/2-regular like ER(1/2); double edge 1/2 vs 1/4
+        >>> graphon_wl_equivalent(erdos_renyi(0.5), two_cliques, weights="sum")
+        True
+        >>> graphon_wl_equivalent(erdos_renyi(0.5), two_cliques, weights="multiset")
+        False
     """
-    res = graphon_wl_refine([first, second], k=k, variant=variant, resolution=resolution)
+    res = graphon_wl_refine(
+        [first, second], k=k, variant=variant, weights=weights, resolution=resolution
+    )
     return res.histograms[0] == res.histograms[1]

@@ -1,17 +1,24 @@
-"""Fault injection for ``graphlib graphon densities`` and ``graphlib graphon transfer``.
+"""Fault injection for ``graphlib graphon density``, ``densities`` and ``transfer``.
 
 Outputs are checked before any graph is sampled or network built; ``transfer`` locks its
-``--out`` folder; numeric flags refuse non-finite values at parse time.
+``--out`` folder; numeric flags refuse non-finite values at parse time. Every bad input to
+``density`` (graphon name or expression, matrix file, pattern, signal, exponents, parameters)
+ends through ``graphlib``'s ``main`` as exit code 2 and one line naming the flag.
 """
 
 import argparse
+import importlib
+import inspect
+import re
 import signal
 import time
 
+import numpy as np
 import pytest
 
 from graphdata.errors import GraphDataError
 from graphdata.run_folder import RunFolderLockedError
+from graphlib_ml.cli import EXIT_USAGE, main
 from graphlib_ml.cli.graphon import add_subparser
 from tests.graphdata.test_run_folder import start_lock_holder
 
@@ -39,12 +46,25 @@ _TRANSFER = [
 ]
 
 
-def test_densities_refuses_out_at_a_folder_before_sampling(tmp_path):
+def _no_sampling(monkeypatch):
+    """Make sample_graphs fail for the densities command, which looks it up when it runs."""
+    import graphon.sampling
+
+    # Modules that bind sample_graphs at import are imported first, so they keep the real one.
+    for name in ("graphon.densities", "graphon.nn.transfer", "graphlib_ml.cli.iwn"):
+        importlib.import_module(name)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("sample_graphs ran before the inputs were checked")
+
+    monkeypatch.setattr(graphon.sampling, "sample_graphs", refuse)
+
+
+def test_densities_refuses_out_at_a_folder_before_sampling(tmp_path, monkeypatch):
     # 20 graphs of 1,500 nodes take seconds: the refusal must come first.
-    start = time.perf_counter()
+    _no_sampling(monkeypatch)
     with pytest.raises(GraphDataError, match=r"--out: expected a file path, got the folder"):
         _run([*_DENSITIES, "--out", str(tmp_path)])
-    assert time.perf_counter() - start < 0.5
 
 
 def test_densities_refuses_out_under_a_regular_file(tmp_path):
@@ -106,3 +126,171 @@ def test_numeric_flags_refuse_at_parse_time(argv, flag, capsys):
         _run(argv)
     assert stop.value.code == 2
     assert f"argument {flag}: expected " in capsys.readouterr().err
+
+
+def _fails(argv, capsys):
+    """Run ``graphlib graphon ...`` through main: exit 2, one error line, no traceback."""
+    assert main(["graphon", *argv]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    return lines[-1]
+
+
+XY = ["density", "--graphon", "x*y"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["density", "--graphon", "sbn"], r"--graphon: 'sbn' is neither a named graphon.*'sbm'"),
+        (
+            ["density", "--graphon", "__import__('os').system('touch pwned')"],
+            r"--graphon: .*only plain function names",
+        ),
+        (["density", "--graphon", "maximum(x, y)"], r"--graphon: .*did you mean 'max'"),
+        (["density", "--graphon", "xy"], r"--graphon: .*write x\*y"),
+        (["density", "--graphon", "x"], r"--graphon: .*symmetric.*W\(0, 1\) = 0 but W\(1, 0\) = 1"),
+        (["density", "--graphon", "x + y"], r"--graphon: .*values in \[0, 1\]"),
+        (["density", "--graphon", "x" * 1001], r"--graphon: .*at most 1000 characters"),
+        ([*XY, "--pattern", "0-1,,1-2"], r"--pattern: token 2 of the edge list"),
+        ([*XY, "--pattern", "2-2"], r"--pattern: edge '2-2' .* self-loop"),
+        (
+            [*XY, "--pattern", "triangel"],
+            r"--pattern: unknown pattern label 'triangel'.*'triangle'",
+        ),
+        ([*XY, "--signal", "1 + x"], r"--exponents: required with --signal"),
+        ([*XY, "--exponents", "1,1,1"], r"--exponents: required with --signal and refused without"),
+        (
+            [*XY, "--pattern", "edge", "--signal", "x", "--exponents", "1,1,1"],
+            r"--exponents: expected 2 ints",
+        ),
+        (
+            [*XY, "--pattern", "edge", "--signal", "x", "--exponents", "a,1"],
+            r"--exponents: expected comma-separated",
+        ),
+        (
+            [*XY, "--pattern", "edge", "--signal", "x + y", "--exponents", "1,1"],
+            r"--signal: .*function of x only",
+        ),
+        (
+            [*XY, "--pattern", "edge", "--signal", "1/x", "--exponents", "1,1"],
+            r"--signal: .*f\(0\) = inf",
+        ),
+        ([*XY, "--param", "p=0.5"], r"--param: only named graphons take parameters"),
+        (
+            ["density", "--graphon", "sbm", "--param", "k=2"],
+            r"--param: graphon 'sbm'.*does not take \['k'\]",
+        ),
+        (
+            ["density", "--graphon", "erdos_renyi", "--param", "p=2"],
+            r"--param: graphon 'erdos_renyi': p: ",
+        ),
+        (["density", "--graphon", "sbm", "--param", "p"], r"--param: expected name=value"),
+        ([*XY, "--measures", "m.npy"], r"--measures: only with --graphon-file"),
+        ([*XY, "--order", "1"], r"argument --order: expected an integer >= 2"),
+        ([*XY, "--kinks", "sometimes"], r"argument --kinks: invalid choice"),
+        (["density"], r"one of the arguments --graphon-file --graphon is required"),
+        (
+            [*XY, "--graphon-file", "W.npy"],
+            r"argument --graphon-file: not allowed with argument --graphon",
+        ),
+        (["densities", "--graphon", "nope", "--sizes", "5"], r"--graphon: 'nope' is neither"),
+        (["densities", "--pattern", "0-0", "--sizes", "5"], r"--pattern: edge '0-0' .* self-loop"),
+    ],
+)
+def test_density_bad_input_exits_2_naming_the_flag(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _no_sampling(monkeypatch)
+    line = _fails(argv, capsys)
+    assert line.startswith(("graphlib: error: ", "graphlib graphon ")), line
+    assert re.search(message, line), line
+    assert not (tmp_path / "pwned").exists()
+    assert not list(tmp_path.glob("*.png"))  # densities refused before sampling or plotting
+
+
+def _save(path, array, **kwargs):
+    np.save(path, array, **kwargs)
+    return str(path)
+
+
+def test_graphon_file_faults_exit_2_naming_the_flag(tmp_path, capsys):
+    good = _save(tmp_path / "good.npy", np.array([[0.5, 0.2], [0.2, 0.5]]))
+    cases = [
+        (
+            _save(tmp_path / "asym.npy", np.array([[0.5, 0.2], [0.4, 0.5]])),
+            r"--graphon-file: .*asym.npy: expected a symmetric",
+        ),
+        (
+            _save(tmp_path / "big.npy", np.array([[1.5, 0.2], [0.2, 0.5]])),
+            r"--graphon-file: .*big.npy: expected entries in \[0, 1\]",
+        ),
+        (
+            _save(tmp_path / "nan.npy", np.array([[np.nan, 0.2], [0.2, 0.5]])),
+            r"--graphon-file: .*nan.npy: expected finite",
+        ),
+        (
+            _save(tmp_path / "rect.npy", np.zeros((2, 3))),
+            r"--graphon-file: .*rect.npy: expected a square \[K, K\] matrix",
+        ),
+        (
+            _save(tmp_path / "cube.npy", np.zeros((2, 2, 2))),
+            r"--graphon-file: .*expected a square \[K, K\] matrix, got shape \(2, 2, 2\)",
+        ),
+        (_save(tmp_path / "empty.npy", np.zeros((0, 0))), r"--graphon-file: .*K >= 1"),
+        (
+            _save(tmp_path / "text.npy", np.array([["a", "b"], ["c", "d"]])),
+            r"--graphon-file: .*expected a real \(float\) array, got <U1",
+        ),
+        (
+            _save(tmp_path / "obj.npy", np.array([[{}, 1]], dtype=object), allow_pickle=True),
+            r"--graphon-file: cannot read .*obj.npy",
+        ),
+    ]
+    (tmp_path / "junk.npy").write_text("not an array")
+    cases.append((str(tmp_path / "junk.npy"), r"--graphon-file: cannot read .*junk.npy as a .npy"))
+    np.savez(tmp_path / "keys.npz", B=np.eye(2))
+    cases.append(
+        (str(tmp_path / "keys.npz"), r"--graphon-file: .*expected the arrays 'probs'.*got \['B'\]")
+    )
+    for path, message in cases:
+        line = _fails(["density", "--graphon-file", path], capsys)
+        assert re.search(message, line), (path, line)
+    measures = [
+        (
+            _save(tmp_path / "m3.npy", np.ones(3)),
+            r"--measures: .*expected 2 finite positive block measures, got \[1.0, 1.0, 1.0\]",
+        ),
+        (
+            _save(tmp_path / "mneg.npy", np.array([1.0, -1.0])),
+            r"--measures: .*expected 2 finite positive",
+        ),
+        (_save(tmp_path / "m2d.npy", np.ones((2, 1))), r"--measures: .*expected a vector \[K\]"),
+    ]
+    for path, message in measures:
+        line = _fails(["density", "--graphon-file", good, "--measures", path], capsys)
+        assert re.search(message, line), (path, line)
+    np.savez(tmp_path / "both.npz", probs=np.eye(2) / 2, measures=np.ones(2))
+    line = _fails(
+        ["density", "--graphon-file", str(tmp_path / "both.npz"), "--measures", measures[0][0]],
+        capsys,
+    )
+    assert "--measures: " in line and "pass them once" in line
+    line = _fails(["density", "--graphon-file", good, "--param", "p=0.1"], capsys)
+    assert "--param: only named graphons take parameters" in line
+
+
+def test_a_missing_graphon_file_is_a_runtime_error_naming_the_path(tmp_path, capsys):
+    missing = str(tmp_path / "nowhere.npy")
+    assert main(["graphon", "density", "--graphon-file", missing]) == 1
+    assert f"no such file or directory, {missing}" in capsys.readouterr().err
+
+
+def test_kinks_refused_only_while_graphon_density_lacks_it(capsys):
+    from graphon.densities import graphon_density
+
+    argv = [*XY, "--pattern", "edge", "--kinks", "none"]
+    if "kinks" in inspect.signature(graphon_density).parameters:
+        assert main(["graphon", *argv]) == 0
+    else:
+        assert "--kinks: this graphon_density takes no kinks" in _fails(argv, capsys)

@@ -44,7 +44,8 @@ ROOK = cayley_z4z4([(1, 0), (2, 0), (3, 0), (0, 1), (0, 2), (0, 3)])
     ],
 )
 def test_c6_and_two_triangles(k, variant, same):
-    # 1-WL = 2-OWL cannot tell them apart; 2-FWL = 3-OWL counts triangles
+    # 1-WL = 2-OWL (multiset; on 0/1 graphs also the sum variant) cannot tell them apart;
+    # 2-FWL = 3-OWL counts triangles
     assert wl_equivalent(C6, TWO_K3, k=k, variant=variant) is same
 
 
@@ -116,7 +117,8 @@ def test_graphon_wl_sees_blow_ups_and_split_blocks_as_equal():
 
 def test_graphon_wl_reads_multigraph_densities():
     # ER(0.4) and the regular SBM 0.8/0.3 share every simple tree density (0.4^|E|), but the
-    # double edge (a treewidth-1 multigraph) differs, and graphon 1-WL (Boker) separates them.
+    # double edge (a treewidth-1 multigraph) differs, and the default multiset 1-WL (Boker)
+    # separates them; the sum variant (fractional isomorphism) does not: test_wl_variants.py.
     er, hj = erdos_renyi(0.4), sbm()
     for name in ("edge", "path3", "star3", "path4"):
         assert graphon_density(name, er).value == pytest.approx(graphon_density(name, hj).value)
