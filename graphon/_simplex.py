@@ -119,6 +119,19 @@ def simplex_density(
     ``warp``: a monotone map of ``[0, 1]`` onto itself, ``u -> (x, dx/du)``, or ``None``.
     """
     pairs = sorted({(a, b) for edges, _ in classes for a, b, _ in edges})
+    # Signal exponents per class as (sorted position, powers [C]), built once for all chunks.
+    weights = [
+        (
+            edges,
+            count,
+            [
+                (a, torch.tensor(e, dtype=_F64, device=device))
+                for a, e in enumerate(exps or ())
+                if any(e)
+            ],
+        )
+        for (edges, exps), count in classes.items()
+    ]
     total = 0.0
     for y_all, w_all in _regions(k, q, cuts, warp):
         for start in range(0, len(w_all), _CHUNK):
@@ -130,14 +143,11 @@ def simplex_density(
                 check(v, y[:, a], y[:, b])
                 values[(a, b)] = v
             sig = None if signal is None else signal(y.reshape(-1)).reshape(len(w), k, -1)
-            for (edges, exps), count in classes.items():
-                term = w.clone()
+            for edges, count, powers in weights:
+                term = w
                 for a, b, m in edges:
                     term = term * (values[(a, b)] if m == 1 else values[(a, b)].pow(m))
-                if exps is not None:
-                    for a in range(k):
-                        powers = torch.tensor(exps[a], dtype=_F64, device=term.device)
-                        if bool(powers.any()):
-                            term = term * sig[:, a].pow(powers).prod(-1)  # type: ignore[index]
+                for a, p in powers:
+                    term = term * sig[:, a].pow(p).prod(-1)  # type: ignore[index]
                 total += count * float(term.sum())
     return total

@@ -95,7 +95,7 @@ def _locate(fn: Callable[[Tensor], Tensor], low: float, high: float) -> float | 
             return None if round_ == 0 else 0.5 * (low + high)
         i = int(d3.argmax())
         step = (high - low) / 64
-        low, high = float(x[i]) - step, float(x[min(i + 3, 64)]) + step
+        low, high = max(0.0, float(x[i]) - step), min(1.0, float(x[min(i + 3, 64)]) + step)
         if high - low < 1e-13:
             break
     return 0.5 * (low + high)
@@ -135,40 +135,56 @@ def _diagonal_kink(w: Callable[[Tensor, Tensor], Tensor], y0: float) -> bool:
     return abs(large - small) <= 0.5 * abs(small)  # a kink keeps its size, smooth terms shrink
 
 
+def _lines(
+    graphon: Callable[[Tensor, Tensor], Tensor],
+    check: Callable[[Tensor, Tensor, Tensor], None] | None,
+) -> tuple[list[float], bool]:
+    """Axis-parallel breakpoints of the slices ``W(., y0)``, and whether a spike moved."""
+    breaks: list[float] = []
+    other = False
+    for y0 in _SLICES:
+
+        def row(x: Tensor, y0: float = y0) -> Tensor:
+            y = torch.full_like(x, y0)
+            values = graphon(x, y).double()
+            if check is not None:
+                check(values, x, y)
+            return values
+
+        for c in _scan(row, exclude=y0):
+            # An axis-parallel line stays at c when y0 moves; a slanted curve does not.
+            def moved(x: Tensor, y0: float = y0 + 1e-3) -> Tensor:
+                return graphon(x, torch.full_like(x, y0)).double()
+
+            width = 8.0 / _GRID
+            again = _locate(moved, max(0.0, c - width), min(1.0, c + width))
+            if again is not None and abs(again - c) < 1e-6:
+                breaks.append(c)
+            else:
+                other = True
+    return breaks, other
+
+
 def detect(
     graphon: Callable[[Tensor, Tensor], Tensor] | None,
     signal: Callable[[Tensor], Tensor] | None = None,
+    *,
     check: Callable[[Tensor, Tensor, Tensor], None] | None = None,
+    check_signal: Callable[[Tensor, Tensor], None] | None = None,
+    lines: bool = True,
 ) -> Structure:
     """Probe ``graphon`` (and ``signal``, each channel) for the non-smooth sets of the module.
 
-    ``check(values, x, y)`` vets the graphon values of the slice scans (NaN would hide a
-    non-smooth set from the comparisons).
+    ``check(values, x, y)`` and ``check_signal(values, x)`` vet every value the scans
+    evaluate (NaN would hide a non-smooth set from the comparisons); ``lines=False`` probes
+    the graphon's diagonal only (its lines are declared).
     """
-    diagonal, breaks, other = False, [], False
-    if graphon is not None and check is not None:
-        x = torch.linspace(0.0, 1.0, _GRID + 1, dtype=_F64)
-        for y0 in _SLICES:
-            y = torch.full_like(x, y0)
-            check(graphon(x, y).double(), x, y)
+    diagonal, other = False, False
+    breaks: list[float] = []
     if graphon is not None:
         diagonal = any(_diagonal_kink(graphon, y0) for y0 in _SLICES)
-        for y0 in _SLICES:
-
-            def row(x: Tensor, y0: float = y0) -> Tensor:
-                return graphon(x, torch.full_like(x, y0)).double()
-
-            for c in _scan(row, exclude=y0):
-                # An axis-parallel line stays at c when y0 moves; a slanted curve does not.
-                def moved(x: Tensor, y0: float = y0 + 1e-3) -> Tensor:
-                    return graphon(x, torch.full_like(x, y0)).double()
-
-                width = 8.0 / _GRID
-                again = _locate(moved, max(0.0, c - width), min(1.0, c + width))
-                if again is not None and abs(again - c) < 1e-6:
-                    breaks.append(c)
-                else:
-                    other = True
+    if graphon is not None and lines:
+        breaks, other = _lines(graphon, check)
     if signal is not None:
         probe = signal(torch.linspace(0.0, 1.0, 3, dtype=_F64))
         channels = 1 if probe.dim() == 1 else probe.size(-1)
@@ -176,6 +192,8 @@ def detect(
 
             def channel(x: Tensor, ch: int = ch) -> Tensor:
                 out = signal(x).double()
+                if check_signal is not None:
+                    check_signal(out, x)
                 return out if out.dim() == 1 else out[..., ch]
 
             breaks.extend(_scan(channel))

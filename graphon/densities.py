@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,13 +128,15 @@ def _structure(graphon: Graphon, signal: GraphonSignal | None, kinks: str | None
         if mode == "auto" and declared is None:
             found = detect(graphon, check=check)
         elif mode == "auto" and declared is not None:
-            found = Structure(detect(graphon, check=check).diagonal, declared)
+            found = Structure(detect(graphon, check=check, lines=False).diagonal, declared)
         else:
             found = Structure(mode == "diagonal", declared or ())
     if signal is not None and signal.step_values is None and kinks != "none":
-        x = torch.linspace(0.0, 1.0, 4097, dtype=torch.float64)
-        check_signal_values(signal.signal(x), x, graphon=signal.name, where="while probing kinks")
-        found = found.merged(detect(None, signal.signal))  # 1-D probing is cheap
+
+        def check_signal(values: Tensor, x: Tensor) -> None:
+            check_signal_values(values, x, graphon=signal.name, where="while probing kinks")
+
+        found = found.merged(detect(None, signal.signal, check_signal=check_signal))
     return found
 
 
@@ -183,6 +186,16 @@ def _agree(value: float, previous: float) -> bool:
     return abs(value - previous) <= TOL * max(1.0, abs(value))
 
 
+def _until_agreement(values: Iterator[float]) -> tuple[float, float]:
+    """(last value, gap to the one before) of a rising-order sequence, stopped once two agree."""
+    seen: list[float] = []
+    for value in values:
+        seen.append(value)
+        if len(seen) > 1 and _agree(seen[-1], seen[-2]):
+            break
+    return seen[-1], abs(seen[-1] - seen[-2]) if len(seen) > 1 else math.inf
+
+
 def _product_rule(
     pattern: Pattern,
     graphon: Graphon,
@@ -192,17 +205,14 @@ def _product_rule(
     warp: bool,
     device: torch.device | str,
     max_cost: float,
-) -> tuple[float, float]:
-    """(value, gap) of the composite product rule, doubling from 16 nodes up to ``order``."""
-    # Smooth pieces agree to TOL long before ``order``; otherwise the last pair is
-    # (order / 2, order), as with a fixed rule.
-    orders = [q for q in (16, 32, 64) if q < order // 2] + [max(1, order // 2), order]
-    values: list[float] = []
-    for q in orders:
-        values.append(_quadrature(pattern, graphon, signal, q, cuts, warp, device, max_cost))
-        if len(values) > 1 and _agree(values[-1], values[-2]):
-            break
-    return values[-1], abs(values[-1] - values[-2])
+) -> Iterator[float]:
+    """The composite product rule at 16, 32, 64 (below ``order / 2``), ``order / 2``, ``order``.
+
+    Smooth pieces agree long before ``order``; otherwise the last pair is (order / 2, order),
+    as with a fixed rule.
+    """
+    for q in [q for q in (16, 32, 64) if q < order // 2] + [max(1, order // 2), order]:
+        yield _quadrature(pattern, graphon, signal, q, cuts, warp, device, max_cost)
 
 
 def _simplex_rule(
@@ -214,8 +224,11 @@ def _simplex_rule(
     warp: bool,
     device: torch.device | str,
     max_cost: float,
-) -> tuple[float, float]:
-    """(value, gap) of the ordered-simplex rule (:mod:`graphon._simplex`) at rising orders."""
+) -> Iterator[float]:
+    """The ordered-simplex rule (:mod:`graphon._simplex`) at each order that fits ``max_cost``.
+
+    The orders are :data:`SIMPLEX_ORDERS`; ``order`` (the product rule's) is not used.
+    """
     k = pattern.num_vertices
     if k > SIMPLEX_MAX_VERTICES:
         raise GraphDataError(
@@ -233,11 +246,11 @@ def _simplex_rule(
         check_graphon_values(values, x, y, graphon=graphon.name, where="at the simplex nodes")
 
     fn = None if signal is None else signal.signal
-    values: list[float] = []
-    for q in SIMPLEX_ORDERS:
+    mapping = _warp if warp else None
+    for i, q in enumerate(SIMPLEX_ORDERS):
         cost = float(num_points(k, q, len(cuts) - 1)) * per_point
-        if cost > max_cost and values:
-            break
+        if cost > max_cost and i > 0:
+            return
         if cost > max_cost:
             raise GraphDataError(
                 f"pattern {pattern.name!r} ({k} vertices, {len(cuts) - 1} panels): the "
@@ -245,12 +258,7 @@ def _simplex_rule(
                 f"axis, over max_cost={max_cost:.3g}. Raise max_cost, or use "
                 "graphon.monte_carlo_density for an estimate with a confidence interval"
             )
-        mapping = _warp if warp else None
-        values.append(simplex_density(classes, k, graphon, fn, q, cuts, mapping, device, check))
-        if len(values) > 1 and _agree(values[-1], values[-2]):
-            break
-    gap = abs(values[-1] - values[-2]) if len(values) > 1 else math.inf
-    return values[-1], gap
+        yield simplex_density(classes, k, graphon, fn, q, cuts, mapping, device, check)
 
 
 def graphon_density(
@@ -345,11 +353,13 @@ def graphon_density(
     cuts = [0.0, *found.breaks, 1.0]
     simplex = found.diagonal and pat.num_edges > 0
     rule = _simplex_rule if simplex else _product_rule
-    value, gap = rule(pat, w, signal, order, cuts, False, device, max_cost)
+    value, gap = _until_agreement(rule(pat, w, signal, order, cuts, False, device, max_cost))
     if not _agree(value, value + gap):
         # Not converged: an endpoint singularity (x^0.7, sqrt) is the usual cause; the warped
         # rule clusters nodes at the panel ends. Keep whichever run agrees better.
-        warped, warped_gap = rule(pat, w, signal, order, cuts, True, device, max_cost)
+        warped, warped_gap = _until_agreement(
+            rule(pat, w, signal, order, cuts, True, device, max_cost)
+        )
         if warped_gap < gap:
             value, gap = warped, warped_gap
     if not _agree(value, value + gap):

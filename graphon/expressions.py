@@ -40,17 +40,16 @@ Examples:
 from __future__ import annotations
 
 import ast
-import inspect
 import math
 from collections.abc import Callable
 from functools import reduce
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError, closest_labels
-from graphon._validation import check_choice
+from graphon._validation import check_kinks
 from graphon.graphons import AnalyticGraphon
 
 __all__ = [
@@ -453,18 +452,10 @@ def parse_graphon(text: str, *, name: str | None = None, kinks: str = "auto") ->
         >>> W.name, W(torch.tensor(0.25), torch.tensor(0.75)).item()
         ('sum', 0.5)
     """
-    check_choice("kinks", kinks, ("auto", "none", "diagonal"))
+    check_kinks(kinks)  # before parsing: a bad declaration is refused whatever the text
     expr = Expression(text, ("x", "y"), kind="graphon")
     _check_graphon(expr)
-    options: dict[str, Any] = {}  # kinks, where this AnalyticGraphon takes it
-    if "kinks" in inspect.signature(AnalyticGraphon).parameters:
-        options["kinks"] = kinks
-    elif kinks != "auto":
-        raise GraphDataError(
-            f"kinks: this AnalyticGraphon takes no kinks declaration, got {kinks!r}; leave "
-            "kinks at 'auto'"
-        )
-    return AnalyticGraphon(expr, name=name or expr.text, **options)
+    return AnalyticGraphon(expr, name=name or expr.text, kinks=kinks)
 
 
 def parse_signal(text: str) -> Callable[[Tensor], Tensor]:

@@ -8,7 +8,7 @@ ends through ``graphlib``'s ``main`` as exit code 2 and one line naming the flag
 
 import argparse
 import importlib
-import inspect
+import json
 import re
 import signal
 import time
@@ -286,11 +286,8 @@ def test_a_missing_graphon_file_is_a_runtime_error_naming_the_path(tmp_path, cap
     assert f"no such file or directory, {missing}" in capsys.readouterr().err
 
 
-def test_kinks_refused_only_while_graphon_density_lacks_it(capsys):
-    from graphon.densities import graphon_density
-
-    argv = [*XY, "--pattern", "edge", "--kinks", "none"]
-    if "kinks" in inspect.signature(graphon_density).parameters:
-        assert main(["graphon", *argv]) == 0
-    else:
-        assert "--kinks: this graphon_density takes no kinks" in _fails(argv, capsys)
+def test_kinks_reach_graphon_density(capsys):
+    argv = [*XY, "--pattern", "edge", "--kinks", "none", "--json"]
+    assert main(["graphon", *argv]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["kinks"] == "none" and abs(record["value"] - 0.25) < 1e-14  # int int xy

@@ -195,8 +195,5 @@ def test_name_and_kinks_pass_through():
     assert parse_graphon("x*y", name="product").name == "product"
     with pytest.raises(GraphDataError, match="kinks: expected one of"):
         parse_graphon("x*y", kinks="sometimes")
-    if "kinks" in inspect.signature(AnalyticGraphon).parameters:
-        assert isinstance(parse_graphon("abs(x - y)", kinks="diagonal"), AnalyticGraphon)
-    else:
-        with pytest.raises(GraphDataError, match="kinks: this AnalyticGraphon"):
-            parse_graphon("abs(x - y)", kinks="diagonal")
+    declared = parse_graphon("abs(x - y)", kinks="diagonal")
+    assert declared.kinks == "diagonal" and parse_graphon("x*y").kinks == "auto"
