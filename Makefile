@@ -41,5 +41,20 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e ".[dev,bench]"
 	$(PY) -m benchmarks.run
 
+# The documentation site in docs/_build/html: the API reference from the docstrings and the
+# tutorials of docs/tutorials/, executed on every build (sphinx-gallery). -W --keep-going: every
+# warning fails the build, and all of them are reported. The docs extra installs once per change
+# of pyproject.toml, like the dev extra.
+DOCS_STAMP := $(VENV)/.graphlib-docs-installed
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev,docs]"
+	touch $(DOCS_STAMP)
+
+.PHONY: docs
+docs: $(DOCS_STAMP)
+	rm -rf docs/api  # generated from the packages' __all__ by conf.py: no stale module pages
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
+
 clean:
 	rm -rf $(VENV) graphlib-demo .pytest_cache .mypy_cache .ruff_cache

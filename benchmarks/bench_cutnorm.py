@@ -23,7 +23,7 @@ import time
 import torch
 
 from graphon.cut import cut_norm
-from graphon.cut_distance import cut_distance
+from graphon.distance import cut_distance
 from graphon.families import erdos_renyi, sbm
 from graphon.sampling import sample_graphs
 

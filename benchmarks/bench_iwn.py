@@ -27,8 +27,8 @@ import time
 
 import torch
 
+from graphon.nn.generalization import SizeGeneralizationConfig, size_generalization
 from graphon.nn.layers import EquivariantLinear
-from graphon.nn.size_generalization import SizeGeneralizationConfig, size_generalization
 
 
 class NaiveIWN2Layer(torch.nn.Module):

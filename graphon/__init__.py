@@ -3,16 +3,17 @@
 from typing import TYPE_CHECKING
 
 from graphdata._lazy import lazy_exports
+from graphdata._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from graphon.cut import CutNormResult, cut_norm
-    from graphon.cut_distance import CutDistanceResult, cut_distance
     from graphon.densities import (
         DensityEstimate,
         graphon_density,
         monte_carlo_density,
         sample_density,
     )
+    from graphon.distance import CutDistanceResult, cut_distance
     from graphon.families import GRAPHONS, erdos_renyi, make_graphon, sbm
     from graphon.graphons import AnalyticGraphon, Graphon, GraphonSignal, StepGraphon
     from graphon.homomorphism import (
@@ -70,7 +71,7 @@ __all__ = [
 #: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "graphon.cut": ("CutNormResult", "cut_norm"),
-    "graphon.cut_distance": ("CutDistanceResult", "cut_distance"),
+    "graphon.distance": ("CutDistanceResult", "cut_distance"),
     "graphon.densities": (
         "DensityEstimate",
         "graphon_density",

@@ -4,8 +4,10 @@ r"""Homomorphism densities of graphons: exact (step), quadrature (analytic), Mon
     t\big((F, d), (W, f)\big) = \int_{[0,1]^{V(F)}} \prod_{v} f(x_v)^{d_v}
     \prod_{uv \in E(F)} W(x_u, x_v)^{m_{uv}}\, dx
 
-(Lovász, *Large Networks and Graph Limits*, AMS 2012, Section 7.2; signal weights as in
-REFERENCES B.2). Every estimator returns a :class:`DensityEstimate` stating its method and error.
+(Lovász, *Large Networks and Graph Limits*, AMS 2012, Section 7.2; the vertex weights
+:math:`f(x_v)^{d_v}` are those of graphon-signals, Levie, "A Graphon-Signal Analysis of Graph
+Neural Networks", NeurIPS 2023, arXiv 2305.15987). Every estimator returns a
+:class:`DensityEstimate` stating its method and error.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ read. The command line and the demo section live in the application layer
 from typing import TYPE_CHECKING
 
 from graphdata._lazy import lazy_exports
+from graphdata._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from kg.base import KGEModel
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
         softplus_loss,
     )
     from kg.models import DEFAULTS, MODELS, ModelDefaults
-    from kg.predict import load_model, predict_tails
+    from kg.prediction import Predictions, load_model, predict, predict_tails
     from kg.rescal import RESCAL
     from kg.rotate import RotatE
     from kg.sampling import (
@@ -93,7 +94,9 @@ __all__ = [
     "check_compatible",
     "dataset_fingerprint",
     "load_model",
+    "predict",
     "predict_tails",
+    "Predictions",
 ]
 
 #: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
@@ -118,7 +121,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "softplus_loss",
     ),
     "kg.models": ("DEFAULTS", "MODELS", "ModelDefaults"),
-    "kg.predict": ("load_model", "predict_tails"),
+    "kg.prediction": ("Predictions", "load_model", "predict", "predict_tails"),
     "kg.rescal": ("RESCAL",),
     "kg.rotate": ("RotatE",),
     "kg.sampling": (

@@ -1,7 +1,10 @@
 r"""Rank computation and rank-based metrics (private helpers of :mod:`kg.evaluation`).
 
-Definitions follow PyKEEN (``evaluation/ranks.py``, ``metrics/ranking.py``) and REFERENCES.md A.3:
-filtered scores are NaN, the true entity's score is written back, and over the remaining scores
+Definitions follow PyKEEN (``evaluation/ranks.py``, ``metrics/ranking.py``; Ali et al., "Bringing
+Light Into the Dark", TPAMI 2021, arXiv 2006.13365) with the filtered setting of Bordes et al.
+(NeurIPS 2013) and realistic ties (Sun et al., "A Re-evaluation of Knowledge Graph Completion
+Methods", ACL 2020, arXiv 1911.03903): filtered scores are NaN, the true entity's score is
+written back, and over the remaining scores
 
 .. math::
     r^{opt} = \#\{s > s^*\} + 1, \quad r^{pes} = \#\{s \ge s^*\}, \quad

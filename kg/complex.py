@@ -33,7 +33,9 @@ class ComplEx(KGEModel):
     \mathbf{e}_t`.
 
     Initialisation is ``xavier_normal_`` on the real ``[n, 2d]`` tables: PyKEEN's default
-    :math:`\mathcal{N}(0, 1)` collapses on UMLS and Nations (REFERENCES.md A.4b).
+    :math:`\mathcal{N}(0, 1)` collapses on UMLS and Nations (PyKEEN 1.11.1, LCWA with
+    cross-entropy, 128 real dimensions, one seed-0 run each: filtered test MRR .220 and .405,
+    against .654 and .565 with ``xavier_normal_``).
 
     Args:
         num_entities: Number of entities.

@@ -37,7 +37,9 @@ OPTIMIZERS: dict[str, Callable[..., torch.optim.Optimizer]] = {
     "adagrad": torch.optim.Adagrad,
     "sgd": torch.optim.SGD,
 }
-#: Training regimes (REFERENCES.md A.2).
+#: Training regimes: sLCWA (PyKEEN; Ali et al., TPAMI 2021, arXiv 2006.13365), KvsAll (1-N
+#: scoring; Dettmers et al., AAAI 2018, arXiv 1707.01476) and 1vsAll (Lacroix et al., ICML 2018,
+#: arXiv 1806.07297).
 REGIMES = ("slcwa", "kvsall", "1vsall")
 #: The losses each regime accepts; the first is its default.
 LOSSES: dict[str, tuple[str, ...]] = {
@@ -62,7 +64,7 @@ class TrainingConfig:
     model's tuned values. The plain defaults train any model reasonably on a small graph.
     """
 
-    regime: str = "slcwa"  # "slcwa", "kvsall" or "1vsall" (REFERENCES.md A.2)
+    regime: str = "slcwa"  # training regime: "slcwa", "kvsall" or "1vsall"
     loss: str | None = None  # None: the regime's default, LOSSES[regime][0]
     epochs: int = 100  # passes over the training triples (or KvsAll queries)
     batch_size: int = 256  # positives (or queries) per optimiser step

@@ -1,4 +1,4 @@
-"""Datasets by spec: a folder of TSV splits or the synthetic family KG, recorded in the dataset.
+"""Datasets by spec: a folder, a registered benchmark or the synthetic KG, recorded in the dataset.
 
 :func:`load_dataset` reads a dataset spec (``graphlib kg train --dataset``) and records it in the
 dataset's ``name``, so that :func:`load_checkpoint_with_dataset` can reload the dataset a
@@ -10,10 +10,19 @@ A folder's name is its absolute path, followed by ``;on_unknown=MODE`` when it w
 checkpoint must be reloaded with the same mode). Checkpoints written before the default became
 ``"drop"`` hold the plain path: they were read with ``"raise"``, which gives the same dataset as
 ``"drop"`` whenever it succeeded (nothing was unknown), so they reload unchanged.
+
+A registered benchmark (:mod:`graphdata.datasets`: ``fb15k237``, ``wn18rr``, ``codex-s``, ...)
+is recorded by its name, with the same ``;on_unknown=MODE`` suffix. A spec is resolved in this
+order: the synthetic KG; an existing path is a folder (so a folder called ``fb15k237`` in the
+working directory wins over the benchmark: pass ``./fb15k237`` or another path to be explicit);
+otherwise a registered name (downloaded on first use, verified, cached under
+``GRAPHLIB_HOME``); otherwise, for a spec that looks like a path (it has a ``/``), the folder
+reader's :class:`FileNotFoundError`, and for a bare word an error listing the registered names.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -50,15 +59,18 @@ def load_dataset(
     num_people: int = 300,
     seed: int = 0,
     on_unknown: OnUnknown | None = None,
+    header: bool | None = None,
 ) -> KGDataset:
-    """Load ``spec``: a folder of labelled TSV splits, or ``synthetic`` (the family KG).
+    """Load ``spec``: a folder of TSV splits, a registered benchmark, or ``synthetic``.
 
-    The dataset's ``name`` records where it came from (the folder's absolute path, plus
-    ``;on_unknown=MODE`` unless the mode is ``"drop"``; or ``synthetic:num_people=N,seed=S``),
-    so that ``kg evaluate`` can reload it from a checkpoint.
+    The dataset's ``name`` records where it came from (the folder's absolute path or the
+    registered name, plus ``;on_unknown=MODE`` unless the mode is ``"drop"``; or
+    ``synthetic:num_people=N,seed=S``), so that ``kg evaluate`` can reload it from a checkpoint.
+    An existing path wins over a registered name (see the module docstring).
 
     Args:
-        spec: A folder path, ``"synthetic"``, or a name recorded by this function.
+        spec: A folder path, a registered name (:func:`graphdata.datasets.names`, e.g.
+            ``"fb15k237"``), ``"synthetic"``, or a name recorded by this function.
         num_people: People in the synthetic family world. Default 300.
         seed: Seed of the synthetic world. Default 0.
         on_unknown: For a folder, what to do with valid/test triples whose labels do not occur
@@ -66,6 +78,11 @@ def load_dataset(
             (PyKEEN's behaviour), ``"raise"``, or ``"extend"`` the vocabulary. Default
             ``None``: the mode ``spec`` records, else ``"drop"``. Ignored for the synthetic KG
             (every label occurs in its training split).
+        header: For a folder of labelled TSV files, whether each file starts with a header row
+            (:meth:`KGDataset.from_folder`): ``None`` (default) detects one by its column names
+            (``head``/``relation``/``tail`` and their usual synonyms), ``True`` skips the first
+            row, ``False`` reads it as a triple. Not recorded in the name: a checkpoint trained
+            with a forced ``header`` reloads with the same ``header`` given again.
 
     Returns:
         The dataset.
@@ -73,7 +90,9 @@ def load_dataset(
     Raises:
         FileNotFoundError: If the folder or one of its split files is missing.
         GraphDataError: If ``on_unknown`` is not a mode, or differs from the one ``spec``
-            records; with ``"raise"``, on unknown labels.
+            records; with ``"raise"``, on unknown labels; if ``spec`` is neither a folder nor a
+            registered name (the message lists the names).
+        graphdata.datasets.DownloadError: If a registered dataset cannot be downloaded.
 
     Warns:
         UnknownLabelsDropped: When ``"drop"`` dropped triples (once per dataset).
@@ -106,9 +125,22 @@ def load_dataset(
             )
         spec, mode = folder.group("path"), recorded
     path = Path(spec)
+    if not path.exists():
+        from graphdata import datasets
+
+        registered = datasets.canonical_name(spec)
+        if registered is not None:
+            name = registered if mode == _DEFAULT_ON_UNKNOWN else f"{registered};on_unknown={mode}"
+            data = datasets.load(registered, on_unknown=cast(OnUnknown, mode))
+            return KGDataset(data.train, data.valid, data.test, name=name)
+        if "/" not in spec and os.sep not in spec:
+            raise GraphDataError(
+                f"--dataset: expected a folder, 'synthetic' or one of "
+                f"{', '.join(datasets.names())}, got {spec!r} (no such folder either)"
+            )
     absolute = path.resolve()
     name = str(absolute) if mode == _DEFAULT_ON_UNKNOWN else f"{absolute};on_unknown={mode}"
-    return KGDataset.from_folder(path, name=name, on_unknown=cast(OnUnknown, mode))
+    return KGDataset.from_folder(path, name=name, on_unknown=cast(OnUnknown, mode), header=header)
 
 
 def dataset_on_unknown(name: str) -> str | None:
@@ -141,6 +173,7 @@ def load_checkpoint_with_dataset(
     device: torch.device,
     *,
     on_unknown: OnUnknown | None = None,
+    header: bool | None = None,
 ) -> tuple[KGEModel, dict[str, Any], KGDataset]:
     """Load a trained model and the dataset it was trained on, refusing a mismatch.
 
@@ -151,6 +184,7 @@ def load_checkpoint_with_dataset(
         device: Where to load the model.
         on_unknown: Passed to :func:`load_dataset`; default ``None``: the mode the spec
             records, else ``"drop"``.
+        header: Passed to :func:`load_dataset` (a folder's header row; default: detected).
 
     Returns:
         The model, the checkpoint dictionary and the dataset.
@@ -161,13 +195,13 @@ def load_checkpoint_with_dataset(
             checkpoint was trained with, when it differs).
     """
     from kg.checkpoint import check_compatible, dataset_fingerprint
-    from kg.predict import load_model
+    from kg.prediction import load_model
 
     model, ckpt = load_model(checkpoint, device=device)
     spec = dataset_spec or ckpt.get("dataset_name")
     if spec is None:
         raise GraphDataError("--dataset: the checkpoint does not say which dataset; pass one")
-    dataset = load_dataset(spec, on_unknown=on_unknown)
+    dataset = load_dataset(spec, on_unknown=on_unknown, header=header)
     try:
         check_compatible(
             ckpt,

@@ -70,6 +70,8 @@ SIDES = ("both", "head", "tail")
 RANK_TYPES = ("realistic", "optimistic", "pessimistic")
 #: What :func:`evaluate` does with a query that has non-finite scores.
 NONFINITE = ("raise", "worst")
+#: Fewest batches for which :func:`evaluate` shows a progress bar (below: a small KG, seconds).
+PROGRESS_MIN_BATCHES = 20
 
 
 class NonFiniteScoreError(GraphDataError):
@@ -330,6 +332,7 @@ def evaluate(
     compile: bool = False,
     nonfinite: str = "raise",
     relation_labels: Sequence[str] | None = None,
+    progress: bool = True,
 ) -> RankMetrics:
     r"""Filtered, both-sides, rank-based evaluation (see the module docstring for the math).
 
@@ -369,6 +372,9 @@ def evaluate(
             ``"raise"``.
         relation_labels: Relation labels by id, used in the :class:`NonFiniteScoreError`
             message. Default None (ids only).
+        progress: Show a tqdm bar over the triples when the evaluation takes at least
+            :data:`PROGRESS_MIN_BATCHES` batches (a large KG) and stderr is a terminal; it is
+            removed when done. False: never. Default True.
 
     Returns:
         The ranks and metrics.
@@ -432,6 +438,16 @@ def evaluate(
         # An optional attribute some models declare (RotatE), not part of KGEModel.
         setattr(kge, "compile_scoring", bool(compile))  # noqa: B010
     parts: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []
+    from tqdm.auto import tqdm
+
+    few = math.ceil(triples.size(0) / batch) < PROGRESS_MIN_BATCHES
+    bar = tqdm(
+        total=triples.size(0),
+        desc="evaluate",
+        unit="triple",
+        leave=False,
+        disable=True if few or not progress else None,  # None: only on a terminal
+    )
     try:
         with torch.no_grad(), eval_mode(kge) if kge is not None else contextlib.nullcontext():
             start = 0
@@ -451,7 +467,9 @@ def evaluate(
                         torch.cuda.empty_cache()
                     continue
                 start += rows.size(0)
+                bar.update(rows.size(0))
     finally:
+        bar.close()
         if kge is not None and was_compiled is not None:
             setattr(kge, "compile_scoring", was_compiled)  # noqa: B010
     if parts:

@@ -1,6 +1,9 @@
 r"""Training losses for knowledge-graph embeddings.
 
-Two families, after the regimes in REFERENCES.md A.2:
+Two families, after the training regimes: sLCWA (PyKEEN; Ali et al., "Bringing Light Into the
+Dark", TPAMI 2021, arXiv 2006.13365), and 1-N scoring, KvsAll (Dettmers et al., "Convolutional
+2D Knowledge Graph Embeddings", AAAI 2018, arXiv 1707.01476) and 1vsAll (Lacroix et al.,
+"Canonical Tensor Decomposition for Knowledge Base Completion", ICML 2018, arXiv 1806.07297):
 
 * **sLCWA** losses take the scores of the positives ``[B]`` and of their ``k`` corrupted copies
   ``[B, k]``, plus an optional boolean mask ``[B, k]`` that drops filtered false negatives

@@ -1,7 +1,9 @@
 r"""Negative sampling for sLCWA training: uniform and Bernoulli corruption, false-negative filter.
 
 Every positive triple :math:`(h, r, t)` gets ``k`` corrupted copies in which either the head or
-the tail is replaced by another entity (REFERENCES.md A.2):
+the tail is replaced by another entity (the corrupted set of TransE, Bordes et al., "Translating
+Embeddings for Modeling Multi-relational Data", NeurIPS 2013, Section 2; PyKEEN's sLCWA, Ali et
+al., "Bringing Light Into the Dark", TPAMI 2021, arXiv 2006.13365):
 
 * *uniform* (PyKEEN's ``basic``): the head with probability 1/2, otherwise the tail;
 * *Bernoulli* (Wang et al., "Knowledge Graph Embedding by Translating on Hyperplanes", AAAI 2014,

@@ -1,4 +1,4 @@
-r"""Train a knowledge-graph embedding model: sLCWA, KvsAll or 1vsAll (REFERENCES.md A.2).
+r"""Train a knowledge-graph embedding model: sLCWA, KvsAll or 1vsAll (papers in :mod:`kg.losses`).
 
 :class:`Trainer` follows scikit-learn: ``__init__`` stores the model and one
 :class:`TrainingConfig`, :meth:`Trainer.fit` trains and returns ``self``, and what it learns ends
@@ -53,6 +53,7 @@ from tqdm import tqdm
 
 from graphdata.atomic import write_text_atomic
 from graphdata.errors import GraphDataError, NotFittedError
+from graphdata.tracking import Tracker
 from graphdata.triples import KGDataset
 from kg import _epochs
 from kg.base import KGEModel, eval_mode
@@ -141,7 +142,9 @@ class Trainer:
         self.model = model
         self.config = config if config is not None else TrainingConfig()
 
-    def fit(self, dataset: KGDataset, *, resume: bool = False) -> Trainer:
+    def fit(
+        self, dataset: KGDataset, *, resume: bool = False, tracker: Tracker | None = None
+    ) -> Trainer:
         """Train on ``dataset.train``, validating on ``dataset.valid``.
 
         Args:
@@ -149,6 +152,14 @@ class Trainer:
             resume: Continue from ``config.checkpoint_path`` when that file exists (checked to
                 belong to the same model, vocabulary and triples); otherwise start afresh.
                 Default False.
+            tracker: Also log to this :class:`graphdata.tracking.Tracker` (TensorBoard,
+                MLflow, another JSON-lines file): the model name, its config (``model.<key>``)
+                and the training config once, then each epoch's record without ``epoch``
+                (``loss``, ``seconds``, and ``valid_mrr``, ``valid_hits_at_10`` on validation
+                epochs) at ``step=epoch``, after the checkpoint and ``log_path`` line of that
+                epoch; a resumed run logs the epochs it trains. The caller closes it. An
+                exception the tracker raises ends the fit (``kg.tune`` prunes trials so).
+                Default None.
 
         Returns:
             ``self``.
@@ -185,7 +196,10 @@ class Trainer:
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(cfg.seed)  # dropout and initialisation draw from the global state
             state = self._start(run, dataset, resume)
-            self._loop(run, dataset, state)
+            if tracker is not None:
+                model_config = {f"model.{k}": v for k, v in model.config.items()}
+                tracker.log_params({"model": model.name, **model_config, **dataclasses.asdict(cfg)})
+            self._loop(run, dataset, state, tracker)
         return self
 
     def _start(self, run: _epochs.Run, dataset: KGDataset, resume: bool) -> dict[str, Any]:
@@ -240,7 +254,13 @@ class Trainer:
         state["fingerprint"] = fingerprint
         return state
 
-    def _loop(self, run: _epochs.Run, dataset: KGDataset, state: dict[str, Any]) -> None:
+    def _loop(
+        self,
+        run: _epochs.Run,
+        dataset: KGDataset,
+        state: dict[str, Any],
+        tracker: Tracker | None = None,
+    ) -> None:
         cfg, model = self.config, self.model
         todo = 0 if state["stopped_early"] else max(cfg.epochs - state["epoch"], 0)
         bar = tqdm(
@@ -299,6 +319,10 @@ class Trainer:
                 if cfg.checkpoint_path and (last or epoch % cfg.checkpoint_every == 0):
                     self._save(cfg.checkpoint_path, run, state)
                 _append_log(cfg.log_path, record)
+                if tracker is not None:
+                    tracker.log_metrics(
+                        {k: v for k, v in record.items() if k != "epoch"}, step=epoch
+                    )
                 if stop:
                     break
         finally:
@@ -456,19 +480,21 @@ def train(
     config: TrainingConfig | None = None,
     *,
     resume: bool = False,
+    tracker: Tracker | None = None,
 ) -> Trainer:
-    """Train ``model`` on ``dataset``: ``Trainer(model, config).fit(dataset, resume=resume)``.
+    """Train ``model`` on ``dataset``: ``Trainer(model, config).fit(dataset, ...)``.
 
     Args:
         model: The model, on the device to train on.
         dataset: The dataset.
         config: The hyperparameters. Default ``TrainingConfig()``.
         resume: Continue from ``config.checkpoint_path`` if it exists. Default False.
+        tracker: Also log parameters and per-epoch metrics here (see :meth:`Trainer.fit`).
 
     Returns:
         The fitted :class:`Trainer` (``trainer.model_``, ``trainer.history_``, ...).
     """
-    return Trainer(model, config).fit(dataset, resume=resume)
+    return Trainer(model, config).fit(dataset, resume=resume, tracker=tracker)
 
 
 def _still_improving(state: dict[str, Any], epochs: int) -> bool:

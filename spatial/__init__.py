@@ -1,14 +1,18 @@
 """Celcomen on spatial transcriptomics: model, fitting, counterfactuals, simulation, plots.
 
 Megas et al., "Celcomen: spatial causal disentanglement for single-cell and tissue perturbation
-modeling", arXiv:2409.05804 (ICLR 2025), re-implemented with the fixes listed in REFERENCES.md
-C.2: the von Mises-Fisher normaliser on S^(G-1), one edge weighting in energy and mean field,
-signed couplings, clamped perturbations with a sham run, Riemannian relaxation on the sphere.
+modeling", arXiv:2409.05804 (ICLR 2025), re-implemented with fixes of the reference code
+(Teichlab/celcomen): the von Mises-Fisher normaliser on S^(G-1) where it uses the 3-D one for
+any G, one edge weighting in energy and mean field where it mixes raw and normalised degrees,
+signed couplings where it clips to [0, 1], clamped perturbations with a sham run where the
+knocked-out gene drifts back, and Riemannian relaxation on the sphere where its angle map
+applies one sine twice.
 """
 
 from typing import TYPE_CHECKING
 
 from graphdata._lazy import lazy_exports
+from graphdata._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from spatial import plot, tools

@@ -1,7 +1,9 @@
 """Every AnnData key the :mod:`spatial` package reads or writes, in one place.
 
 After squidpy's ``_constants/_pkg_constants.py``: code elsewhere refers to these names, so a
-renamed slot changes here only. The graph keys follow squidpy/scanpy (REFERENCES.md C.6):
+renamed slot changes here only. The graph keys follow squidpy's ``spatial_neighbors``
+(``squidpy/gr/_build.py``; Palla et al., "Squidpy: a scalable framework for spatial omics
+analysis", Nature Methods 2022):
 coordinates in ``obsm['spatial']``, the graph in ``obsp['spatial_connectivities']`` and
 ``obsp['spatial_distances']``, its parameters in ``uns['spatial_neighbors']``.
 """

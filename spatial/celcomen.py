@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 
 from graphdata.device import make_generator
 from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
+from graphdata.tracking import Tracker
 from spatial import _inputs
 from spatial._messages import NORMALIZATIONS, edge_weights
 from spatial.model import CelcomenEnergy
@@ -88,7 +89,19 @@ class CelcomenConfig:
 
     @classmethod
     def reference(cls, **overrides: Any) -> CelcomenConfig:
-        """The reference package's protocol (REFERENCES.md C.1, C.4), with optional overrides."""
+        r"""The reference package's protocol, with optional overrides.
+
+        As Teichlab/celcomen trains (and the paper's simulation notebook sets it): the
+        reference mean-field loss with the 3-D normaliser, plain SGD at learning rate 0.1 from a
+        uniform initialisation, and after every step the projection
+        :math:`W \leftarrow (W + W^\top)/2` clipped to :math:`[0, 1]` with a unit diagonal.
+
+        Args:
+            **overrides: Fields to change, e.g. ``epochs=300``.
+
+        Returns:
+            The configuration.
+        """
         base = cls(
             objective="reference",
             optimizer="sgd",
@@ -230,6 +243,7 @@ class Celcomen:
         layer: str | None = None,
         device: torch.device | str | None = None,
         allow_negative: bool = False,
+        tracker: Tracker | None = None,
     ) -> Celcomen:
         """Fit both matrices to expression on a spatial graph.
 
@@ -247,6 +261,10 @@ class Celcomen:
             allow_negative: AnnData only: accept negative values, for signed coordinates already
                 on the sphere such as :meth:`SimulatedTissue.to_anndata` writes. Default False
                 (negative expression is an error).
+            tracker: Also log to this :class:`graphdata.tracking.Tracker`: the config, the
+                cell and gene counts once, then ``{"loss": losses_[epoch - 1]}`` at
+                ``step=epoch`` (1-based, as ``kg`` counts epochs). The caller closes it.
+                Default None.
 
         Returns:
             self, with ``W_intra_``, ``W_inter_``, ``losses_``, ``var_names_``, ``model_``.
@@ -276,6 +294,8 @@ class Celcomen:
         optimizer = optimizer_cls(model.parameters(), lr=cfg.lr)
         batch = n if cfg.batch_size is None else min(cfg.batch_size, n)
         self.losses_: list[float] = []
+        if tracker is not None:
+            tracker.log_params({**asdict(cfg), "n_cells": n, "n_genes": g})
         for epoch in tqdm(range(cfg.epochs), desc="celcomen fit", disable=not cfg.progress):
             order = torch.randperm(n, generator=generator).to(x.device) if batch < n else None
             total = 0.0
@@ -312,6 +332,8 @@ class Celcomen:
                     f"parameters {bad}); lower lr (now {cfg.lr}) or raise weight_decay"
                 )
             self.losses_.append(total)
+            if tracker is not None:
+                tracker.log_metrics({"loss": total}, step=epoch + 1)
         if cfg.optimizer == "adam":  # the reference protocol's SGD never settles; no advice
             _warn_unconverged(self.losses_)
         self.model_ = model
@@ -395,6 +417,7 @@ class Celcomen:
         layer: str | None = None,
         device: torch.device | str | None = None,
         allow_negative: bool = False,
+        progress: bool = True,
     ) -> Any:
         """Counterfactual with the fitted matrices (see :mod:`spatial.counterfactual`).
 
@@ -413,6 +436,8 @@ class Celcomen:
             layer: AnnData expression layer; None uses ``adata.X``.
             device: Device to relax on; None (default) uses the model's device.
             allow_negative: AnnData only: accept signed sphere coordinates (as in :meth:`fit`).
+            progress: Show a tqdm bar over the relaxation steps when stderr is a terminal;
+                False: never. Default True.
 
         Returns:
             A :class:`spatial.counterfactual.Counterfactual`.
@@ -452,6 +477,7 @@ class Celcomen:
             steps=steps,
             step_size=step_size,
             horizon=horizon,
+            progress=progress,
         )
 
 

@@ -1,7 +1,8 @@
 r"""Counterfactual perturbations (Simcomen): clamp genes, relax the tissue on the sphere.
 
 After Megas et al., "Celcomen: spatial causal disentanglement for single-cell and tissue
-perturbation modeling", arXiv:2409.05804 (Simcomen), with the fixes of REFERENCES.md C.2-C.3:
+perturbation modeling", arXiv:2409.05804 (Simcomen), with these fixes of the reference code
+(Teichlab/celcomen, ``models/simcomen.py``):
 
 * the perturbed coordinates stay clamped for the whole relaxation (as CellOracle re-clamps;
   Kamimoto et al., Nature 2023), instead of drifting back;
@@ -187,6 +188,8 @@ def relax(
     clamped: Tensor | None = None,
     steps: int = 50,
     step_size: float = 0.01,
+    progress: bool = True,
+    desc: str = "relax",
 ) -> Tensor:
     r"""Riemannian gradient ascent on the energy with clamped coordinates held fixed.
 
@@ -210,6 +213,9 @@ def relax(
         clamped: Boolean mask ``[N, G]`` of fixed coordinates; None (default) clamps nothing.
         steps: Number of steps (default 50).
         step_size: :math:`\eta` (default 0.01).
+        progress: Show a tqdm bar over the steps when stderr is a terminal (never in a
+            pipe or a log file); False: never. Default True.
+        desc: The bar's label. Default ``"relax"``.
 
     Returns:
         The relaxed state ``[N, G]`` (unit rows; clamped entries bit-identical to ``x``).
@@ -240,8 +246,11 @@ def relax(
     safe_sq = torch.where(movable, radius_sq, torch.ones_like(radius_sq))
     y = x * free
     operator = neighbour_operator(edge_index, weight.to(x.dtype), x.shape[0])  # [N, N] CSR
+    from tqdm.auto import tqdm
+
+    # disable=None: tqdm shows the bar only on a terminal.
     with torch.no_grad():
-        for _ in range(steps):
+        for _ in tqdm(range(steps), desc=desc, unit="step", disable=None if progress else True):
             state = fixed + y
             field = model.field_from(state, operator @ state) * free  # [N, G]
             tangent = field - ((y * field).sum(-1, keepdim=True) / safe_sq) * y
@@ -307,6 +316,7 @@ def simulate_intervention(
     steps: int = 50,
     step_size: float | None = None,
     horizon: float = 4.0,
+    progress: bool = True,
 ) -> Counterfactual:
     r"""Clamp genes in chosen cells, relax, and compare with a sham relaxation.
 
@@ -326,6 +336,8 @@ def simulate_intervention(
         step_size: Riemannian step size :math:`\eta`; None (default) uses
             :func:`auto_step_size` with ``horizon``.
         horizon: Relaxation time in model time units when ``step_size`` is None (default 4).
+        progress: Show a tqdm bar per relaxation (perturbed, sham) when stderr is a terminal;
+            False: never. Default True.
 
     Returns:
         A :class:`Counterfactual`.
@@ -370,11 +382,19 @@ def simulate_intervention(
             model, edge_index, weight, x.shape[0], steps=steps, horizon=horizon
         )
     start, sham_start = unit_rows(edited), unit_rows(x)
-    perturbed = relax(
-        model, start, edge_index, weight, clamped=clamped, steps=steps, step_size=step_size
-    )
-    sham = relax(
-        model, sham_start, edge_index, weight, clamped=clamped, steps=steps, step_size=step_size
+    perturbed, sham = (
+        relax(
+            model,
+            begin,
+            edge_index,
+            weight,
+            clamped=clamped,
+            steps=steps,
+            step_size=step_size,
+            progress=progress,
+            desc=desc,
+        )
+        for begin, desc in ((start, "counterfactual"), (sham_start, "sham"))
     )
     delta = perturbed - sham
     ring = ring_index(edge_index, cells, x.shape[0])

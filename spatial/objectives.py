@@ -4,7 +4,9 @@ Three objectives, each a function ``(model, x, nb) -> [B]`` of a batch of cells:
 
 * :func:`mean_field_terms`, Celcomen's loss :math:`\log Z_{\mathrm{MF}} - E(X)` (Megas et al.,
   arXiv:2409.05804) with the correct von Mises-Fisher normaliser on :math:`S^{G-1}` and a field
-  that uses the same edge weights as the energy (REFERENCES.md C.2 flaws 1 and 2);
+  that uses the same edge weights as the energy (the reference code, Teichlab/celcomen, takes
+  the 3-D normaliser for any :math:`G`, and the raw neighbour count in the field while the
+  energy divides by :math:`\sqrt{d_i d_j}`);
 * :func:`score_matching_terms`, Hyvärinen score matching on the product of spheres (Hyvärinen,
   "Estimation of non-normalized statistical models by score matching", JMLR 2005; on spheres:
   Mardia, Kent & Laha, "Score matching estimators for directional distributions",
@@ -163,7 +165,9 @@ def reference_terms(
 
     with :math:`\zeta^{\mathrm{ref}}` the 3-D normaliser of
     :func:`spatial.vmf.reference_log_partition_3d`, :math:`k` the mean in-degree and
-    :math:`\beta` (``zmft_scalar``) scaling the energy only. Flawed on purpose (REFERENCES.md C.2).
+    :math:`\beta` (``zmft_scalar``) scaling the energy only. Flawed on purpose, as in
+    Teichlab/celcomen: the 3-D normaliser for any :math:`G`, and the mean degree :math:`k` in
+    the field while the energy weights edges by :math:`1/\sqrt{d_i d_j}`.
 
     Args:
         model: The energy.

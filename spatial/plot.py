@@ -48,7 +48,13 @@ def interaction_heatmap(
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Axes:
-    """Heatmap of ``varp[f"{key}_{which}"]`` on a symmetric diverging scale (blue < 0 < red).
+    r"""Heatmap of ``varp[f"{key}_{which}"]``, diverging (blue < 0 < red) over the off-diagonal.
+
+    The colour scale is symmetric, :math:`\pm\max_{i \ne j} |W_{ij}|`: a fitted Celcomen
+    matrix often has a diagonal ten times its off-diagonal (self-couplings), which would
+    otherwise wash the gene-gene couplings out to white. The diagonal is drawn grey and hatched,
+    off the scale, with its values printed for up to 12 genes and its range in the colour bar
+    label.
 
     Args:
         adata: AnnData holding the matrix.
@@ -60,11 +66,38 @@ def interaction_heatmap(
     Returns:
         The Axes.
     """
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+    from matplotlib.patches import Rectangle
+
     matrix = _varp(adata, f"{key}_{which}")
+    size = matrix.shape[0]
+    diagonal = np.eye(size, dtype=bool)
+    off = np.abs(matrix[~diagonal])
+    limit = float(off.max()) if off.size else 0.0
+    limit = limit if np.isfinite(limit) and limit > 0 else 1.0
     ax = _axes(ax)
-    limit = float(np.abs(matrix).max()) or 1.0
-    image = ax.imshow(matrix, cmap="RdBu_r", vmin=-limit, vmax=limit)
-    ax.figure.colorbar(image, ax=ax, fraction=0.046)
+    # Masked cells take the colour map's "bad" colour: the diagonal stays off the scale.
+    cmap = colormaps["RdBu_r"].with_extremes(bad="0.85")
+    image = ax.imshow(
+        np.ma.masked_array(matrix, mask=diagonal),
+        cmap=cmap,
+        norm=Normalize(vmin=-limit, vmax=limit),
+        interpolation="nearest",
+    )
+    values = np.diag(matrix)
+    for i in range(size):
+        ax.add_patch(
+            Rectangle((i - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", lw=0, color="0.65")
+        )
+        if size <= 12:
+            ax.text(i, i, f"{values[i]:.2g}", ha="center", va="center", fontsize=6)
+    bar = ax.figure.colorbar(image, ax=ax, fraction=0.046)
+    bar.set_label(
+        f"off-diagonal coupling, scale ±{limit:.3g}\n"
+        f"diagonal (grey, hatched): {values.min():.3g} to {values.max():.3g}",
+        fontsize=7,
+    )
     if adata.n_vars <= 30:
         ax.set_xticks(range(adata.n_vars), list(adata.var_names), rotation=90, fontsize=6)
         ax.set_yticks(range(adata.n_vars), list(adata.var_names), fontsize=6)
@@ -115,7 +148,15 @@ def delta_map(
     basis: str = _keys.SPATIAL_KEY,
     ax: Axes | None = None,
 ) -> Axes:
-    """Spatial map of ``layers[f"{key}_delta"]`` for one gene; perturbed cells outlined.
+    r"""Spatial map of ``layers[f"{key}_delta"]`` for one gene; perturbed cells outlined.
+
+    The title names the gene and the perturbation (``uns[key]['perturbation']``: the clamped
+    genes and how many cells). The colour scale is symmetric around 0 and set by the cells
+    outside the perturbed set, whose response is the point of the map: :math:`\pm` the
+    largest :math:`|\Delta|` there, or, when that is more than twice the 98th percentile of
+    the nonzero ones (:math:`|\Delta|` above 1e-3 of the largest), that percentile: a few cells
+    would otherwise leave the rest white. Values beyond the scale saturate (the colour bar's
+    arrows); its label states the rule.
 
     Args:
         adata: AnnData after :func:`spatial.tools.intervene`.
@@ -134,14 +175,26 @@ def delta_map(
         raise UnknownLabelError("gene", gene, list(adata.var_names), argument="gene")
     coords = np.asarray(adata.obsm[basis])
     values = np.asarray(adata.layers[layer][:, adata.var_names.get_loc(gene)]).ravel()
-    ax = _axes(ax)
-    limit = float(np.abs(values).max()) or 1.0
-    points = ax.scatter(
-        coords[:, 0], coords[:, 1], c=values, cmap="RdBu_r", vmin=-limit, vmax=limit, s=14
-    )
     perturbed_key = f"{key}_perturbed"
-    if perturbed_key in adata.obs:
-        mask = np.asarray(adata.obs[perturbed_key], dtype=bool)
+    mask = (
+        np.asarray(adata.obs[perturbed_key], dtype=bool)
+        if perturbed_key in adata.obs
+        else np.zeros(adata.n_obs, dtype=bool)
+    )
+    limit, rule = _delta_scale(values, mask)
+    ax = _axes(ax)
+    points = ax.scatter(
+        coords[:, 0],
+        coords[:, 1],
+        c=values,
+        cmap="RdBu_r",
+        vmin=-limit,
+        vmax=limit,
+        s=14,
+        edgecolors="0.75",  # the tissue stays visible where the effect is ~0 (white)
+        linewidths=0.3,
+    )
+    if mask.any():
         ax.scatter(
             coords[mask, 0],
             coords[mask, 1],
@@ -152,10 +205,43 @@ def delta_map(
             label="perturbed",
         )
         ax.legend(loc="upper right", fontsize=6)
-    ax.figure.colorbar(points, ax=ax, fraction=0.046)
+    extend = "both" if float(np.abs(values).max(initial=0.0)) > limit else "neither"
+    bar = ax.figure.colorbar(points, ax=ax, fraction=0.046, extend=extend)
+    bar.set_label(f"Δ {gene} (perturbed - sham)\nscale ±{limit:.2g}: {rule}", fontsize=7)
     ax.set_aspect("equal")
-    ax.set_title(f"delta {gene} (perturbed - sham)")
+    ax.set_title(f"Δ {gene} {_perturbation_text(adata, key)}", fontsize=9)
     return ax
+
+
+def _delta_scale(values: np.ndarray, perturbed: np.ndarray) -> tuple[float, str]:
+    """The colour limit of a delta map and the sentence stating how it was chosen."""
+    outside = ~perturbed if (~perturbed).any() else np.ones_like(perturbed)
+    where = (
+        "outside the perturbed cells"
+        if perturbed.any() and (~perturbed).any()
+        else "over all cells"
+    )
+    pool = np.abs(values[outside])
+    pool = pool[np.isfinite(pool)]
+    if pool.size == 0 or pool.max() == 0:
+        peak = float(np.nanmax(np.abs(values), initial=0.0))
+        return (peak or 1.0), "max |Δ|"
+    # The percentile of the cells the perturbation reached (|Δ| above 1e-3 of the largest): far
+    # cells are ~0, and a percentile over them all would saturate the whole response.
+    peak = float(pool.max())
+    robust = float(np.quantile(pool[pool > 1e-3 * peak], 0.98))
+    if peak > 2 * robust:
+        return robust, f"98th percentile of nonzero |Δ| {where}"
+    return peak, f"max |Δ| {where}"
+
+
+def _perturbation_text(adata: AnnData, key: str) -> str:
+    """``"after FLG → 0 in 132 cells"`` from ``uns[key]["perturbation"]``, else a generic note."""
+    record = adata.uns.get(key, {}).get("perturbation")
+    if not record or "genes" not in record:
+        return "(perturbed - sham)"
+    genes = ", ".join(f"{name} → {float(value):g}" for name, value in record["genes"].items())
+    return f"after {genes} in {int(record['n_cells'])} cells"
 
 
 def ring_summary(
@@ -174,7 +260,7 @@ def ring_summary(
         ax: Axes to draw into; None creates a figure.
 
     Returns:
-        The Axes.
+        The Axes, titled with the perturbation (clamped genes, number of cells).
     """
     record = adata.uns.get(key, {}).get("perturbation")
     if record is None:
@@ -195,5 +281,6 @@ def ring_summary(
     ax.set_xticks(range(4), ["0 (perturbed)", "1", "2", "3+"])
     ax.set_xlabel("graph distance to perturbed cells")
     ax.set_ylabel("mean delta")
+    ax.set_title(f"mean Δ per ring {_perturbation_text(adata, key)}", fontsize=9)
     ax.legend(fontsize=6)
     return ax

@@ -2,8 +2,9 @@ r"""Synthetic tissues drawn from the Celcomen model itself, with known signed co
 
 A tissue is a set of cells at hex-grid or uniformly random positions, a directed k-NN graph
 (:func:`graphdata.spatial.knn_graph`), two *distinct* signed symmetric matrices
-:math:`W_{\mathrm{intra}}, W_{\mathrm{inter}}` (independent draws, unlike the reference
-simulation that used one matrix for both, REFERENCES.md C.4), and expression sampled from
+:math:`W_{\mathrm{intra}}, W_{\mathrm{inter}}` (independent draws, unlike the Celcomen paper's
+simulation, ``Simulation.ipynb`` in stathismegas/celcomen_reproducibility, which used one matrix
+for both and so cannot test disentanglement), and expression sampled from
 :math:`p(X) \propto e^{E(X)}` on :math:`(S^{G-1})^N` by Langevin dynamics on the sphere:
 
 .. math::

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -21,6 +21,9 @@ from graphdata.spatial_anndata import spatial_neighbors_knn
 from spatial import _inputs, _keys
 from spatial.celcomen import Celcomen, CelcomenConfig
 from spatial.counterfactual import Counterfactual
+
+if TYPE_CHECKING:
+    from graphdata.tracking import Tracker
 
 __all__ = ["celcomen", "intervene", "store_fit", "store_counterfactual"]
 
@@ -43,6 +46,7 @@ def celcomen(
     config: CelcomenConfig | None = None,
     key_added: str = _keys.UNS_KEY,
     device: torch.device | str | None = None,
+    tracker: Tracker | None = None,
     **params: Any,
 ) -> None:
     """Fit Celcomen to ``adata`` and store the interaction matrices (arXiv:2409.05804).
@@ -60,6 +64,8 @@ def celcomen(
         config: Hyperparameters (default :class:`~spatial.celcomen.CelcomenConfig`).
         key_added: Prefix of the written keys (default ``"celcomen"``).
         device: Where to fit; None (default) fits on the CPU.
+        tracker: Optional experiment tracker (:mod:`graphdata.tracking`: JSON lines,
+            TensorBoard, MLflow) that receives the config once and the loss per epoch.
         **params: Overrides of single config fields, e.g. ``epochs=100``.
 
     Returns:
@@ -87,7 +93,7 @@ def celcomen(
             library_key=library_key,
             key_added=spatial_key,
         )
-    estimator.fit(adata, spatial_key=spatial_key, layer=layer, device=device)
+    estimator.fit(adata, spatial_key=spatial_key, layer=layer, device=device, tracker=tracker)
     store_fit(adata, estimator, key_added=key_added, spatial_key=spatial_key, layer=layer)
 
 
@@ -132,6 +138,7 @@ def intervene(
     layer: str | None = None,
     key_added: str = _keys.UNS_KEY,
     device: torch.device | str | None = None,
+    progress: bool = True,
 ) -> None:
     """Clamp ``genes`` in ``cells``, relax with the stored matrices, store the effect vs a sham.
 
@@ -150,6 +157,8 @@ def intervene(
         layer: Expression layer; None (default) uses ``adata.X``.
         key_added: Prefix used by :func:`celcomen` (default ``"celcomen"``).
         device: Where to relax; None (default) on the CPU.
+        progress: Show a tqdm bar over the relaxation steps when stderr is a terminal;
+            False: never. Default True.
 
     Returns:
         None. Writes (values on the unit-sphere scale of the model):
@@ -192,6 +201,7 @@ def intervene(
         horizon=horizon,
         spatial_key=spatial_key,
         layer=layer,
+        progress=progress,
     )
     record = {
         "genes": {str(k): float(v) for k, v in genes.items()},

@@ -15,8 +15,9 @@ log surface area :math:`\log(2\pi^{d/2}/\Gamma(d/2))`; :math:`d = 3` gives
 :math:`\log(4\pi \sinh g / g)` and :math:`d = 2` gives :math:`\log(2\pi I_0(g))`. Its derivative
 is the mean resultant length :math:`A_d(g) = I_{d/2}(g) / I_{d/2-1}(g)`.
 
-The reference implementation uses the 3-D formula for every :math:`d` (REFERENCES.md C.2 flaw
-1); :func:`reference_log_partition_3d` keeps it as a "compat" mode for the reference protocol.
+The reference implementation (Teichlab/celcomen) uses the 3-D formula for every :math:`d`,
+which is the normaliser of :math:`S^2` only; :func:`reference_log_partition_3d` keeps it as a
+"compat" mode for the reference protocol.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import json
 import os
 import subprocess
@@ -158,3 +159,25 @@ def test_explanation_plot_leaves_the_backend_alone():
     # A notebook user's backend stands in as "svg": PathExplanation.plot used to switch it to
     # Agg with matplotlib.use. The plot draws on a bare Figure with the Agg canvas instead.
     assert "matplotlib" in _loaded_after(PLOTS, ["matplotlib"], env={"MPLBACKEND": "svg"})
+
+
+@pytest.mark.parametrize(
+    "package", ["graphdata", "kg", "kg.explain", "graphon", "graphon.nn", "spatial"]
+)
+def test_no_public_function_shares_its_name_with_a_submodule(package):
+    # Importing a submodule sets it as the package attribute of the same name, so a function
+    # exported under a submodule's name (kg.predict, graphon.cut_distance before the renames)
+    # turns into the module as soon as any code imports that submodule. A name may re-export
+    # its submodule (spatial.plot) only when that module defines nothing of the same name.
+    pkg = importlib.import_module(package)
+    folder = Path(pkg.__file__).parent
+    clashes = []
+    for name in pkg.__all__:
+        if (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists():
+            sub = importlib.import_module(f"{package}.{name}")
+            inner = getattr(sub, name, None)
+            if not inspect.ismodule(getattr(pkg, name)) or (
+                inner is not None and not inspect.ismodule(inner)
+            ):
+                clashes.append(name)
+    assert not clashes, f"{package}: public names that are also submodules: {clashes}"

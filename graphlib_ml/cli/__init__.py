@@ -50,6 +50,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from graphdata._version import __version__
 from graphdata.errors import GraphDataError
 
 __all__ = [
@@ -159,6 +160,12 @@ def build_parser(
         "--debug",
         action="store_true",
         help=f"show the full traceback of a failure (also: {DEBUG_ENV}=1)",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"graphlib {__version__} (graphlib-ml)",
+        help="print the installed graphlib-ml version and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():

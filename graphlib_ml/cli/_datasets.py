@@ -1,4 +1,4 @@
-"""Dataset flags shared by ``graphlib kg`` and ``graphlib kg explain``: ``--on-unknown``.
+"""Dataset flags shared by ``graphlib kg`` and ``graphlib kg explain``: ``--on-unknown`` etc.
 
 Its own module so that :mod:`graphlib_ml.cli.kg` and :mod:`graphlib_ml.cli.explain` both import
 it and neither imports the other (no import circle, ``tests/kg/explain/test_layout.py``).
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from graphdata.errors import UnknownLabelsDropped
 from graphdata.triples import ON_UNKNOWN
 
-__all__ = ["add_on_unknown_flag", "dropped_triples_as_lines"]
+__all__ = ["add_header_flag", "add_on_unknown_flag", "dropped_triples_as_lines"]
 
 
 def add_on_unknown_flag(parser: argparse.ArgumentParser, *, checkpoint: bool) -> None:
@@ -36,6 +36,27 @@ def add_on_unknown_flag(parser: argparse.ArgumentParser, *, checkpoint: bool) ->
         default=None,
         help="valid/test triples with labels not in train.txt: drop them with a warning "
         f"(PyKEEN's behaviour), raise an error, or extend the vocabulary (default {default})",
+    )
+
+
+def add_header_flag(parser: argparse.ArgumentParser) -> None:
+    """Add ``--header`` / ``--no-header`` (dest ``header``, default ``None``: detect).
+
+    The value is :meth:`graphdata.triples.KGDataset.from_folder`'s ``header``: ``None`` drops a
+    first line of a labelled split file that names the columns (``head/relation/tail``,
+    ``subject/predicate/object``, ``h/r/t``, ... in any case; :func:`graphdata._tsv.is_header_row`),
+    ``True`` (``--header``) always drops the first line, ``False`` (``--no-header``) never does.
+
+    Args:
+        parser: The command's parser.
+    """
+    parser.add_argument(
+        "--header",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the labelled split files start with a header row: --header drops each file's "
+        "first line, --no-header keeps it (default: drop a first line naming the columns, "
+        "e.g. head/relation/tail or subject/predicate/object)",
     )
 
 

@@ -151,7 +151,7 @@ def _explain(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     with dropped_triples_as_lines():
         model, ckpt, dataset = load_checkpoint_with_dataset(
-            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown
+            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown, header=args.header
         )
     config = _config(args)
     print(f"checkpoint: {args.checkpoint} ({model!r}); dataset: {dataset}; device {device}")
@@ -168,7 +168,9 @@ def _explain(args: argparse.Namespace) -> int:
             f"graphs on a CPU{hint})",
             flush=True,
         )
-    explainer = KGExplainer(model, config).fit(dataset, evaluator=evaluator)
+    explainer = KGExplainer(model, config).fit(
+        dataset, evaluator=evaluator, progress=not args.no_progress
+    )
     if explainer.evaluator_ is not None and evaluator is None:
         print(f"distilled the evaluator in {explainer.evaluator_.fit_seconds_:.1f} s")
         if args.save_evaluator:
@@ -226,10 +228,12 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")
     ex.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
-    from graphlib_ml.cli._datasets import add_on_unknown_flag
+    from graphlib_ml.cli._datasets import add_header_flag, add_on_unknown_flag
 
     add_on_unknown_flag(ex, checkpoint=True)
+    add_header_flag(ex)
     ex.add_argument("--out", default="explanation.png", help="PNG file (default explanation.png)")
     ex.add_argument("--json", help="also write the explanation to this JSON file")
     ex.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+    ex.add_argument("--no-progress", action="store_true", help="no distillation progress bar")
     ex.set_defaults(func=_explain)

@@ -8,7 +8,7 @@ plots; ``--experiment trained`` runs the trained size generalisation (Levin et a
 ``--models``, ``--hidden``, ``--layers``, ``--seeds``, ``--epochs``, ``--train-graphs``) are
 written by hand; every other field of
 :class:`~graphon.nn.transfer.ConvergenceConfig` is a generated ``--untrained-<field>`` flag and
-every other field of :class:`~graphon.nn.size_generalization.SizeGeneralizationConfig` a
+every other field of :class:`~graphon.nn.generalization.SizeGeneralizationConfig` a
 generated flag of the trained experiment (:func:`graphlib_ml.cli._flags.add_config_flags`).
 ``--out`` and the files in it are checked before the work starts, and the run holds a lock on
 ``--out`` (:func:`graphdata.run_folder.run_lock`).
@@ -25,8 +25,8 @@ from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, run_lock
 from graphlib_ml.cli._flags import add_config_flags, config_values
 from graphon.families import GRAPHONS
+from graphon.nn.generalization import SizeGeneralizationConfig
 from graphon.nn.models import MODELS
-from graphon.nn.size_generalization import SizeGeneralizationConfig
 from graphon.nn.transfer import ConvergenceConfig
 
 __all__ = ["add_transfer_subparser", "run_transfer"]
@@ -113,8 +113,8 @@ def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) 
     from graphdata.atomic import write_text_atomic
     from graphdata.device import resolve_device
     from graphlib_ml.outputs import save_figure, write_json
+    from graphon.nn.generalization import size_generalization
     from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
-    from graphon.nn.size_generalization import size_generalization
     from graphon.nn.transfer import untrained_convergence
 
     device = resolve_device(args.device)

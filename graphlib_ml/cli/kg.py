@@ -11,9 +11,16 @@
   At the end it says how the run ended: "stopped early" only when patience ran out, and
   "reached --epochs N while validation MRR was still improving ...; raise --epochs" when the
   best validation was the last one (:attr:`kg.training.Trainer.still_improving_`).
+  ``--config FILE`` (JSON, or TOML) sets the same settings as the flags (a flag given on the
+  command line overrides the file); ``--tracker {jsonl,tensorboard,mlflow}`` also logs to
+  TensorBoard or MLflow (:mod:`graphlib_ml.cli.tune`).
+* ``graphlib kg tune --dataset D --model M --trials N --out DIR`` searches hyper-parameters with
+  Optuna and writes ``DIR/best_config.json`` for ``kg train --config`` (:mod:`kg.tune`).
 * ``graphlib kg evaluate CHECKPOINT [--dataset ...]`` prints filtered metrics of a checkpoint.
-* ``graphlib kg predict CHECKPOINT --head LABEL --relation LABEL --top 10`` prints the most
-  plausible tails, by label.
+* ``graphlib kg predict CHECKPOINT --head LABEL --relation LABEL --top-k 10`` prints the most
+  plausible tails, by label (``--tail LABEL``: heads; ``--queries FILE``: a TSV batch), with the
+  known answers of the checkpoint's dataset removed unless ``--unfiltered``
+  (:func:`kg.prediction.predict`).
 
 The ``train`` flags are generated from :class:`kg.config.TrainingConfig`
 (:func:`graphlib_ml.cli._flags.add_config_flags`): a new field is a new flag. An unset flag
@@ -46,14 +53,26 @@ from pathlib import Path
 from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
 from graphdata.device import resolve_device
+from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
-from graphlib_ml.cli._datasets import add_on_unknown_flag, dropped_triples_as_lines
-from graphlib_ml.cli._flags import add_config_flags, config_values
+from graphlib_ml.cli._datasets import (
+    add_header_flag,
+    add_on_unknown_flag,
+    dropped_triples_as_lines,
+)
+from graphlib_ml.cli._flags import add_config_flags
+from graphlib_ml.cli.tune import (
+    GivenStore,
+    add_tracker_flags,
+    add_tune_subparser,
+    train_settings,
+    train_tracker,
+)
 from kg.config import LOSSES, REGULARIZERS, TrainingConfig
 from kg.datasets import load_checkpoint_with_dataset, load_dataset
 from kg.evaluation import RANK_TYPES, evaluate
 from kg.models import DEFAULT_MODEL, DEFAULTS, MODELS
-from kg.predict import load_model, predict_tails
+from kg.prediction import load_model, predict
 from kg.training import Trainer, build_model
 
 __all__ = ["RUN_FILES", "add_subparser"]
@@ -71,6 +90,9 @@ _TRAIN_FLAGS: dict[str, str] = {}
 
 #: One-line help of ``kg explain`` (graphlib_ml.cli.explain builds its parser).
 _EXPLAIN_HELP = "explain a predicted triple by synergistic paths (KGExplainer)"
+
+#: One-line help of ``kg tune`` (graphlib_ml.cli.tune builds its parser).
+_TUNE_HELP = "search hyper-parameters with Optuna (TPE, median pruning); resumable"
 
 #: Files a ``kg train`` run writes in ``--out`` (what ``--overwrite`` removes first).
 RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json")
@@ -105,30 +127,37 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_locked(args: argparse.Namespace, out: Path) -> int:
     device = resolve_device(args.device)
+    settings = train_settings(args, _TRAIN_FLAGS)  # flags given over --config over defaults
+    overrides = settings.overrides
+    if settings.config_file:
+        print(f"config file: {settings.config_file} (flags given override it)")
     with dropped_triples_as_lines():
         dataset = load_dataset(
-            args.dataset,
-            num_people=args.num_people,
-            seed=args.seed or 0,
+            settings.dataset,
+            num_people=settings.num_people,
+            seed=overrides.get("seed") or 0,
             on_unknown=args.on_unknown,
+            header=args.header,
         )
-    overrides = config_values(args, _TRAIN_FLAGS)
-    if overrides.get("regularizer") == "none":
-        overrides["regularizer"] = None
     config = TrainingConfig.from_defaults(
-        args.model,
+        settings.model,
         **overrides,
         log_path=str(out / "metrics.jsonl"),
         checkpoint_path=str(out / "checkpoint.pt"),
     )
     config.validate()
-    model = build_model(args.model, dataset, config, dim=args.dim).to(device)
+    model = build_model(settings.model, dataset, config, dim=settings.dim).to(device)
     print(f"dataset: {dataset}")
-    _print_config(f"model: {model!r}", {"name": args.model, **model.config})
+    _print_config(f"model: {model!r}", {"name": settings.model, **model.config})
     _print_config("training config:", dataclasses.asdict(config))
     print(f"device: {device}")
     trainer = Trainer(model, config)
-    trainer.fit(dataset, resume=args.resume)
+    tracker = train_tracker(args, out, model=settings.model)
+    try:
+        trainer.fit(dataset, resume=args.resume, tracker=tracker)
+    finally:
+        if tracker is not None:
+            tracker.close()
     metrics = trainer.evaluate(dataset, split="test")
     _write_json(out / "test_metrics.json", metrics.to_dict())
     print(_end_of_run(trainer))
@@ -167,7 +196,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     with dropped_triples_as_lines():
         model, ckpt, dataset = load_checkpoint_with_dataset(
-            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown
+            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown, header=args.header
         )
     reciprocal = bool(ckpt["training"]["config"]["reciprocal"])
     print(f"checkpoint: {args.checkpoint} ({model!r}, epoch {ckpt['training']['epoch']})")
@@ -179,6 +208,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         reciprocal=reciprocal,
         rank_type=args.rank_type,
         compile=args.compile,
+        progress=not args.no_progress,
     )
     print(metrics.table(per_relation=args.per_relation, labels=dataset.relations.labels))
     if args.json:
@@ -188,22 +218,104 @@ def _evaluate(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
+    if args.json:
+        check_output_file(args.json, argument="--json")
+    if args.queries is None and args.relation is None:
+        raise GraphDataError("--relation: required with --head or --tail (or pass --queries FILE)")
+    if args.queries is not None and args.relation is not None:
+        raise GraphDataError(
+            "--relation: the relations of --queries come from its second column; drop --relation"
+        )
+    if args.queries is None and args.side is not None:
+        raise GraphDataError(
+            "--side: only with --queries; --head ranks tails and --tail ranks heads by themselves"
+        )
+    if args.unfiltered and (args.dataset is not None or args.on_unknown is not None):
+        raise GraphDataError(
+            "--unfiltered: the dataset (--dataset, --on-unknown) only serves the filter; drop "
+            "them, or drop --unfiltered"
+        )
     device = resolve_device(args.device)
-    model, ckpt = load_model(args.checkpoint, device=device)
+    if args.unfiltered:
+        model, ckpt = load_model(args.checkpoint, device=device)
+        known = None
+    else:
+        with dropped_triples_as_lines():
+            model, ckpt, dataset = load_checkpoint_with_dataset(
+                args.checkpoint,
+                args.dataset,
+                device,
+                on_unknown=args.on_unknown,
+                header=args.header,
+            )
+        known = dataset.filter_index()
     vocab = ckpt["vocabulary"]
-    ranked = predict_tails(
+    if args.queries is not None:
+        side, pairs = args.side or "tail", _read_queries(Path(args.queries))
+    else:
+        side = "tail" if args.head is not None else "head"
+        pairs = [(args.head if side == "tail" else args.tail, args.relation)]
+    found = predict(
         model,
-        args.head,
-        args.relation,
+        pairs,
+        side=side,
+        filtered=not args.unfiltered,
+        known=known,
+        top_k=args.top_k,
+        exclude_self=args.exclude_self,
+        reciprocal=bool(ckpt["training"]["config"].get("reciprocal", False)),
         entity_labels=vocab["entities"],
         relation_labels=vocab["relations"],
-        top_k=args.top,
+        progress=not args.no_progress,
     )
-    print(f"({args.head}, {args.relation}, ?) by {model!r}:")
-    width = max(len(label) for label, _ in ranked)
-    for rank, (label, score) in enumerate(ranked, start=1):
-        print(f"{rank:>4}  {label:<{width}}  {score:.4f}")
+    how = "unfiltered" if args.unfiltered else "filtered: known triples of the dataset removed"
+    records = []
+    for (entity, relation), ranked, removed in zip(
+        pairs, found.to_list(), found.num_removed.tolist()
+    ):
+        query = [entity, relation, "?"] if side == "tail" else ["?", relation, entity]
+        print(f"({', '.join(query)}) by {model!r} ({how}; {removed} removed):")
+        width = max((len(str(label)) for label, _ in ranked), default=1)
+        for rank, (label, score) in enumerate(ranked, start=1):
+            print(f"{rank:>4}  {label!s:<{width}}  {score:.4f}")
+        if not ranked:
+            print("   (no candidate left)")
+        records.append(
+            {
+                "query": query,
+                "side": side,
+                "removed": removed,
+                "answers": [{"label": label, "score": score} for label, score in ranked],
+            }
+        )
+    if args.json:
+        _write_json(Path(args.json), {"filtered": not args.unfiltered, "queries": records})
+        print(f"wrote {args.json}")
     return 0
+
+
+def _read_queries(path: Path) -> list[tuple[str, str]]:
+    """``ENTITY<TAB>RELATION`` per line (blank and ``#`` lines skipped) of ``--queries``."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise GraphDataError(
+            f"--queries: cannot read {str(path)!r} ({err}); pass a UTF-8 TSV file"
+        ) from err
+    pairs = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.rstrip("\r").split("\t")
+        if len(fields) != 2:
+            raise GraphDataError(
+                f"--queries: {path}:{number}: expected 2 tab-separated fields (entity label, "
+                f"relation label), got {len(fields)}: {line!r}"
+            )
+        pairs.append((fields[0], fields[1]))
+    if not pairs:
+        raise GraphDataError(f"--queries: {path} holds no query; write ENTITY<TAB>RELATION lines")
+    return pairs
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -211,13 +323,14 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = None) -> None:
-    """Register ``graphlib kg`` with its ``train``, ``evaluate``, ``predict`` and ``explain``.
+    """Register ``graphlib kg``: ``train``, ``evaluate``, ``predict``, ``tune`` and ``explain``.
 
     Args:
         subparsers: The ``graphlib`` parser's subparsers.
         only: The ``kg`` command about to run. Unless it is ``"explain"`` (or ``None``, the
             default: build all), ``explain`` is listed with its one-line help only, so that
-            ``kg train`` does not import the explainer.
+            ``kg train`` does not import the explainer; likewise ``tune`` is built in full only
+            for ``"tune"`` (or ``None``).
 
     Examples:
         >>> parser = argparse.ArgumentParser()
@@ -235,16 +348,32 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         description="Unset flags take the model's tuned default (kg.models.DEFAULTS), "
         "else the TrainingConfig default.",
     )
-    train.add_argument("--dataset", default="synthetic", help="folder or 'synthetic' (default)")
+    train.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="JSON (or TOML) file of settings: model, dim, dataset and training fields, e.g. "
+        "OUT/best_config.json of `kg tune`; flags given override it",
+    )
+    train.add_argument(
+        "--dataset",
+        action=GivenStore,
+        default="synthetic",
+        help="folder, a registered dataset downloaded on first use (fb15k237, wn18rr, "
+        "codex-s, ...: `graphlib data list`) or 'synthetic' (default)",
+    )
     add_on_unknown_flag(train, checkpoint=False)
+    add_header_flag(train)
     train.add_argument(
         "--model",
+        action=GivenStore,
         default=DEFAULT_MODEL,
         choices=sorted(MODELS),
         help=f"(default {DEFAULT_MODEL}; measured in benchmarks/bench_kg_defaults.py)",
     )
     train.add_argument(
         "--num-people",
+        action=GivenStore,
         type=cli_types.positive_int,
         default=300,
         help="synthetic KG size (300)",
@@ -263,6 +392,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     )
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     train.add_argument("--out", default="kg-run", help="output folder (default kg-run)")
+    add_tracker_flags(train)
     again = train.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue OUT/checkpoint.pt")
     again.add_argument(
@@ -274,8 +404,11 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
 
     ev = sub.add_parser("evaluate", help="filtered rank-based metrics of a checkpoint")
     ev.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
-    ev.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
+    ev.add_argument(
+        "--dataset", help="folder, registered name or synthetic spec (default: the one trained on)"
+    )
     add_on_unknown_flag(ev, checkpoint=True)
+    add_header_flag(ev)
     ev.add_argument("--split", default="test", choices=("train", "valid", "test"))
     ev.add_argument("--rank-type", default="realistic", choices=RANK_TYPES)
     ev.add_argument("--per-relation", action="store_true", help="add one row per relation")
@@ -287,20 +420,62 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         help="score with the model's torch.compile kernel where it has one (RotatE): "
         "seconds of compilation, then several times faster",
     )
+    ev.add_argument("--no-progress", action="store_true", help="no progress bar")
     ev.set_defaults(func=_evaluate)
 
-    pr = sub.add_parser("predict", help="most plausible tails of (head, relation, ?)")
-    pr.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
-    pr.add_argument("--head", required=True, help="head entity label")
-    pr.add_argument("--relation", required=True, help="relation label")
-    pr.add_argument(
-        "--top",
-        type=cli_types.positive_int,
-        default=10,
-        help="how many tails (default 10)",
+    pr = sub.add_parser(
+        "predict",
+        help="most plausible tails of (head, relation, ?) or heads of (?, relation, tail)",
+        description="Known answers (train + valid + test of the checkpoint's dataset) are "
+        "removed unless --unfiltered, as in filtered ranking.",
     )
+    pr.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
+    query = pr.add_mutually_exclusive_group(required=True)
+    query.add_argument("--head", help="head entity label: rank the tails of (HEAD, RELATION, ?)")
+    query.add_argument("--tail", help="tail entity label: rank the heads of (?, RELATION, TAIL)")
+    query.add_argument(
+        "--queries",
+        help="TSV file, one ENTITY<TAB>RELATION query per line (the side comes from --side)",
+    )
+    pr.add_argument("--relation", help="relation label (with --head or --tail)")
+    pr.add_argument(
+        "--side",
+        choices=("tail", "head"),
+        default=None,
+        help="with --queries: rank tails (ENTITY is the head) or heads (default tail)",
+    )
+    for flag, note in (("--top-k", "how many answers per query (default 10)"), ("--top", "")):
+        pr.add_argument(
+            flag,
+            dest="top_k",
+            type=cli_types.positive_int,
+            default=10,
+            help=note or "the older name of --top-k",
+        )
+    pr.add_argument(
+        "--unfiltered",
+        action="store_true",
+        help="keep known answers (raw scores; default: remove them)",
+    )
+    pr.add_argument(
+        "--exclude-self",
+        action="store_true",
+        help="never answer the query's own entity (irreflexive relations, e.g. spouse)",
+    )
+    pr.add_argument(
+        "--dataset", help="folder, registered name or synthetic spec (default: the one trained on)"
+    )
+    add_on_unknown_flag(pr, checkpoint=True)
+    add_header_flag(pr)
+    pr.add_argument("--json", help="also write the predictions to this JSON file")
     pr.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
+    pr.add_argument("--no-progress", action="store_true", help="no progress bar")
     pr.set_defaults(func=_predict)
+
+    if only in (None, "tune"):
+        add_tune_subparser(sub, help_text=_TUNE_HELP)
+    else:
+        sub.add_parser("tune", help=_TUNE_HELP, add_help=False)
 
     if only in (None, "explain"):
         from graphlib_ml.cli.explain import add_explain_subparser

@@ -15,10 +15,12 @@ from __future__ import annotations
 import argparse
 import math
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from graphdata import cli_types
 from graphdata.errors import GraphDataError
+from graphdata.tracking import TRACKERS
 from graphlib_ml.cli._flags import add_config_flags, config_values
 
 __all__ = ["ESTIMATORS", "add_subparser", "parse_genes"]
@@ -84,14 +86,58 @@ def _fit(args: argparse.Namespace) -> int:
     config = CelcomenConfig(**config_values(args, _FIT_FLAGS))
     print(f"spatial fit: estimator={args.estimator} device={device} config={asdict(config)}")
     adata = read_h5ad(args.input)
-    tools.celcomen(
-        adata, spatial_key=args.spatial_key, layer=args.layer, config=config, device=device
-    )
+    if args.tracker is None:
+        tools.celcomen(
+            adata, spatial_key=args.spatial_key, layer=args.layer, config=config, device=device
+        )
+    else:
+        _fit_tracked(args, adata, config, device)
     losses = adata.uns["celcomen"]["losses"]
     print(f"final loss {losses[-1]:.4f} after {len(losses)} epochs")
     write_h5ad(adata, args.out)
     print(f"wrote {args.out}")
     return 0
+
+
+def _tracking_folder(args: argparse.Namespace) -> Path:
+    """``--tracker-dir``, else ``OUT`` without ``.h5ad`` plus ``.tracking`` next to it."""
+    if args.tracker_dir is not None:
+        return Path(args.tracker_dir)
+    out = Path(args.out)
+    return out.with_name(out.stem + ".tracking")
+
+
+def _fit_tracked(args: argparse.Namespace, adata: Any, config: Any, device: Any) -> None:
+    """``spatial.tools.celcomen`` with a tracker handed to ``Celcomen.fit`` (live logging).
+
+    The same three steps: the k-NN graph when ``obsp`` has none, the fit, ``store_fit``.
+    """
+    from graphdata.spatial_anndata import spatial_neighbors_knn
+    from graphdata.tracking import make_tracker
+    from spatial import tools
+    from spatial.celcomen import Celcomen
+
+    folder = _tracking_folder(args)
+    tracker = make_tracker(
+        args.tracker,
+        folder,
+        tracking_uri=args.tracking_uri,
+        run_name="spatial fit",
+        step_key="epoch",
+    )
+    print(f"tracking: {args.tracker} in {args.tracking_uri or folder}")
+    estimator = Celcomen(config)
+    try:
+        if f"{args.spatial_key}_connectivities" not in adata.obsp:
+            spatial_neighbors_knn(
+                adata, config.n_neighbors, spatial_key=args.spatial_key, key_added=args.spatial_key
+            )
+        estimator.fit(
+            adata, spatial_key=args.spatial_key, layer=args.layer, device=device, tracker=tracker
+        )
+    finally:
+        tracker.close()
+    tools.store_fit(adata, estimator, spatial_key=args.spatial_key, layer=args.layer)
 
 
 def _intervene(args: argparse.Namespace) -> int:
@@ -128,6 +174,7 @@ def _intervene(args: argparse.Namespace) -> int:
         horizon=args.horizon,
         layer=args.layer,
         device=device,
+        progress=not args.no_progress,
     )
     print(f"step size used: {adata.uns['celcomen']['perturbation']['step_size']:.4g}")
     size = adata.uns["celcomen"]["perturbation"]["ring_size"]
@@ -178,6 +225,23 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     _FIT_FLAGS.clear()
     _FIT_FLAGS.update(add_config_flags(fit, CelcomenConfig))
     fit.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    fit.add_argument(
+        "--tracker",
+        choices=TRACKERS,
+        default=None,
+        help="also log the loss per epoch: JSON lines, TensorBoard (extra 'tensorboard') or "
+        "MLflow (extra 'mlflow'); default none (the losses are in uns['celcomen'] anyway)",
+    )
+    fit.add_argument(
+        "--tracker-dir",
+        default=None,
+        help="folder of the tracker's files (default: OUT without .h5ad, plus .tracking)",
+    )
+    fit.add_argument(
+        "--tracking-uri",
+        default=None,
+        help="--tracker mlflow: the MLflow tracking URI (default: sqlite in --tracker-dir)",
+    )
     fit.set_defaults(func=_fit)
 
     cf = sub.add_parser("intervene", help="clamp genes in cells and store the effect")
@@ -202,4 +266,5 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     cf.add_argument("--layer", default=None)
     cf.add_argument("--device", default="auto")
+    cf.add_argument("--no-progress", action="store_true", help="no relaxation progress bar")
     cf.set_defaults(func=_intervene)

@@ -13,6 +13,7 @@ from graphdata.kg_stats import kg_statistics
 from graphdata.paths import enumerate_paths
 from graphdata.spatial import knn_graph
 from graphdata.synthetic import family_kg
+from graphlib_ml.outputs import save_figure
 
 __all__ = ["demo_section"]
 
@@ -61,7 +62,7 @@ def demo_section(out_dir: Path, *, seed: int = 0, device: torch.device | str = "
         ax.plot(*xy[[a, b]].t(), color="0.7", lw=0.5, zorder=1)
     ax.scatter(xy[:, 0], xy[:, 1], s=8, zorder=2)
     ax.set(title="kNN graph (k = 6) on 300 random points", aspect="equal", xticks=[], yticks=[])
-    fig.savefig(out_dir / "data_knn_graph.png", dpi=120, bbox_inches="tight")
+    save_figure(fig, out_dir / "data_knn_graph.png")
 
     lines = [
         "## Data layer (graphdata)",

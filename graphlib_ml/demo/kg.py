@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from graphdata.atomic import atomic_path
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
-from kg.predict import predict_tails
+from kg.prediction import predict
 from kg.training import Trainer, TrainingConfig, build_model
 
 __all__ = ["demo_section"]
@@ -105,14 +105,20 @@ def _markdown(dataset: KGDataset, results: dict, device: torch.device, epochs: i
     trainer = results[MODELS[0]][0]
     head, rel, tail = dataset.test.mapped_triples[0].tolist()
     entity_labels = dataset.entities.labels
-    ranked = predict_tails(
+    # Filtered as `graphlib kg predict` is, but against train + valid only, so the held-out
+    # test answer can show up; and without the query person: no relation of the family world
+    # is reflexive (nobody is their own spouse or cousin), which the triples cannot say.
+    found = predict(
         trainer.model_,
-        entity_labels[head],
-        labels[rel],
+        [(entity_labels[head], labels[rel])],
+        known=[dataset.train, dataset.valid],
+        top_k=3,
+        exclude_self=True,
+        reciprocal=trainer.config.reciprocal,
         entity_labels=entity_labels,
         relation_labels=labels,
-        top_k=3,
     )
+    ranked = found.to_list()[0]
     truth = entity_labels[tail]
     shown = ", ".join(
         f"`{label}` ({score:.2f}){' ← held-out answer' if label == truth else ''}"
@@ -120,8 +126,10 @@ def _markdown(dataset: KGDataset, results: dict, device: torch.device, epochs: i
     )
     lines += [
         "",
-        f"`graphlib kg predict` for the test query ({entity_labels[head]}, {labels[rel]}, ?) "
-        f"with {MODELS[0]}: {shown}.",
+        f"`graphlib kg predict --exclude-self` for the test query ({entity_labels[head]}, "
+        f"{labels[rel]}, ?) with {MODELS[0]} (filtered: "
+        f"{int(found.num_removed[0]) - 1} known train/valid answer(s) removed, and the person "
+        f"itself): {shown}.",
         "",
         f"![Training loss and validation MRR per epoch]({FIGURE})",
         "",

@@ -16,6 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from scipy.stats import spearmanr
 
+from graphlib_ml.outputs import save_figure
 from spatial import plot, tools
 from spatial.celcomen import Celcomen, CelcomenConfig
 from spatial.counterfactual import ring_index
@@ -37,10 +38,6 @@ def _figure(nrows: int, ncols: int, figsize: tuple[float, float]) -> tuple[Figur
     fig = Figure(figsize=figsize, layout="constrained")
     FigureCanvasAgg(fig)
     return fig, fig.subplots(nrows, ncols, squeeze=False)
-
-
-def _save(fig: Figure, path: Path) -> None:
-    fig.savefig(path, dpi=110, bbox_inches="tight")
 
 
 def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
@@ -76,11 +73,11 @@ def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
     for row, which in enumerate(("intra", "inter")):
         plot.interaction_heatmap(adata, which, key="true", ax=axes[row, 0], title=f"true W_{which}")
         plot.interaction_heatmap(adata, which, ax=axes[row, 1], title=f"fitted W_{which}")
-    _save(fig, out_dir / "spatial_matrices.png")
+    save_figure(fig, out_dir / "spatial_matrices.png")
     fig, (axes,) = _figure(1, 2, (8, 3.5))
     plot.recovery_scatter(adata, "intra", ax=axes[0])
     plot.recovery_scatter(adata, "inter", ax=axes[1])
-    _save(fig, out_dir / "spatial_recovery.png")
+    save_figure(fig, out_dir / "spatial_recovery.png")
 
     # Knock out one gene in the centre cell and its graph neighbours (a small lesion).
     centre = int(torch.argmin((tissue.coords - tissue.coords.mean(0)).norm(dim=1)))
@@ -106,7 +103,7 @@ def demo_section(out_dir: Path, *, seed: int, device: torch.device) -> str:
     axes[2].set_xlabel("delta under the true matrices")
     axes[2].set_ylabel("delta under the fitted matrices")
     axes[2].set_title(f"knock-out effect, Pearson {pearson:.2f}")
-    _save(fig, out_dir / "spatial_knockout.png")
+    save_figure(fig, out_dir / "spatial_knockout.png")
 
     rows = "\n".join(f"| {name} | {a:.2f} | {b:.2f} |" for name, (a, b) in scores.items())
     return f"""## Spatial: Celcomen on a simulated tissue

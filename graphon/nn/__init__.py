@@ -7,17 +7,17 @@ from graphdata._lazy import lazy_exports
 if TYPE_CHECKING:
     from graphon.nn.basis import BasisElement, apply_basis, basis_size, equivariant_basis
     from graphon.nn.bernoulli import bernoulli_lift
-    from graphon.nn.inputs import dense_input
-    from graphon.nn.layers import EquivariantLinear
-    from graphon.nn.models import IGN, IWN, MODELS
-    from graphon.nn.mpnn import MPNN, MeanAggregationConv
-    from graphon.nn.size_generalization import (
+    from graphon.nn.generalization import (
         SizeGeneralizationConfig,
         SizeGeneralizationResult,
         full_random_graphs,
         signal_triangle_density,
         size_generalization,
     )
+    from graphon.nn.inputs import dense_input
+    from graphon.nn.layers import EquivariantLinear
+    from graphon.nn.models import IGN, IWN, MODELS
+    from graphon.nn.mpnn import MPNN, MeanAggregationConv
     from graphon.nn.transfer import (
         ConvergenceConfig,
         ConvergenceCurve,
@@ -59,7 +59,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "graphon.nn.layers": ("EquivariantLinear",),
     "graphon.nn.models": ("IGN", "IWN", "MODELS"),
     "graphon.nn.mpnn": ("MPNN", "MeanAggregationConv"),
-    "graphon.nn.size_generalization": (
+    "graphon.nn.generalization": (
         "SizeGeneralizationConfig",
         "SizeGeneralizationResult",
         "full_random_graphs",

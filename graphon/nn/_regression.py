@@ -19,12 +19,12 @@ if TYPE_CHECKING:
     from graphon.nn.models import IGN, IWN
     from graphon.nn.mpnn import MPNN
 
-#: The node regressors :func:`graphon.nn.size_generalization.build_regressor` builds.
+#: The node regressors :func:`graphon.nn.generalization.build_regressor` builds.
 NodeRegressor: TypeAlias = "IWN | IGN | MPNN"
 
 __all__: list[str] = []
 
-#: Learning-rate schedules of :func:`graphon.nn.size_generalization.train_regressor`.
+#: Learning-rate schedules of :func:`graphon.nn.generalization.train_regressor`.
 LR_SCHEDULES = ("constant", "cosine", "plateau")
 
 

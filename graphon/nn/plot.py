@@ -1,7 +1,8 @@
 """Plots of the transfer experiments; each draws one thing and returns the Axes.
 
 New figures are :class:`matplotlib.figure.Figure` objects on the Agg canvas (no pyplot state);
-save them with ``ax.figure.savefig(path)``.
+save them with ``ax.figure.savefig(path)``. Log axes use :func:`graphon.plot.log_axis`: the
+sizes label the x axis, thinned where they would collide; y labels never collide.
 """
 
 from __future__ import annotations
@@ -12,16 +13,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from graphdata.errors import GraphDataError
-from graphon.nn.size_generalization import SizeGeneralizationResult
+from graphon.nn.generalization import SizeGeneralizationResult
 from graphon.nn.transfer import ConvergenceCurve, ConvergenceResult
+from graphon.plot import log_axis
 
 __all__ = ["plot_convergence", "plot_bernoulli_lift", "plot_size_generalization"]
-
-
-def _size_ticks(ax: Axes, sizes: list[int]) -> None:
-    """Label the log x axis with the sizes themselves (no overlapping minor labels)."""
-    ax.set_xticks(sizes, labels=[str(n) for n in sizes])
-    ax.minorticks_off()
 
 
 def _axes(ax: Axes | None, size: tuple[float, float] = (5.0, 3.6)) -> Axes:
@@ -62,9 +58,9 @@ def plot_convergence(
         if normalize:
             values = values / values[0].clamp_min(torch.finfo(values.dtype).tiny)
         ax.plot(curve.sizes, values.tolist(), marker="o", label=name.upper())
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    _size_ticks(ax, list(next(iter(result.curves.values())).sizes) if result.curves else [])
+    sizes = sorted({n for curve in result.curves.values() for n in curve.sizes})
+    log_axis(ax, "x", ticks=sizes)  # the sizes themselves, thinned where labels would collide
+    log_axis(ax, "y")
     label = "MAE to N(W)" if metric == "mae" else "spread q.9 - q.1"
     ax.set(
         xlabel="n (nodes)",
@@ -96,8 +92,7 @@ def plot_bernoulli_lift(curve: ConvergenceCurve, ax: Axes | None = None) -> Axes
     ax.fill_between(curve.sizes, low, high, alpha=0.25, label="q.1 - q.9")
     ax.axhline(curve.lift, color="black", linestyle="--", label="Bernoulli lift")
     ax.axhline(curve.limit, color="tab:red", linestyle=":", label="N(W) (weighted graph)")
-    ax.set_xscale("log")
-    _size_ticks(ax, curve.sizes)
+    log_axis(ax, "x", ticks=curve.sizes)
     ax.set(xlabel="n (nodes)", ylabel="output", title=f"{curve.model.upper()} plateau")
     ax.legend()
     return ax
@@ -109,7 +104,7 @@ def plot_size_generalization(result: SizeGeneralizationResult, ax: Axes | None =
     Levin et al. (NeurIPS 2025), size-generalisation figure.
 
     Args:
-        result: A :func:`~graphon.nn.size_generalization.size_generalization` result.
+        result: A :func:`~graphon.nn.generalization.size_generalization` result.
         ax: Axes to draw on. Default: a new figure.
 
     Returns:
@@ -127,9 +122,8 @@ def plot_size_generalization(result: SizeGeneralizationResult, ax: Axes | None =
             alpha=0.2,
             color=line.get_color(),
         )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    _size_ticks(ax, sizes)
+    log_axis(ax, "x", ticks=sizes)
+    log_axis(ax, "y")
     ax.set(
         xlabel="test graph size n",
         ylabel="test MSE (median over seeds)",

@@ -129,7 +129,11 @@ class KGExplainer:
         self.config = config if config is not None else ExplainerConfig()
 
     def fit(
-        self, graph: TripleSet | KGDataset, *, evaluator: DistilledEvaluator | None = None
+        self,
+        graph: TripleSet | KGDataset,
+        *,
+        evaluator: DistilledEvaluator | None = None,
+        progress: bool = True,
     ) -> KGExplainer:
         """Take the graph; in evaluator mode, check ``evaluator`` or distil a new one.
 
@@ -140,6 +144,8 @@ class KGExplainer:
                 model on this graph, with this config's ``hops``. Default ``None``: distil one
                 with ``config.evaluator``, whose ``hops`` and ``max_length`` must equal this
                 config's (they used to be overridden silently; issue #16).
+            progress: Show the distillation's tqdm bar when stderr is a terminal; False: never.
+                Default True.
 
         Returns:
             ``self``.
@@ -177,7 +183,7 @@ class KGExplainer:
         if cfg.mode == "evaluator" or evaluator is not None:
             if evaluator is None:
                 _check_evaluator_config(cfg)
-                evaluator = DistilledEvaluator(cfg.evaluator).fit(model, graph)
+                evaluator = DistilledEvaluator(cfg.evaluator).fit(model, graph, progress=progress)
             else:
                 evaluator.check_compatible(model, graph)
                 if evaluator.config.hops != cfg.hops:
@@ -325,6 +331,32 @@ class KGExplainer:
             raise GraphDataError(f"mode: expected one of {MODES}, got {mode!r}")
         local = self.local_structure(triple)
         return SEARCHES[cfg.strategy](self, local, self.scorer(local, mode=mode), mode, start)
+
+    def explain_all(
+        self,
+        triples: Sequence[Sequence[str] | Sequence[int]],
+        *,
+        mode: str | None = None,
+        progress: bool = True,
+    ) -> list[PathExplanation]:
+        """Explain several triples with :meth:`explain`, in order, with a progress bar.
+
+        Each explanation takes seconds (the evaluator) to minutes (``mode="retrain"``), so a
+        list of targets shows a tqdm bar when stderr is a terminal; never in a pipe or a log.
+
+        Args:
+            triples: ``(head, relation, tail)`` labels or ids, one per target.
+            mode: As for :meth:`explain`; default ``None``, the config's.
+            progress: Show the bar (on a terminal only); False: never. Default True.
+
+        Returns:
+            One :class:`PathExplanation` per triple, in the same order.
+        """
+        from tqdm.auto import tqdm
+
+        self._check_fitted()
+        bar = tqdm(triples, desc="explain", unit="triple", disable=None if progress else True)
+        return [self.explain(triple, mode=mode) for triple in bar]
 
     def explain_baseline(
         self, triple: Sequence[str] | Sequence[int], baseline: str, *, seed: int | None = None

@@ -31,6 +31,7 @@ from graphdata.typing import LabeledTriple, PathLike
 
 if TYPE_CHECKING:
     import networkx as nx
+    from matplotlib.figure import Figure
     from torch_geometric.explain import Explanation
 
 __all__ = ["ExplainedPath", "PathExplanation"]
@@ -210,8 +211,27 @@ class PathExplanation:
 
         return to_networkx(self)
 
+    def figure(self, *, context: bool = True) -> Figure:
+        """The explanation subgraph drawn on a bare matplotlib ``Figure`` (Agg canvas).
+
+        The target is a dashed crimson arrow; each path has its own colour and a legend entry
+        with its text; edges between the same two nodes are bent apart (so a length-1 path
+        beside the target is a visible arc); relation labels sit at their edge's midpoint in a
+        box and are moved apart where they would overlap. No pyplot state is touched.
+
+        Args:
+            context: Also draw the other local triples between drawn nodes, in grey. Default
+                True.
+
+        Returns:
+            The figure, ready for ``savefig``.
+        """
+        from kg.explain._render import figure
+
+        return figure(self, context=context)
+
     def plot(self, path: PathLike, *, context: bool = True) -> Path:
-        """Draw the explanation subgraph with relation labels to a PNG (matplotlib Agg).
+        """Draw :meth:`figure` (the explanation subgraph, with a legend) to a PNG, atomically.
 
         Args:
             path: The PNG file to write.
@@ -229,12 +249,16 @@ class PathExplanation:
 
         Nodes are :attr:`local_entities` (head 0, tail 1), edges :attr:`local_triples`;
         ``edge_type`` indexes ``relation_labels``, ``edge_label_index`` is the target pair
-        ``[[0], [1]]``, so ``get_explanation_subgraph()`` returns exactly the chosen triples.
+        ``[[0], [1]]``, so ``get_explanation_subgraph()`` returns exactly the chosen triples and
+        ``get_complement_subgraph()`` the others. There is no ``node_mask``: every local entity
+        stays. The object declares its per-edge keys (``edge_index``, ``edge_type``,
+        ``edge_mask``) instead of letting PyG guess them by size, which on a local graph of one
+        or two triples took the target pair or the entity labels for edge attributes.
 
         Returns:
-            A ``torch_geometric.explain.Explanation``.
+            A ``torch_geometric.explain.Explanation`` (a subclass fixing those keys).
         """
-        from torch_geometric.explain import Explanation
+        from kg.explain._pyg import PathPygExplanation
 
         index = {entity: i for i, entity in enumerate(self.local_entities)}
         relations = sorted({r for _, r, _ in self.local_triples} | {self.target[1]})
@@ -244,7 +268,7 @@ class PathExplanation:
         edge_index = torch.tensor(
             [[index[h] for h, _, _ in triples], [index[t] for _, _, t in triples]], dtype=torch.long
         ).view(2, -1)
-        return Explanation(
+        return PathPygExplanation(
             edge_index=edge_index,
             edge_type=torch.tensor([rel_index[r] for _, r, _ in triples], dtype=torch.long),
             edge_mask=torch.tensor([float(t in chosen) for t in triples]),

@@ -1,4 +1,4 @@
-r"""Fidelity, characterization and sparsity of explanations (REFERENCES A.6 definitions).
+r"""Fidelity, characterization and sparsity of explanations of link predictions.
 
 With :math:`G` the local graph, :math:`S` the explanation and :math:`G \setminus S` its
 complement, over :math:`N` explained targets:

@@ -7,8 +7,8 @@ import torch
 from graphdata.errors import GraphDataError
 from graphlib_ml.cli.iwn import add_transfer_subparser
 from graphlib_ml.demo.iwn import demo_section
+from graphon.nn.generalization import SizeGeneralizationConfig, SizeGeneralizationResult
 from graphon.nn.plot import plot_bernoulli_lift, plot_convergence, plot_size_generalization
-from graphon.nn.size_generalization import SizeGeneralizationConfig, SizeGeneralizationResult
 from graphon.nn.transfer import ConvergenceConfig, ConvergenceCurve, ConvergenceResult
 
 

@@ -213,7 +213,7 @@ def test_graphon_transfer_reaches_every_field_of_both_experiment_configs():
     import torch
 
     from graphlib_ml.cli import iwn
-    from graphon.nn.size_generalization import SizeGeneralizationConfig
+    from graphon.nn.generalization import SizeGeneralizationConfig
     from graphon.nn.transfer import ConvergenceConfig
 
     transfer = _leaf("graphon", "transfer")

@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from graphdata.errors import GraphDataError
 from graphon.cut import cut_norm
-from graphon.cut_distance import cut_distance
+from graphon.distance import cut_distance
 from graphon.families import erdos_renyi, sbm
 from graphon.graphons import StepGraphon
 from graphon.sampling import sample_graphs

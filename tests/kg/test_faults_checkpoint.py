@@ -31,7 +31,7 @@ from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.evaluator.io import load_evaluator, save_evaluator
 from kg.explain.evaluator.training import build_network
 from kg.models import MODELS
-from kg.predict import load_model, predict_tails
+from kg.prediction import load_model, predict_tails
 from kg.training import Trainer, TrainingConfig, build_model
 
 E, R, DIM = 20, 3, 16
@@ -159,7 +159,7 @@ def test_a_folder_at_the_checkpoint_path_is_named(tmp_path):
 
 @pytest.fixture
 def constructions(monkeypatch):
-    """Record the default device of every DistMult construction in kg.predict.load_model."""
+    """Record the default device of every DistMult construction in kg.prediction.load_model."""
     devices: list[str] = []
 
     class Spy(DistMult):

@@ -4,7 +4,7 @@ import torch
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphdata.triples import KGDataset
 from kg.distmult import DistMult
-from kg.predict import load_model, predict_tails
+from kg.prediction import load_model, predict_tails
 from kg.training import TrainingConfig, train
 
 ENTITIES = ["ann", "bob", "cy", "dee"]

@@ -90,13 +90,17 @@ class DistilledEvaluator:
 
     # ---- fitting -------------------------------------------------------------------------
 
-    def fit(self, teacher: KGEModel, graph: TripleSet) -> DistilledEvaluator:
+    def fit(
+        self, teacher: KGEModel, graph: TripleSet, *, progress: bool = True
+    ) -> DistilledEvaluator:
         """Distil ``teacher`` on the enclosing subgraphs of ``graph``'s triples.
 
         Args:
             teacher: The trained KGE (not modified). Its relations may count the graph's once
                 or twice (reciprocal training).
             graph: The training graph (the triples the explainer will perturb).
+            progress: Show a tqdm bar over the distillation steps when stderr is a terminal;
+                False: never. Default True.
 
         Returns:
             ``self``.
@@ -111,7 +115,9 @@ class DistilledEvaluator:
         check_teacher(teacher, graph)
         generator = torch.Generator().manual_seed(cfg.seed)
         sample = draw_sample(teacher, graph, cfg, generator)
-        network, self.history_ = train_member(cfg, graph.num_relations, sample, cfg.seed, generator)
+        network, self.history_ = train_member(
+            cfg, graph.num_relations, sample, cfg.seed, generator, progress=progress
+        )
         self.score_mean_, self.score_std_ = sample.score_mean, sample.score_std
         self.representation_scale_ = sample.representation_scale
         self.network_: SubgraphGNN = network

@@ -145,19 +145,27 @@ def train_network(
     count: int,
     q: int,
     generator: torch.Generator,
+    *,
+    progress: bool = True,
 ) -> list[dict[str, float]]:
     """Minimise the distillation loss (module docstring) over ``cfg.steps`` mini-batches.
 
     Graph ``g < count`` of ``bank`` is the ``g``-th positive, graph ``count + g Q + q`` its
     ``q``-th negative; ``z`` and ``rho`` hold their standardised teacher scores and
-    representations. Returns the loss history, every 50 steps and at the end.
+    representations. Returns the loss history, every 50 steps and at the end. With
+    ``progress`` (the default) a tqdm bar with the running loss is shown when stderr is a
+    terminal (distillation takes minutes on UMLS-sized graphs); never in a pipe or a log file.
     """
+    from tqdm.auto import tqdm
+
     cfg = config
     device = z.device
     optimizer = torch.optim.Adam(network.parameters(), lr=LR)
     network.train()
     history = []
-    for step in range(1, cfg.steps + 1):
+    # disable=None: tqdm shows the bar only on a terminal.
+    bar = tqdm(range(1, cfg.steps + 1), desc="distil evaluator", disable=None if progress else True)
+    for step in bar:
         index = torch.randint(count, (min(cfg.batch_size, count),), generator=generator)
         index = index.to(device)
         b = index.numel()
@@ -183,6 +191,8 @@ def train_network(
         optimizer.step()
         if step % 50 == 0 or step == cfg.steps:
             history.append({"step": step, "loss": loss.item(), "rank_loss": rank.item()})
+            bar.set_postfix(loss=f"{history[-1]['loss']:.4f}", refresh=False)
+    bar.close()
     return history
 
 
@@ -261,8 +271,13 @@ def train_member(
     sample: Sample,
     seed: int,
     stream: torch.Generator,
+    *,
+    progress: bool = True,
 ) -> tuple[SubgraphGNN, list[dict[str, float]]]:
-    """Initialise a network with ``seed`` and distil it on ``sample`` (mini-batches ``stream``)."""
+    """Initialise a network with ``seed`` and distil it on ``sample`` (mini-batches ``stream``).
+
+    ``progress``: :func:`train_network`'s bar (terminal only; False: never).
+    """
     device = sample.z.device
     with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
         torch.manual_seed(seed)  # initialisation and dropout
@@ -277,5 +292,6 @@ def train_member(
             sample.count,
             NUM_NEGATIVES,
             stream,
+            progress=progress,
         )
     return network.eval(), history

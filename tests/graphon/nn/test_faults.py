@@ -28,7 +28,7 @@ from graphon.nn import (
     randomize_parameters,
     untrained_convergence,
 )
-from graphon.nn.size_generalization import build_regressor, train_regressor
+from graphon.nn.generalization import build_regressor, train_regressor
 
 NON_FINITE = [math.nan, math.inf, -math.inf]
 MODELS = {

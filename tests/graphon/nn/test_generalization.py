@@ -4,7 +4,7 @@ import torch
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphon.homomorphism import rooted_hom_density
 from graphon.nn._regression import Standardized, cosine_lr, node_mse
-from graphon.nn.size_generalization import (
+from graphon.nn.generalization import (
     SizeGeneralizationConfig,
     build_regressor,
     full_random_graphs,
