@@ -4,8 +4,9 @@ Levin, Díaz, Ma, Villar, "On Transferring Transferability: Towards a Theory for
 Generalization", NeurIPS 2025: regress the node-rooted signal-weighted triangle density
 y_i = (1/n^2) sum_{j,k} A_ij A_jk A_ki x_i x_j x_k on full_random graphs. A size-transferable
 model's test error falls as n grows. The default run takes several minutes on a CPU (6.5 CPU
-minutes measured on a 2-core machine); ``--quick`` a few seconds; ``--full`` is the paper's setting (5,000 training graphs, 500 epochs, 1,000 test
-graphs per size: hours). Writes the figure ``iwn_transfer.png`` into ``--out``.
+minutes measured on a 2-core machine); ``--quick`` a few seconds; ``--full`` is the paper's
+setting (5,000 training graphs, 500 epochs, 1,000 test graphs per size: hours). Writes the
+figure ``iwn_transfer.png`` into ``--out``.
 
 Run: ``python examples/iwn_transfer.py [--models iwn,mpnn] [--epochs 20] [--device auto]``.
 """

@@ -302,8 +302,25 @@ def figure(explanation: Drawable, *, context: bool) -> Figure:
         frameon=False,
     )
     fig.tight_layout()
+    _fit_height(fig)
     _separate_labels(fig, ax, labels)
     return fig
+
+
+def _fit_height(fig: Figure) -> None:
+    """Make the figure taller until the title and the legend below the axes lie inside it.
+
+    With equal aspect the axes cannot shrink in height alone, so ``tight_layout`` can leave the
+    title and the legend's last row outside the figure (cut off by a plain ``savefig``).
+    """
+    for _ in range(3):
+        renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+        box = fig.get_tightbbox(renderer)  # inches
+        overflow = max(0.0, -box.y0) + max(0.0, box.y1 - fig.get_figheight())
+        if overflow <= 0.01:
+            return
+        fig.set_size_inches(fig.get_figwidth(), fig.get_figheight() + overflow + 0.1)
+        fig.tight_layout()
 
 
 def _path_text(path: _Path) -> str:

@@ -104,3 +104,13 @@ def test_crowded_labels_are_moved_apart():
         offsets = _offsets(arrow)
         apexes.add(round(float(offsets[np.abs(offsets).argmax()]), 1))
     assert len(apexes) == 7
+
+
+@pytest.mark.parametrize("case", [one_triple, many_triples])
+def test_title_and_legend_fit_inside_the_figure(case):
+    # A plain savefig (no bbox_inches="tight") must not cut off the title or the legend.
+    fig = case().figure()
+    fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    assert box.y0 >= -0.01 and box.y1 <= fig.get_figheight() + 0.01
+    assert box.x0 >= -0.01 and box.x1 <= fig.get_figwidth() + 0.01
