@@ -32,6 +32,7 @@ The optional packages are imported only when their tracker is built; a missing o
 
 from __future__ import annotations
 
+import abc
 import importlib
 import json
 import math
@@ -75,11 +76,12 @@ class Tracker(Protocol):
         """Flush and release the sink; further calls are not allowed."""
 
 
-class _Closing:
+class _Closing(abc.ABC):
     """``with tracker: ...`` closes the tracker at the end."""
 
+    @abc.abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Flush and release the sink (each tracker says how)."""
 
     def __enter__(self) -> _Closing:
         return self

@@ -294,7 +294,7 @@ class _Reporter:
         self.pruned = pruned
 
     def log_params(self, params: Mapping[str, Any]) -> None:
-        pass  # the trial's parameters are in the study already
+        """Nothing to log: the trial's parameters are in the study already."""
 
     def log_metrics(self, metrics: Mapping[str, float], step: int) -> None:
         if "valid_mrr" not in metrics:
@@ -305,7 +305,7 @@ class _Reporter:
             raise self.pruned(f"validation MRR {metrics['valid_mrr']:.4f} at epoch {step}")
 
     def close(self) -> None:
-        pass
+        """Nothing to release: the trial belongs to the study."""
 
 
 def tune(

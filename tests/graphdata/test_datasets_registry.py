@@ -75,7 +75,7 @@ class FileServer:
                     self.close_connection = True
 
             def log_message(self, *args: object) -> None:
-                pass
+                """Keep the test output free of the server's request log."""
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
