@@ -29,6 +29,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.filter_index",
         "graphdata.kg_stats",
         "graphdata.synthetic",
+        "graphdata.rules",
         "graphdata.subgraph",
         "graphdata.paths",
         "graphdata.dense",

@@ -26,6 +26,24 @@ if TYPE_CHECKING:
     from graphdata.filter_index import FilterIndex
     from graphdata.kg_stats import KGStatistics, RelationStatistics, describe, kg_statistics
     from graphdata.paths import Paths, Step, enumerate_paths, enumerate_paths_batch
+    from graphdata.rules import (
+        Atom,
+        ExplanationScore,
+        Inequality,
+        LengthSummary,
+        Rule,
+        RuleGraph,
+        RuleSyntaxError,
+        TargetScores,
+        Term,
+        derived,
+        explanation_scores,
+        groundings,
+        parse_rule,
+        parse_rules,
+        read_rules,
+        score_targets,
+    )
     from graphdata.spatial import knn_graph, radius_graph
     from graphdata.spatial_anndata import (
         spatial_graph,
@@ -77,6 +95,23 @@ __all__ = [
     "Explanation",
     "FAMILY_RULES",
     "apply_rules",
+    # Horn rules of any body shape: parsing, groundings by joins, explanation ground truth
+    "Rule",
+    "Atom",
+    "Term",
+    "Inequality",
+    "RuleSyntaxError",
+    "parse_rule",
+    "parse_rules",
+    "read_rules",
+    "RuleGraph",
+    "groundings",
+    "derived",
+    "explanation_scores",
+    "score_targets",
+    "ExplanationScore",
+    "TargetScores",
+    "LengthSummary",
     # subgraphs and paths
     "EnclosingSubgraph",
     "EnclosingSubgraphBatch",
@@ -129,6 +164,24 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "graphdata.filter_index": ("FilterIndex",),
     "graphdata.kg_stats": ("KGStatistics", "RelationStatistics", "describe", "kg_statistics"),
     "graphdata.paths": ("Paths", "Step", "enumerate_paths", "enumerate_paths_batch"),
+    "graphdata.rules": (
+        "Atom",
+        "ExplanationScore",
+        "Inequality",
+        "LengthSummary",
+        "Rule",
+        "RuleGraph",
+        "RuleSyntaxError",
+        "TargetScores",
+        "Term",
+        "derived",
+        "explanation_scores",
+        "groundings",
+        "parse_rule",
+        "parse_rules",
+        "read_rules",
+        "score_targets",
+    ),
     "graphdata.spatial": ("knn_graph", "radius_graph"),
     "graphdata.spatial_anndata": (
         "spatial_graph",
