@@ -86,12 +86,31 @@ def _fit(args: argparse.Namespace) -> int:
     config = CelcomenConfig(**config_values(args, _FIT_FLAGS))
     print(f"spatial fit: estimator={args.estimator} device={device} config={asdict(config)}")
     adata = read_h5ad(args.input)
-    if args.tracker is None:
-        tools.celcomen(
-            adata, spatial_key=args.spatial_key, layer=args.layer, config=config, device=device
+    tracker = None
+    if args.tracker is not None:
+        from graphdata.tracking import make_tracker
+
+        folder = _tracking_folder(args)
+        tracker = make_tracker(
+            args.tracker,
+            folder,
+            tracking_uri=args.tracking_uri,
+            run_name="spatial fit",
+            step_key="epoch",
         )
-    else:
-        _fit_tracked(args, adata, config, device)
+        print(f"tracking: {args.tracker} in {args.tracking_uri or folder}")
+    try:
+        tools.celcomen(
+            adata,
+            spatial_key=args.spatial_key,
+            layer=args.layer,
+            config=config,
+            device=device,
+            tracker=tracker,
+        )
+    finally:
+        if tracker is not None:
+            tracker.close()
     losses = adata.uns["celcomen"]["losses"]
     print(f"final loss {losses[-1]:.4f} after {len(losses)} epochs")
     write_h5ad(adata, args.out)
@@ -105,39 +124,6 @@ def _tracking_folder(args: argparse.Namespace) -> Path:
         return Path(args.tracker_dir)
     out = Path(args.out)
     return out.with_name(out.stem + ".tracking")
-
-
-def _fit_tracked(args: argparse.Namespace, adata: Any, config: Any, device: Any) -> None:
-    """``spatial.tools.celcomen`` with a tracker handed to ``Celcomen.fit`` (live logging).
-
-    The same three steps: the k-NN graph when ``obsp`` has none, the fit, ``store_fit``.
-    """
-    from graphdata.spatial_anndata import spatial_neighbors_knn
-    from graphdata.tracking import make_tracker
-    from spatial import tools
-    from spatial.celcomen import Celcomen
-
-    folder = _tracking_folder(args)
-    tracker = make_tracker(
-        args.tracker,
-        folder,
-        tracking_uri=args.tracking_uri,
-        run_name="spatial fit",
-        step_key="epoch",
-    )
-    print(f"tracking: {args.tracker} in {args.tracking_uri or folder}")
-    estimator = Celcomen(config)
-    try:
-        if f"{args.spatial_key}_connectivities" not in adata.obsp:
-            spatial_neighbors_knn(
-                adata, config.n_neighbors, spatial_key=args.spatial_key, key_added=args.spatial_key
-            )
-        estimator.fit(
-            adata, spatial_key=args.spatial_key, layer=args.layer, device=device, tracker=tracker
-        )
-    finally:
-        tracker.close()
-    tools.store_fit(adata, estimator, spatial_key=args.spatial_key, layer=args.layer)
 
 
 def _intervene(args: argparse.Namespace) -> int:

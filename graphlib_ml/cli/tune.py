@@ -23,6 +23,7 @@ This module imports neither torch nor Optuna at import time: ``graphlib --help``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,6 +201,7 @@ def _tune(args: argparse.Namespace) -> int:
     from graphdata.run_folder import check_output_folder, run_lock
     from graphdata.tracking import make_tracker
     from graphlib_ml.cli._datasets import dropped_triples_as_lines
+    from graphlib_ml.cli._flags import config_values
     from kg.datasets import load_dataset
     from kg.tune import SEARCH_SPACES, tune
 
@@ -214,11 +216,7 @@ def _tune(args: argparse.Namespace) -> int:
                 on_unknown=args.on_unknown,
                 header=args.header,
             )
-        overrides = {
-            k: getattr(args, k)
-            for k in ("epochs", "eval_every", "patience")
-            if getattr(args, k) is not None
-        }
+        overrides = config_values(args, _FIXED_FLAGS)
         print(f"dataset: {dataset}")
         print(f"kg tune: model={args.model} trials={args.trials} seed={args.seed} out={out}")
         print(f"search space: {SEARCH_SPACES[args.model]}")
@@ -256,6 +254,13 @@ def _tune(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The TrainingConfig fields ``kg tune`` fixes for every trial from the command line (the search
+#: space sets the others).
+FIXED_FIELDS = ("epochs", "eval_every", "patience")
+#: argparse dest -> field of the generated :data:`FIXED_FIELDS` flags (filled when built).
+_FIXED_FLAGS: dict[str, str] = {}
+
+
 def add_tune_subparser(sub: argparse._SubParsersAction, *, help_text: str) -> None:
     """Build ``graphlib kg tune`` in ``graphlib kg``'s subparsers.
 
@@ -271,6 +276,8 @@ def add_tune_subparser(sub: argparse._SubParsersAction, *, help_text: str) -> No
         ('distmult', 3, 'kg-tune', 'jsonl')
     """
     from graphlib_ml.cli._datasets import add_header_flag, add_on_unknown_flag
+    from graphlib_ml.cli._flags import add_config_flags
+    from kg.config import TrainingConfig
     from kg.models import DEFAULT_MODEL, MODELS
 
     tune = sub.add_parser(
@@ -279,7 +286,11 @@ def add_tune_subparser(sub: argparse._SubParsersAction, *, help_text: str) -> No
         description="Optuna search (TPE sampler, median pruning on validation MRR) over the "
         "model's search space (kg.tune.SEARCH_SPACES); OUT/study.db resumes a killed study.",
     )
-    tune.add_argument("--dataset", default="synthetic", help="folder or 'synthetic' (default)")
+    tune.add_argument(
+        "--dataset",
+        default="synthetic",
+        help="folder, a registered name (graphlib data list) or 'synthetic' (default)",
+    )
     add_on_unknown_flag(tune, checkpoint=False)
     add_header_flag(tune)
     tune.add_argument(
@@ -303,23 +314,13 @@ def add_tune_subparser(sub: argparse._SubParsersAction, *, help_text: str) -> No
     tune.add_argument(
         "--seed", type=cli_types.seed, default=0, help="sampler and training seed (0)"
     )
-    tune.add_argument(
-        "--epochs",
-        type=cli_types.positive_int,
-        default=None,
-        help="epochs per trial at most (default: the model's tuned value)",
-    )
-    tune.add_argument(
-        "--eval-every",
-        type=cli_types.positive_int,
-        default=None,
-        help="epochs between validations, the pruning steps (default: TrainingConfig's 2)",
-    )
-    tune.add_argument(
-        "--patience",
-        type=cli_types.positive_int,
-        default=None,
-        help="validations without improvement before a trial stops (default 10)",
+    # The fields every trial shares, flags generated from TrainingConfig as `kg train` does.
+    fixed = [f.name for f in dataclasses.fields(TrainingConfig) if f.name not in FIXED_FIELDS]
+    _FIXED_FLAGS.clear()
+    _FIXED_FLAGS.update(
+        add_config_flags(
+            tune, TrainingConfig, exclude=fixed, default_notes={"epochs": "model's tuned value"}
+        )
     )
     tune.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     tune.add_argument("--out", default="kg-tune", help="output folder (default kg-tune)")

@@ -61,7 +61,21 @@ def _lines(path):
 
 
 def test_the_three_trackers_satisfy_the_protocol(tmp_path):
+    from graphdata.tracking import MlflowTracker, TensorBoardTracker
+
     assert isinstance(make_tracker("jsonl", tmp_path), Tracker)
+    # Classes, so that the optional packages need not be installed.
+    for cls in (JsonlTracker, TensorBoardTracker, MlflowTracker):
+        assert issubclass(cls, Tracker), cls
+
+    class NoClose:  # the protocol check can fail: a sink without close() is not a Tracker
+        def log_params(self, params):
+            return None
+
+        def log_metrics(self, metrics, step):
+            return None
+
+    assert not issubclass(NoClose, Tracker)
 
 
 def test_jsonl_tracker_writes_the_bytes_of_the_trainer_log(tmp_path, dataset):
