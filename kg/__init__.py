@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kg.complex import ComplEx
     from kg.conve import ConvE
     from kg.distmult import DistMult
+    from kg.distributed import evaluate_sharded
     from kg.evaluation import NonFiniteScoreError, RankMetrics, evaluate
     from kg.losses import (
         bce_loss,
@@ -69,6 +70,7 @@ __all__ = [
     "evaluate",
     "RankMetrics",
     "NonFiniteScoreError",
+    "evaluate_sharded",
     # training
     "Trainer",
     "TrainingConfig",
@@ -111,6 +113,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "kg.complex": ("ComplEx",),
     "kg.conve": ("ConvE",),
     "kg.distmult": ("DistMult",),
+    "kg.distributed": ("evaluate_sharded",),
     "kg.evaluation": ("RankMetrics", "evaluate", "NonFiniteScoreError"),
     "kg.losses": (
         "bce_loss",

@@ -3,11 +3,16 @@
 Everything here runs on the model's device: batches are index slices of a permutation drawn
 from the run's own :class:`torch.Generator`, so an epoch is a pure function of (parameters,
 optimiser state, generator state, torch's global state) and a resumed run repeats it exactly.
+
+Under a :mod:`torch.distributed` process group every rank draws the same global batches (and
+sLCWA negatives), computes the loss terms of its slice and all-reduces weighted gradients
+(:mod:`kg.distributed`), so ``W`` ranks take the steps of one process.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +24,7 @@ from graphdata.triples import KGDataset
 from kg._distance import Workspace
 from kg._rows import grad_buffers
 from kg.base import KGEModel
+from kg.distributed import all_reduce_gradients, all_reduce_sum, rank, shard_bounds, world_size
 from kg.losses import (
     bce_loss,
     kvsall_bce_loss_coo,
@@ -41,6 +47,10 @@ if TYPE_CHECKING:
 #: each read synchronises a GPU, so not every batch.
 _SYNC_EVERY = 10
 
+#: A step's loss as terms with this rank's denominators: ``[(L_t, D_t), ...]`` where
+#: ``L_t = S_t / D_t`` is a mean over ``D_t`` items of the rank's slice (kg.distributed).
+Parts = list[tuple[Tensor | float, Tensor | float]]
+
 
 @dataclass
 class Run:
@@ -60,6 +70,8 @@ class Run:
     known: FilterIndex | None = None  # training-triple index (filtered negatives, KvsAll targets)
     queries: Tensor | None = None  # KvsAll: [Q, 3] rows (side, entity, relation); side 0 = tails
     workspace: Workspace = field(default_factory=Workspace)  # sLCWA scoring buffers, reused
+    rank: int = 0  # this process's rank under torch.distributed (0 without a group)
+    world_size: int = 1  # ranks sharing each global batch (1: one process, unchanged path)
 
     @classmethod
     def build(
@@ -87,6 +99,8 @@ class Run:
             entity_labels=dataset.entities.labels,
             relation_labels=dataset.relations.labels,
             dataset_name=dataset.name,
+            rank=rank(),
+            world_size=world_size(),
         )
         needs_index = config.regime == "kvsall" or (
             config.regime == "slcwa" and config.filter_negatives
@@ -101,6 +115,8 @@ class Run:
             run.head_probability = bernoulli_head_probability(train, num_relations)
         if config.regime == "kvsall" and known is not None:  # kvsall always needs the index
             run.queries = _kvsall_queries(known, with_heads=not config.reciprocal)
+        if run.world_size > 1:
+            _warn_per_rank_layers(model)
         return run
 
     @property
@@ -135,8 +151,13 @@ class Run:
 
     def epoch(self, bar: Any, epoch: int) -> float:
         """Run one epoch; return the mean loss (NaN/inf as soon as it is seen)."""
-        batch_loss = {"slcwa": self._slcwa, "kvsall": self._kvsall, "1vsall": self._one_vs_all}
-        step_loss = batch_loss[self.config.regime]
+        batch_parts = {
+            "slcwa": self._slcwa_parts,
+            "kvsall": self._kvsall_parts,
+            "1vsall": self._one_vs_all_parts,
+        }
+        step_parts = batch_parts[self.config.regime]
+        params = [p for p in self.model.parameters() if p.requires_grad]
         batches = self.batches()
         bar.set_description(f"epoch {epoch}")
         total = torch.zeros((), device=self.device)
@@ -147,11 +168,19 @@ class Run:
             bf16 = self.config.precision == "bf16"
             for i, index in enumerate(batches, start=1):
                 with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
-                    loss = step_loss(index)
+                    parts = step_parts(index)
+                    if self.world_size > 1:  # this rank's share; D_0 divides the sum
+                        loss, denominator = self._weighted(parts, index.numel())
+                    else:
+                        loss, denominator = _summed(parts), 1.0
                 self.optimizer.zero_grad(set_to_none=True)
                 buffers.zero()
-                loss.backward()
+                if isinstance(loss, Tensor) and loss.requires_grad:
+                    loss.backward()  # (an empty slice of a rank has nothing to differentiate)
                 buffers.collect()
+                loss = torch.as_tensor(loss, device=self.device)
+                if self.world_size > 1:
+                    loss = all_reduce_gradients(params, loss, denominator)
                 self._step()
                 total += loss.detach() * index.numel()
                 seen += index.numel()
@@ -162,6 +191,35 @@ class Run:
                     if not math.isfinite(running):
                         return running
         return float(total) / max(seen, 1)
+
+    def _local(self, n: int) -> slice:
+        """This rank's contiguous slice of a global batch of ``n`` items."""
+        start, stop = shard_bounds(n, self.rank, self.world_size)
+        return slice(start, stop)
+
+    def _weighted(self, parts: Parts, n: int) -> tuple[Tensor | float, float]:
+        r"""This rank's :math:`\tilde L_w = \sum_t D_{t,w} (D_0 / D_t) L_{t,w}`, and :math:`D_0`.
+
+        The global denominators :math:`D_t = \sum_w D_{t,w}` of a global batch of ``n`` items
+        come from one all-reduce, or, where every count is a fixed multiple of the slice size
+        (sLCWA without filtered negatives, 1vsAll) and no slice is empty, from
+        :math:`D_t = D_{t,w}\, n / n_w` without communication. The summed gradients of
+        :math:`\tilde L_w`, divided by :math:`D_0`, are the global batch's (:mod:`kg.distributed`).
+        """
+        local = torch.tensor([float(d) for _, d in parts], dtype=torch.float64)
+        fixed = self.config.regime == "1vsall" or (
+            self.config.regime == "slcwa" and self.known is None
+        )
+        if fixed and n >= self.world_size:  # integers in float64: (D_tw n) / n_w is exact
+            mine = self._local(n)
+            total = local * n / (mine.stop - mine.start)
+        else:
+            total = all_reduce_sum(local)
+        total = total.clamp_min(1.0)  # D_t = 0 only when every term is 0
+        scales = (local * (total[0] / total)).tolist()  # D_{t,w} D_0 / D_t; exactly D_{0,w}
+        scales[0] = float(local[0])
+        loss = sum((term * c for (term, _), c in zip(parts, scales) if c), 0.0)
+        return loss, float(total[0])
 
     def _step(self) -> None:
         """Clip (when configured), step the optimiser, project (``post_step``)."""
@@ -179,7 +237,19 @@ class Run:
         reg = self.model.regularization(head, rel, tail, kind=cfg.regularizer)
         return cfg.regularizer_weight * reg
 
-    def _slcwa(self, index: Tensor) -> Tensor:
+    def _slcwa(self, index: Tensor) -> Tensor | float:
+        """The sLCWA loss of a batch (one process): :meth:`_slcwa_parts` added up."""
+        return _summed(self._slcwa_parts(index))
+
+    def _kvsall(self, index: Tensor) -> Tensor | float:
+        """The KvsAll loss of a batch of queries (one process)."""
+        return _summed(self._kvsall_parts(index))
+
+    def _one_vs_all(self, index: Tensor) -> Tensor | float:
+        """The 1vsAll loss of a batch (one process)."""
+        return _summed(self._one_vs_all_parts(index))
+
+    def _slcwa_parts(self, index: Tensor) -> Parts:
         cfg = self.config
         pos = self.train[index]  # [B, 3]
         k, e = cfg.num_negatives, self.model.num_entities
@@ -192,6 +262,11 @@ class Run:
         corrupt_head, replacement = _draw_corruptions(
             pos, prob, e, k, self.generator, cfg.side_per_positive
         )
+        if self.world_size > 1:  # the global batch's draws, then this rank's rows of them
+            mine = self._local(pos.size(0))
+            pos, corrupt_head, replacement = pos[mine], corrupt_head[mine], replacement[mine]
+            if not pos.size(0):
+                return [(0.0, 0.0), (0.0, 0.0)]
         mask = None
         if self.known is not None:
             mask = false_negative_mask(
@@ -217,11 +292,19 @@ class Run:
             loss = softplus_loss(pos_score, neg_score, mask=mask)
         else:
             loss = bce_loss(pos_score, neg_score, label_smoothing=cfg.label_smoothing, mask=mask)
-        return loss + self._regularizer(head, rel, tail)
+        b = pos.size(0)
+        # The loss's denominator: positives (nssa), kept pairs (margin), both (softplus, bce).
+        kept: Tensor | float = mask.sum() if mask is not None else float(b * k)
+        count = b if name == "nssa" else kept if name == "margin" else b + kept
+        return [(loss, count), (self._regularizer(head, rel, tail), b)]
 
-    def _kvsall(self, index: Tensor) -> Tensor:
+    def _kvsall_parts(self, index: Tensor) -> Parts:
         known = self.known
         assert self.queries is not None and known is not None  # Run.build sets both for kvsall
+        if self.world_size > 1:
+            index = index[self._local(index.numel())]
+            if not index.numel():
+                return [(0.0, 0.0), (0.0, 0.0)]
         queries = self.queries[index]  # [B, 3] (side, entity, relation); batches hold one side
         entity, rel = queries[:, 1], queries[:, 2]
         if int(queries[0, 0]) == 0:  # (h, r, ?)
@@ -233,17 +316,50 @@ class Run:
             row, col = known.head_coo(rel, entity)
             triple = (col, rel[row], entity[row])
         loss = kvsall_bce_loss_coo(scores, row, col, label_smoothing=self.config.label_smoothing)
-        return loss + self._regularizer(*triple)
+        # Means over the B x E cells (E is the same on every rank) and over the answer triples.
+        return [(loss, index.numel()), (self._regularizer(*triple), row.numel())]
 
-    def _one_vs_all(self, index: Tensor) -> Tensor:
+    def _one_vs_all_parts(self, index: Tensor) -> Parts:
         eps = self.config.label_smoothing
+        if self.world_size > 1:
+            index = index[self._local(index.numel())]
+            if not index.numel():
+                return [(0.0, 0.0), (0.0, 0.0)]
         head, rel, tail = self.train[index].unbind(1)
         loss = one_vs_all_loss(self.model.score_tails(head, rel), tail, label_smoothing=eps)
         if not self.config.reciprocal:
             head_scores = self.model.score_heads(rel, tail)
             head_loss = one_vs_all_loss(head_scores, head, label_smoothing=eps)
             loss = (loss + head_loss) / 2
-        return loss + self._regularizer(head, rel, tail)
+        return [(loss, index.numel()), (self._regularizer(head, rel, tail), index.numel())]
+
+
+def _warn_per_rank_layers(model: KGEModel) -> None:
+    """Warn that batch norm and dropout see one rank's slice (not one process's batch)."""
+    layers = sorted(
+        {
+            type(m).__name__
+            for m in model.modules()
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+            or (isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0)
+        }
+    )
+    if layers:
+        warnings.warn(
+            f"{model.name}: its {', '.join(layers)} layers see one rank's slice of each batch "
+            "(batch statistics and dropout masks differ from one process's), so data-parallel "
+            "training optimises the same objective but not step for step as one process does",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _summed(parts: Parts) -> Tensor | float:
+    """One process's loss: the terms added in order (the arithmetic of a plain ``a + b``)."""
+    loss = parts[0][0]
+    for term, _ in parts[1:]:
+        loss = loss + term
+    return loss
 
 
 def _batch_sizes(n: int, batch_size: int) -> list[int]:

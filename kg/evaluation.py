@@ -58,6 +58,7 @@ from kg.base import EntitySelection, KGEModel, eval_mode
 __all__ = [
     "RankMetrics",
     "evaluate",
+    "rank_metrics",
     "NonFiniteScoreError",
     "SIDES",
     "RANK_TYPES",
@@ -477,19 +478,47 @@ def evaluate(
     else:
         optimistic = pessimistic = options = torch.zeros(2, 0, dtype=torch.long)
         broken = torch.zeros(2, 0, dtype=torch.bool)
-    relation = triples[:, 1].cpu()
+    return rank_metrics(
+        (optimistic, pessimistic, options, broken),
+        triples[:, 1].cpu(),
+        relation_labels=relation_labels,
+        nonfinite=nonfinite,
+        rank_type=rank_type,
+        ks=ks,
+        stacklevel=3,
+    )
+
+
+def rank_metrics(
+    ranks: tuple[Tensor, Tensor, Tensor, Tensor],
+    relation: Tensor,
+    *,
+    relation_labels: Any,
+    nonfinite: str,
+    rank_type: str,
+    ks: Any,
+    stacklevel: int = 2,
+) -> RankMetrics:
+    """Metrics from ``(optimistic, pessimistic, options, non-finite flags)``, each ``[2, N]``.
+
+    Non-finite scores raise :class:`NonFiniteScoreError` (``nonfinite="raise"``) or are warned
+    about once and counted as the worst rank, as :func:`evaluate` documents; shared by
+    :func:`evaluate` and :func:`kg.distributed.evaluate_sharded`.
+    """
+    optimistic, pessimistic, options, broken = ranks
     if bool(broken.any()):
         message = _nonfinite_message(broken, relation, relation_labels)
         if nonfinite == "raise":
-            count = int(broken.sum())
             raise NonFiniteScoreError(
                 message + "; or pass nonfinite='worst' to count them as the worst rank",
-                count=count,
+                count=int(broken.sum()),
                 total=broken.numel(),
                 relations=torch.unique(relation.repeat(2)[broken.flatten()]).tolist(),
                 sides={"head": int(broken[0].sum()), "tail": int(broken[1].sum())},
             )
-        warnings.warn(message + "; counted as the worst rank", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            message + "; counted as the worst rank", RuntimeWarning, stacklevel=stacklevel
+        )
     return RankMetrics(
         optimistic,
         pessimistic,

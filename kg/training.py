@@ -34,6 +34,12 @@ Regimes, for a batch of training triples (or, for KvsAll, of training queries):
 With ``reciprocal=True`` the model is trained on the dataset with inverse relations
 (``KGDataset.with_inverse_relations``: the inverse of ``r`` is ``r + R``) and only tails are
 predicted; the model must then have ``2 R`` relations.
+
+Under a :mod:`torch.distributed` process group (started by the caller, e.g. ``torchrun`` and
+``graphlib kg train``; never by the trainer) each rank trains on its slice of every global batch
+and the gradients are all-reduced (:mod:`kg.distributed`), so ``W`` ranks take one process's
+steps; validation is sharded with exact metrics, rank 0 alone writes the checkpoint and the log
+(each record then holds ``world_size``), and every rank can resume it, on any world size.
 """
 
 from __future__ import annotations
@@ -74,7 +80,8 @@ from kg.config import (
     TrainingConfig,
     _choice,
 )
-from kg.evaluation import NonFiniteScoreError, RankMetrics, evaluate
+from kg.distributed import evaluate_sharded
+from kg.evaluation import NonFiniteScoreError, RankMetrics
 from kg.models import DEFAULTS, MODELS
 
 __all__ = [
@@ -237,7 +244,8 @@ class Trainer:
             _warn_changed(state.pop("config"), dataclasses.asdict(cfg))
             state["resumed_from"] = int(state["epoch"])
             self._saved_epoch = int(state["epoch"])
-            _rewrite_log(cfg.log_path, state["history"])
+            if run.rank == 0:
+                _rewrite_log(cfg.log_path, state["history"])
         else:
             model.reset_parameters()
             self._saved_epoch = 0  # no checkpoint of this run yet (a file there is another's)
@@ -250,7 +258,8 @@ class Trainer:
                 "best_state": None,
                 "stopped_early": False,
             }
-            _rewrite_log(cfg.log_path, [])
+            if run.rank == 0:
+                _rewrite_log(cfg.log_path, [])
         state["fingerprint"] = fingerprint
         return state
 
@@ -262,10 +271,12 @@ class Trainer:
         tracker: Tracker | None = None,
     ) -> None:
         cfg, model = self.config, self.model
+        if run.rank != 0:
+            tracker = None  # rank 0 logs for the group
         todo = 0 if state["stopped_early"] else max(cfg.epochs - state["epoch"], 0)
         bar = tqdm(
             total=todo * run.batches_per_epoch,
-            disable=not cfg.progress,
+            disable=not cfg.progress or run.rank != 0,
             file=sys.stderr,
             desc=f"{model.name} {cfg.regime}",
             dynamic_ncols=True,
@@ -292,12 +303,14 @@ class Trainer:
                     "loss": loss,
                     "seconds": time.perf_counter() - started,
                 }
+                if run.world_size > 1:
+                    record["world_size"] = run.world_size
                 stop = False
                 # Validate every eval_every epochs and after the last one, so that restoring
                 # the best epoch never discards a final stretch that was never validated.
                 if cfg.eval_every and (epoch % cfg.eval_every == 0 or epoch == cfg.epochs):
                     try:
-                        metrics = evaluate(
+                        metrics = evaluate_sharded(
                             model,
                             dataset.valid.mapped_triples,
                             valid_index,
@@ -318,10 +331,12 @@ class Trainer:
                 last = stop or epoch == cfg.epochs
                 if cfg.checkpoint_path and (last or epoch % cfg.checkpoint_every == 0):
                     self._save(cfg.checkpoint_path, run, state)
-                _append_log(cfg.log_path, record)
+                if run.rank == 0:
+                    _append_log(cfg.log_path, record)
                 if tracker is not None:
                     tracker.log_metrics(
-                        {k: v for k, v in record.items() if k != "epoch"}, step=epoch
+                        {k: v for k, v in record.items() if k not in ("epoch", "world_size")},
+                        step=epoch,
                     )
                 if stop:
                     break
@@ -363,6 +378,9 @@ class Trainer:
                 f"checkpoint: refusing to save a non-finite model state ({problem}) over "
                 f"{path!r}; lower the learning rate or set grad_clip"
             )
+        if run.rank != 0:  # rank 0 writes for the group (ranks hold equal states)
+            self._saved_epoch = int(state["epoch"])
+            return
         save_checkpoint(
             path,
             {
@@ -415,6 +433,9 @@ class Trainer:
         """Filtered both-sides evaluation of the trained model on one split of ``dataset``.
 
         Filters with train, valid and test (PyKEEN's default) and passes ``reciprocal`` on.
+        Under a :mod:`torch.distributed` process group the triples are sharded across ranks
+        and the ranks gathered (:func:`kg.distributed.evaluate_sharded`): every rank returns
+        the same, exact metrics.
 
         Args:
             dataset: The dataset the model was trained on.
@@ -432,7 +453,9 @@ class Trainer:
         _choice("split", split, ("train", "valid", "test"))
         triples = dataset.splits[split].mapped_triples
         index = dataset.filter_index()
-        return evaluate(self.model_, triples, index, reciprocal=self.config.reciprocal, **kwargs)
+        return evaluate_sharded(
+            self.model_, triples, index, reciprocal=self.config.reciprocal, **kwargs
+        )
 
 
 def build_model(

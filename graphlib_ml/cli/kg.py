@@ -14,6 +14,12 @@
   ``--config FILE`` (JSON, or TOML) sets the same settings as the flags (a flag given on the
   command line overrides the file); ``--tracker {jsonl,tensorboard,mlflow}`` also logs to
   TensorBoard or MLflow (:mod:`graphlib_ml.cli.tune`).
+  Data-parallel on one machine: ``--nproc N`` starts N worker processes itself (torch's elastic
+  launcher, :func:`kg.distributed.launch`; one thread each unless ``OMP_NUM_THREADS`` is set),
+  and ``torchrun --nproc-per-node N $(which graphlib) kg train ...`` works the same way: with
+  ``WORLD_SIZE > 1`` in the environment the command joins the process group (gloo on CPU,
+  NCCL on CUDA), ``--batch-size`` stays the global batch, rank 0 alone prepares ``--out``,
+  prints, and writes the checkpoint and metrics (:mod:`kg.distributed`).
 * ``graphlib kg tune --dataset D --model M --trials N --out DIR`` searches hyper-parameters with
   Optuna and writes ``DIR/best_config.json`` for ``kg train --config`` (:mod:`kg.tune`).
 * ``graphlib kg evaluate CHECKPOINT [--dataset ...]`` prints filtered metrics of a checkpoint.
@@ -45,10 +51,17 @@ without the flag.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import json
 import math
+import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+import torch
 
 from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
@@ -70,6 +83,9 @@ from graphlib_ml.cli.tune import (
 )
 from kg.config import LOSSES, REGULARIZERS, TrainingConfig
 from kg.datasets import load_checkpoint_with_dataset, load_dataset
+from kg.distributed import init_from_env, launch
+from kg.distributed import rank as dist_rank
+from kg.distributed import world_size as dist_world_size
 from kg.evaluation import RANK_TYPES, evaluate
 from kg.models import DEFAULT_MODEL, DEFAULTS, MODELS
 from kg.prediction import load_model, predict
@@ -105,6 +121,63 @@ def _print_config(title: str, values: dict) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.nproc > 1 and int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        codes = launch(_train_worker, (args,), args.nproc)  # workers come back through _train
+        return max(int(code or 0) for code in codes.values())
+    device = resolve_device(args.device)
+    if device.type == "cuda" and "LOCAL_RANK" in os.environ:
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+        torch.cuda.set_device(device)
+    if init_from_env(device):
+        try:
+            return _train_ranks(args, device)
+        finally:
+            torch.distributed.destroy_process_group()
+    with _run_folder(args) as out:
+        return _train_locked(args, out, device)
+
+
+def _train_worker(args: argparse.Namespace) -> int:
+    """One ``--nproc`` worker: ``_train`` under the launcher's environment, errors as lines."""
+    from graphlib_ml.cli import build_parser, describe_failure
+
+    build_parser("kg", "train")  # a spawned worker fills _TRAIN_FLAGS as the parent did
+    if "OMP_NUM_THREADS" not in os.environ:  # torchrun's default for several workers too
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(args.nproc, 1)))
+    try:
+        return _train(args)
+    except Exception as err:
+        code, line = describe_failure(err, args)
+        print(f"[rank {dist_rank()}] {line}", file=sys.stderr, flush=True)
+        return code
+
+
+def _train_ranks(args: argparse.Namespace, device: torch.device) -> int:
+    """Data-parallel ``kg train``: rank 0 prepares and locks ``--out``, every rank trains."""
+    with contextlib.ExitStack() as stack:
+        failure: Exception | None = None
+        if dist_rank() == 0:
+            try:
+                stack.enter_context(_run_folder(args))
+            except Exception as err:
+                failure = err
+        sent = [None if failure is None else str(failure)]
+        torch.distributed.broadcast_object_list(sent, src=0)
+        if failure is not None:
+            raise failure
+        if sent[0] is not None:
+            raise GraphDataError(f"--out: rank 0 could not prepare the run: {sent[0]}")
+        out = Path(args.out)
+        if dist_rank() == 0:
+            print(f"world size: {dist_world_size()} processes (torch.distributed)")
+        if dist_rank():  # one copy of the printed config and metrics, from rank 0
+            stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        return _train_locked(args, out, device)
+
+
+@contextlib.contextmanager
+def _run_folder(args: argparse.Namespace) -> Iterator[Path]:
+    """Check ``--out``, hold its lock, apply ``--overwrite``/``--resume``; yield the folder."""
     out = check_output_folder(args.out, argument="--out")
     with run_lock(out, argument="--out"):
         old = check_run_state(
@@ -122,11 +195,10 @@ def _train(args: argparse.Namespace) -> int:
                 print(f"--overwrite: removed {', '.join(p.name for p in old)} from {out}")
         if args.resume and not (out / "checkpoint.pt").is_file():
             print(f"--resume: no checkpoint at {out / 'checkpoint.pt'}; starting from scratch")
-        return _train_locked(args, out)
+        yield out
 
 
-def _train_locked(args: argparse.Namespace, out: Path) -> int:
-    device = resolve_device(args.device)
+def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> int:
     settings = train_settings(args, _TRAIN_FLAGS)  # flags given over --config over defaults
     overrides = settings.overrides
     if settings.config_file:
@@ -152,14 +224,15 @@ def _train_locked(args: argparse.Namespace, out: Path) -> int:
     _print_config("training config:", dataclasses.asdict(config))
     print(f"device: {device}")
     trainer = Trainer(model, config)
-    tracker = train_tracker(args, out, model=settings.model)
+    tracker = train_tracker(args, out, model=settings.model) if dist_rank() == 0 else None
     try:
         trainer.fit(dataset, resume=args.resume, tracker=tracker)
     finally:
         if tracker is not None:
             tracker.close()
-    metrics = trainer.evaluate(dataset, split="test")
-    _write_json(out / "test_metrics.json", metrics.to_dict())
+    metrics = trainer.evaluate(dataset, split="test")  # sharded across ranks, exact
+    if dist_rank() == 0:
+        _write_json(out / "test_metrics.json", metrics.to_dict())
     print(_end_of_run(trainer))
     print(metrics.table())
     print(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'test_metrics.json'}")
@@ -392,6 +465,13 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     )
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     train.add_argument("--out", default="kg-run", help="output folder (default kg-run)")
+    train.add_argument(
+        "--nproc",
+        type=cli_types.positive_int,
+        default=1,
+        help="data-parallel worker processes on this machine, started by torch's elastic "
+        "launcher (default 1; --batch-size stays the global batch)",
+    )
     add_tracker_flags(train)
     again = train.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue OUT/checkpoint.pt")

@@ -1,0 +1,204 @@
+"""Data-parallel sLCWA training: throughput of 1 process against W processes (kg.distributed).
+
+Every side trains one epoch of the same model with the same global batch (``--batch-size``,
+split ``B / W`` per rank) through :class:`kg.training.Trainer`, without validation, each
+process with ``--threads`` torch threads (default 1: the machine's cores are the resource
+being shared out). W > 1 runs under a gloo process group on 127.0.0.1 (torch.multiprocessing,
+init_method file://), the path ``graphlib kg train --nproc W`` takes. Reported per side: the
+epoch's optimisation time (``history_[0]["seconds"]``) and its CPU time per rank, training
+triples per second by wall clock and by the slowest rank's CPU time (what one free core per
+process would give; on a loaded machine the wall clock also counts waiting for a core), the
+epoch loss (equal across sides up to float rounding: the same global batches,
+:mod:`kg.distributed`), and the bytes each rank all-reduces per step (the dense gradients of
+every parameter, float32, plus the loss scalar and two denominators).
+
+Data: FB15k-237 from ``../shared/datasets/kg/fb15k237`` (``--data``); when that folder is
+absent, the synthetic family KG with 3,000 people (:func:`graphdata.synthetic.family_kg`).
+
+Run: ``.venv/bin/python -m benchmarks.bench_kg_distributed [--world 1,2 --model transe
+--batch-size 1024 --num-negatives 32 --dim 128 --threads 1 --out FILE.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from graphdata.atomic import write_text_atomic
+from graphdata.errors import UnknownLabelsDropped
+from graphdata.synthetic import family_kg
+from graphdata.triples import KGDataset
+from kg import _epochs
+from kg.training import Trainer, TrainingConfig, build_model
+
+FB15K237 = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "kg" / "fb15k237"
+
+
+def _dataset(data: Path) -> tuple[str, KGDataset]:
+    if (data / "train.txt").is_file():
+        with warnings.catch_warnings():  # 37 valid/test triples with unseen labels: not used
+            warnings.simplefilter("ignore", UnknownLabelsDropped)
+            return data.name, KGDataset.from_folder(data, on_unknown="drop")
+    return "family_kg(3000)", family_kg(3000, seed=0).dataset
+
+
+def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: str) -> None:
+    torch.set_num_threads(spec["threads"])
+    if world > 1:
+        dist.init_process_group(
+            "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world
+        )
+    try:
+        _, dataset = _dataset(Path(spec["data"]))
+        config = TrainingConfig.from_defaults(
+            spec["model"],
+            regime="slcwa",
+            loss=spec["loss"],
+            epochs=1,
+            batch_size=spec["batch_size"],
+            num_negatives=spec["num_negatives"],
+            reciprocal=False,
+            eval_every=0,
+            progress=False,
+            seed=0,
+        )
+        model = build_model(spec["model"], dataset, config, dim=spec["dim"])
+        epoch_cpu: list[float] = []
+        plain_epoch = _epochs.Run.epoch
+
+        def timed_epoch(run: _epochs.Run, bar: Any, epoch: int) -> float:
+            # CPU time of the epoch alone: on a loaded machine wall time also counts the wait
+            # for a core, while CPU time measures the work each rank does.
+            start = time.process_time()
+            try:
+                return plain_epoch(run, bar, epoch)
+            finally:
+                epoch_cpu.append(time.process_time() - start)
+
+        _epochs.Run.epoch = timed_epoch  # type: ignore[method-assign]
+        if world > 1:
+            dist.barrier()  # start the clocks together
+        wall, cpu = time.perf_counter(), time.process_time()
+        trainer = Trainer(model, config).fit(dataset)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        numel = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        record = {
+            "rank": rank,
+            "epoch_s": trainer.history_[0]["seconds"],
+            "epoch_cpu_s": epoch_cpu[0],
+            "fit_wall_s": wall,
+            "fit_cpu_s": cpu,
+            "loss": trainer.history_[0]["loss"],
+            "steps": -(-dataset.train.mapped_triples.size(0) // spec["batch_size"]),
+            "allreduce_bytes_per_step": 4 * (numel + 1) + 8 * 2 if world > 1 else 0,
+        }
+        Path(out, f"w{world}_r{rank}.json").write_text(json.dumps(record))
+    finally:
+        if world > 1:
+            dist.destroy_process_group()
+
+
+def run_side(world: int, spec: dict[str, Any]) -> dict[str, Any]:
+    """Train one epoch on ``world`` processes; rank 0's numbers (and the slowest rank's time)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.spawn(_worker, args=(world, f"{tmp}/init", spec, tmp), nprocs=world, join=True)
+        ranks = [json.loads(Path(tmp, f"w{world}_r{r}.json").read_text()) for r in range(world)]
+    first = ranks[0]
+    epoch_s = max(r["epoch_s"] for r in ranks)
+    return {
+        "world_size": world,
+        "threads_per_process": spec["threads"],
+        "epoch_s": epoch_s,
+        "fit_wall_s": max(r["fit_wall_s"] for r in ranks),
+        "fit_cpu_s_per_rank": [r["fit_cpu_s"] for r in ranks],
+        "epoch_cpu_s_per_rank": [r["epoch_cpu_s"] for r in ranks],
+        "triples_per_s": spec["num_train"] / epoch_s,
+        # one core per process: the epoch takes the slowest rank's CPU time
+        "triples_per_cpu_s": spec["num_train"] / max(r["epoch_cpu_s"] for r in ranks),
+        "loss": first["loss"],
+        "steps": first["steps"],
+        "allreduce_bytes_per_step": first["allreduce_bytes_per_step"],
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=FB15K237, help="folder with train/valid/test")
+    parser.add_argument("--world", default="1,2", help="process counts to compare (first = base)")
+    parser.add_argument("--model", default="transe", help="a key of kg.models.MODELS")
+    parser.add_argument("--loss", default="margin", help="an sLCWA loss")
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=1024, help="global batch")
+    parser.add_argument("--num-negatives", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    parser.add_argument("--out", type=Path, default=None, help="also write the results here")
+    args = parser.parse_args(argv)
+    name, dataset = _dataset(args.data)
+    worlds = [int(w) for w in args.world.split(",")]
+    spec = {
+        "data": str(args.data),
+        "model": args.model,
+        "loss": args.loss,
+        "dim": args.dim,
+        "batch_size": args.batch_size,
+        "num_negatives": args.num_negatives,
+        "threads": args.threads,
+        "num_train": int(dataset.train.mapped_triples.size(0)),
+    }
+    print(
+        f"{name}: {dataset.num_entities} entities, {spec['num_train']} training triples; "
+        f"{args.model} dim {args.dim}, sLCWA {args.loss}, global batch {args.batch_size}, "
+        f"{args.num_negatives} negatives; {args.threads} thread(s) per process; "
+        f"{os.cpu_count()} CPUs (loadavg {os.getloadavg()[0]:.1f} at start)"
+    )
+    sides = []
+    for world in worlds:
+        side = run_side(world, spec)
+        sides.append(side)
+        print(
+            f"  W={world}: epoch {side['epoch_s']:.2f} s wall, "
+            f"{max(side['epoch_cpu_s_per_rank']):.2f} s CPU (slowest rank), "
+            f"{side['triples_per_s']:,.0f} triples/s, "
+            f"loss {side['loss']:.6f}, all-reduce {side['allreduce_bytes_per_step'] / 2**20:.2f} "
+            f"MiB/step over {side['steps']} steps"
+        )
+    base = sides[0]
+    for side in sides[1:]:
+        side["speedup"] = base["epoch_s"] / side["epoch_s"]
+        side["cpu_speedup"] = side["triples_per_cpu_s"] / base["triples_per_cpu_s"]
+        side["loss_rel_diff"] = abs(side["loss"] - base["loss"]) / abs(base["loss"])
+        print(
+            f"  W={side['world_size']} vs W={base['world_size']}: {side['speedup']:.2f}x "
+            f"wall-clock throughput, {side['cpu_speedup']:.2f}x by CPU time (one core per "
+            f"process), epoch loss relative difference {side['loss_rel_diff']:.1e}"
+        )
+    result = {
+        "dataset": name,
+        "spec": spec,
+        "sides": sides,
+        "hardware": {
+            "machine": platform.machine(),
+            "processor": platform.processor(),
+            "cpus": os.cpu_count(),
+            "loadavg_end": os.getloadavg()[0],
+            "torch": torch.__version__,
+        },
+    }
+    if args.out is not None:
+        write_text_atomic(args.out, json.dumps(result, indent=1))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,264 @@
+"""Data-parallel training and sharded evaluation (kg.distributed) against one process.
+
+Two gloo processes on the CPU (torch.multiprocessing, init_method file://) train with the global
+batch B split B/2 per rank; one process trains with B in this process. The oracle is the single
+process: parameters and losses equal to float tolerance (the same sums in another order),
+sharded ranks equal exactly (integers), both ranks bit-equal to each other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from graphdata.errors import GraphDataError
+from graphdata.synthetic import family_kg
+from graphdata.triples import KGDataset
+from kg.distmult import DistMult
+from kg.distributed import evaluate_sharded, init_from_env, launch, shard_bounds
+from kg.evaluation import NonFiniteScoreError, evaluate
+from kg.training import Trainer, TrainingConfig
+from kg.transe import TransE
+from kg.tucker import TuckER
+
+WORLD = 2
+
+#: name -> (model class, config overrides); each exercises another loss denominator. TransE's
+#: L1 subgradients (sums of +-1/D) cancel to an exact 0 in exact arithmetic but to a rounding
+#: residual in one process, which Adam's first step turns into a step of size lr: it trains
+#: with SGD, whose steps are linear in the gradient.
+CASES: dict[str, tuple[type, dict[str, Any]]] = {
+    # margin over kept pairs (filtered negatives), an N3 term over positives, a ragged last batch
+    "slcwa_margin_filtered": (
+        TransE,
+        dict(
+            regime="slcwa",
+            optimizer="sgd",
+            lr=0.5,
+            loss="margin",
+            filter_negatives=True,
+            num_negatives=4,
+            regularizer="n3",
+            regularizer_weight=0.05,
+        ),
+    ),
+    "slcwa_nssa": (DistMult, dict(regime="slcwa", loss="nssa", num_negatives=3, grad_clip=0.5)),
+    # KvsAll's regulariser is a mean over answer triples, not over queries
+    "kvsall_n3": (DistMult, dict(regime="kvsall", regularizer="n3", regularizer_weight=0.1)),
+    "1vsall": (DistMult, dict(regime="1vsall", label_smoothing=0.1)),
+}
+
+
+def _dataset() -> KGDataset:
+    return family_kg(60, seed=1).dataset
+
+
+def _config(overrides: dict[str, Any], **more: Any) -> TrainingConfig:
+    base = dict(epochs=2, batch_size=37, lr=0.05, eval_every=1, progress=False, seed=5)
+    return TrainingConfig(**{**base, **overrides, **more})
+
+
+def _model(cls: type, dataset: KGDataset) -> torch.nn.Module:
+    return cls(dataset.num_entities, dataset.num_relations, dim=8)
+
+
+def _worker(rank: int, init_file: str, out: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
+    try:
+        dataset = _dataset()
+        result: dict[str, Any] = {}
+        for name, (cls, overrides) in CASES.items():
+            trainer = Trainer(_model(cls, dataset), _config(overrides)).fit(dataset)
+            result[name] = {
+                "state": trainer.model_.state_dict(),
+                "losses": [h["loss"] for h in trainer.history_],
+                "valid_mrr": [h["valid_mrr"] for h in trainer.history_],
+            }
+        # Sharded evaluation of a freshly initialised model (same parameters on every side).
+        model = _model(DistMult, dataset)
+        with torch.random.fork_rng():
+            torch.manual_seed(11)
+            model.reset_parameters()
+        m = evaluate_sharded(model, dataset.test.mapped_triples, dataset.filter_index())
+        result["eval"] = {"optimistic": m.optimistic, "pessimistic": m.pessimistic}
+        with torch.no_grad():
+            model.entity.weight[3] = math.nan
+        try:
+            evaluate_sharded(model, dataset.test.mapped_triples, dataset.filter_index())
+            result["nonfinite"] = None
+        except NonFiniteScoreError as err:  # on every rank, after the gather
+            result["nonfinite"] = (err.count, err.total)
+        # TuckER's batch norm and dropout see one rank's slice: a warning says so.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tucker = TuckER(dataset.num_entities, dataset.num_relations, 8)
+            Trainer(tucker, _config({"regime": "1vsall"}, epochs=1, eval_every=0)).fit(dataset)
+        result["warnings"] = [str(w.message) for w in caught if w.category is UserWarning]
+        # A checkpointed run that one process will resume.
+        cls, overrides = CASES["slcwa_margin_filtered"]
+        run = Path(out) / "run"
+        cfg = _config(
+            overrides,
+            checkpoint_path=str(run / "ckpt.pt"),
+            log_path=str(run / "metrics.jsonl"),
+        )
+        if rank == 0:
+            run.mkdir(exist_ok=True)
+        dist.barrier()
+        Trainer(_model(cls, dataset), cfg).fit(dataset)
+        torch.save(result, Path(out) / f"rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    out = tmp_path_factory.mktemp("distributed")
+    mp.spawn(_worker, args=(str(out / "init"), str(out)), nprocs=WORLD, join=True)
+    return out, [torch.load(out / f"rank{r}.pt") for r in range(WORLD)]
+
+
+def test_shard_bounds_partition_contiguously() -> None:
+    for n in range(0, 12):
+        for world in range(1, 5):
+            bounds = [shard_bounds(n, w, world) for w in range(world)]
+            assert bounds[0][0] == 0 and bounds[-1][1] == n
+            assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+            sizes = [hi - lo for lo, hi in bounds]
+            assert max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
+    with pytest.raises(GraphDataError, match="rank: expected 0 <= rank < world_size"):
+        shard_bounds(4, 2, 2)
+
+
+def test_no_group_is_one_process() -> None:
+    """Without a process group the trainer's path and evaluate_sharded are the plain ones."""
+    dataset = _dataset()
+    model = _model(DistMult, dataset)
+    a = evaluate_sharded(model, dataset.test.mapped_triples, dataset.filter_index())
+    b = evaluate(model, dataset.test.mapped_triples, dataset.filter_index())
+    assert torch.equal(a.optimistic, b.optimistic) and torch.equal(a.pessimistic, b.pessimistic)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_two_ranks_take_the_steps_of_one_process(two_ranks: Any, name: str) -> None:
+    _, results = two_ranks
+    cls, overrides = CASES[name]
+    dataset = _dataset()
+    assert len(dataset.train.mapped_triples) % 37 not in (0, 1)  # a ragged last batch
+    single = Trainer(_model(cls, dataset), _config(overrides)).fit(dataset)
+    for key, value in single.model_.state_dict().items():
+        for rank in range(WORLD):
+            torch.testing.assert_close(
+                results[rank][name]["state"][key], value, rtol=1e-4, atol=1e-5
+            )
+        assert torch.equal(results[0][name]["state"][key], results[1][name]["state"][key])
+    losses = [h["loss"] for h in single.history_]
+    assert results[0][name]["losses"] == pytest.approx(losses, rel=1e-5)
+    mrr = [h["valid_mrr"] for h in single.history_]
+    assert results[0][name]["valid_mrr"] == pytest.approx(mrr, rel=1e-4)
+    assert results[0][name]["valid_mrr"] == results[1][name]["valid_mrr"]
+
+
+def test_sharded_evaluation_equals_one_process_exactly(two_ranks: Any) -> None:
+    _, results = two_ranks
+    dataset = _dataset()
+    assert len(dataset.test.mapped_triples) % WORLD == 1  # ragged shards
+    model = _model(DistMult, dataset)
+    with torch.random.fork_rng():
+        torch.manual_seed(11)
+        model.reset_parameters()
+    single = evaluate(model, dataset.test.mapped_triples, dataset.filter_index())
+    for rank in range(WORLD):
+        assert torch.equal(results[rank]["eval"]["optimistic"], single.optimistic)
+        assert torch.equal(results[rank]["eval"]["pessimistic"], single.pessimistic)
+
+
+def test_sharded_nonfinite_scores_raise_on_every_rank(two_ranks: Any) -> None:
+    _, results = two_ranks
+    dataset = _dataset()
+    model = _model(DistMult, dataset)
+    with torch.random.fork_rng():
+        torch.manual_seed(11)
+        model.reset_parameters()
+    with torch.no_grad():
+        model.entity.weight[3] = math.nan
+    with pytest.raises(NonFiniteScoreError) as single:
+        evaluate(model, dataset.test.mapped_triples, dataset.filter_index())
+    expected = (single.value.count, single.value.total)
+    assert expected[0] > 0
+    assert [results[r]["nonfinite"] for r in range(WORLD)] == [expected] * WORLD
+
+
+def test_batch_norm_and_dropout_are_named_under_two_ranks(two_ranks: Any) -> None:
+    _, results = two_ranks
+    for rank in range(WORLD):
+        [message] = [m for m in results[rank]["warnings"] if "step for step" in m]
+        assert "BatchNorm1d, Dropout layers see one rank's slice" in message
+
+
+def test_init_from_env_and_launch_reject_bad_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    with pytest.raises(GraphDataError, match="WORLD_SIZE: is 2, but the environment lacks RANK"):
+        init_from_env(torch.device("cpu"))
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert init_from_env(torch.device("cpu")) is False and not dist.is_initialized()
+    with pytest.raises(GraphDataError, match="nproc: expected a positive int, got 0"):
+        launch(print, (), 0)
+
+
+def test_resume_a_two_rank_checkpoint_in_one_process(two_ranks: Any) -> None:
+    out, _ = two_ranks
+    cls, overrides = CASES["slcwa_margin_filtered"]
+    dataset = _dataset()
+    lines = [json.loads(x) for x in (out / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [x["world_size"] for x in lines] == [WORLD, WORLD]
+    cfg = _config(
+        overrides,
+        epochs=3,
+        checkpoint_path=str(out / "run" / "ckpt.pt"),
+        log_path=str(out / "run" / "metrics.jsonl"),
+    )
+    resumed = Trainer(_model(cls, dataset), cfg).fit(dataset, resume=True)
+    straight = Trainer(
+        _model(cls, dataset), dataclasses.replace(cfg, checkpoint_path=None, log_path=None)
+    )
+    straight.fit(dataset)
+    assert resumed.epochs_trained_ == 3
+    for key, value in straight.model_.state_dict().items():
+        torch.testing.assert_close(resumed.model_.state_dict()[key], value, rtol=1e-4, atol=1e-5)
+    assert math.isclose(resumed.history_[-1]["loss"], straight.history_[-1]["loss"], rel_tol=1e-4)
+    lines = [json.loads(x) for x in (out / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [x.get("world_size", 1) for x in lines] == [WORLD, WORLD, 1]
+
+
+@pytest.mark.slow  # two elastic-launched workers import torch and the CLI: ~20 s loaded
+def test_cli_nproc_matches_one_process(tmp_path: Path) -> None:
+    """``graphlib kg train --nproc 2`` logs the losses and test metrics of one process."""
+    from graphlib_ml.cli import main
+
+    flags = ["--dataset", "synthetic", "--num-people", "80", "--model", "distmult"]
+    flags += ["--epochs", "2", "--device", "cpu", "--no-progress"]
+    assert main(["kg", "train", *flags, "--out", str(tmp_path / "one")]) == 0
+    assert main(["kg", "train", *flags, "--nproc", "2", "--out", str(tmp_path / "two")]) == 0
+    one, two = (
+        [json.loads(x) for x in (tmp_path / d / "metrics.jsonl").open()] for d in ("one", "two")
+    )
+    assert [x.get("world_size", 1) for x in two] == [2, 2] and "world_size" not in one[0]
+    assert [x["loss"] for x in two] == pytest.approx([x["loss"] for x in one], rel=1e-5)
+    test_one = json.loads((tmp_path / "one" / "test_metrics.json").read_text())
+    test_two = json.loads((tmp_path / "two" / "test_metrics.json").read_text())
+    assert test_two["num_triples"] == test_one["num_triples"]
+    mrr = [t["metrics"]["both"]["realistic"]["mrr"] for t in (test_one, test_two)]
+    assert mrr[1] == pytest.approx(mrr[0], rel=1e-3)
