@@ -75,6 +75,14 @@ if TYPE_CHECKING:
         make_tracker,
     )
     from graphdata.triples import INVERSE_SUFFIX, KGDataset, TripleSet, Vocabulary
+    from graphdata.worlds import (
+        WORLDS,
+        World,
+        WorldStatistics,
+        build_world,
+        world,
+        world_statistics,
+    )
 
 __all__ = [
     # knowledge graphs
@@ -112,6 +120,13 @@ __all__ = [
     "ExplanationScore",
     "TargetScores",
     "LengthSummary",
+    # synthetic worlds with planted rules, exceptions and noise (academic, geography, biology)
+    "WORLDS",
+    "World",
+    "world",
+    "build_world",
+    "WorldStatistics",
+    "world_statistics",
     # subgraphs and paths
     "EnclosingSubgraph",
     "EnclosingSubgraphBatch",
@@ -213,6 +228,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "make_tracker",
     ),
     "graphdata.triples": ("INVERSE_SUFFIX", "KGDataset", "TripleSet", "Vocabulary"),
+    "graphdata.worlds": (
+        "WORLDS",
+        "World",
+        "WorldStatistics",
+        "build_world",
+        "world",
+        "world_statistics",
+    ),
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

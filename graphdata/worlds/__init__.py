@@ -1,0 +1,86 @@
+"""Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
+
+Three worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
+enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
+:func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
+body atom parallel to the head, noise and exceptions) and :func:`biology_world` (hub proteins,
+exceptions in three rules, noise in two relations, a star around a constant, a triangle).
+
+Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
+ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
+through :mod:`graphdata.rules`. Pick one by name with :func:`world`; the table is
+:data:`WORLDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from graphdata.errors import GraphDataError
+from graphdata.worlds.academic import ACADEMIC_RULES, academic_world
+from graphdata.worlds.base import World, build_world
+from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
+from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
+from graphdata.worlds.stats import WorldStatistics, world_statistics
+
+__all__ = [
+    "WORLDS",
+    "world",
+    "World",
+    "build_world",
+    "academic_world",
+    "geography_world",
+    "biology_world",
+    "ACADEMIC_RULES",
+    "GEOGRAPHY_RULES",
+    "BIOLOGY_RULES",
+    "WorldStatistics",
+    "world_statistics",
+]
+
+#: World name -> generator ``f(size, *, seed, valid_fraction, test_fraction) -> World``.
+WORLDS: dict[str, Callable[..., World]] = {
+    "academic": academic_world,
+    "geography": geography_world,
+    "biology": biology_world,
+}
+
+
+def world(
+    name: str,
+    *,
+    seed: int | None = 0,
+    size: int | None = None,
+    valid_fraction: float = 0.1,
+    test_fraction: float = 0.1,
+) -> World:
+    """Draw a world by name from :data:`WORLDS`.
+
+    Args:
+        name: ``"academic"``, ``"geography"`` or ``"biology"``.
+        seed: The seed. Default 0.
+        size: The number of primary entities (authors, cities, proteins). Default ``None``: the
+            generator's default (400, 800, 600).
+        valid_fraction: Held-out share per relation for validation. Default 0.1.
+        test_fraction: Held-out share per relation for testing. Default 0.1.
+
+    Returns:
+        The :class:`World`.
+
+    Raises:
+        GraphDataError: On an unknown name (the message lists the names) or a bad argument.
+
+    Examples:
+        >>> w = world("geography", size=60, seed=1)
+        >>> w.name, sorted(WORLDS)
+        ('geography', ['academic', 'biology', 'geography'])
+    """
+    make = WORLDS.get(name) if isinstance(name, str) else None
+    if make is None:
+        raise GraphDataError(
+            f"name: expected one of {sorted(WORLDS)}, got {name!r}; the family world is "
+            "graphdata.synthetic.family_kg"
+        )
+    fractions = {"seed": seed, "valid_fraction": valid_fraction, "test_fraction": test_fraction}
+    return make(**fractions) if size is None else make(size, **fractions)

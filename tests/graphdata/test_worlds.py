@@ -1,0 +1,294 @@
+"""Tests for graphdata.worlds: ground truth by graphdata.rules, rates, symmetry, splits, files."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphdata.errors import GraphDataError
+from graphdata.kg_stats import kg_statistics
+from graphdata.rules import RuleGraph, derived, groundings, parse_rules, read_rules
+from graphdata.triples import KGDataset
+from graphdata.typing import LabeledTriple
+from graphdata.worlds import (
+    WORLDS,
+    World,
+    build_world,
+    world,
+    world_statistics,
+)
+
+SIZES = {"academic": 80, "geography": 120, "biology": 100}
+
+
+@pytest.fixture(scope="module", params=sorted(WORLDS))
+def small(request: pytest.FixtureRequest) -> World:
+    return world(request.param, size=SIZES[request.param], seed=3)
+
+
+def _all(w: World) -> set[LabeledTriple]:
+    return {t for ts in w.dataset.splits.values() for t in ts.to_labeled_triples()}
+
+
+def _train(w: World) -> set[LabeledTriple]:
+    return set(w.dataset.train.to_labeled_triples())
+
+
+# ----------------------------------------------------------------------------- ground truth
+
+
+def test_every_held_out_target_is_grounded_in_train(small: World) -> None:
+    train = RuleGraph(sorted(_train(small)))
+    for split in ("valid", "test"):
+        targets = small.targets(split)
+        assert targets, f"{small.name} has no {split} targets"
+        for target in targets:
+            found = [g for rule in small.rules for g in groundings(rule, target, train)]
+            assert found, (small.name, split, target)
+            assert all(set(g) <= _train(small) for g in found)
+            assert target not in _train(small)
+
+
+def test_noise_facts_have_no_grounding_anywhere(small: World) -> None:
+    everything = RuleGraph(sorted(_all(small)))
+    noise = [t for s in ("train", "valid", "test") for t in small.noise_splits[s]]
+    for triple in noise:
+        assert not any(groundings(rule, triple, everything) for rule in small.rules)
+        assert triple[1] in small.noise_rates
+    held = set(small.dataset.valid.to_labeled_triples()) | set(
+        small.dataset.test.to_labeled_triples()
+    )
+    assert held == set(small.targets("valid")) | set(small.targets("test")) | {
+        t for s in ("valid", "test") for t in small.noise_splits[s]
+    }
+
+
+def test_world_is_closed_under_its_rules_up_to_exceptions(small: World) -> None:
+    # The oracle: one more application of every rule derives nothing new but exceptions.
+    everything = _all(small)
+    closure = derived(small.rules, RuleGraph(sorted(everything)))
+    assert closure - everything <= set(small.exceptions)
+    # Every exception is grounded in the world (its body holds) but is absent from it.
+    for triple in small.exceptions:
+        assert triple not in everything
+        assert any(groundings(rule, triple, RuleGraph(sorted(everything))) for rule in small.rules)
+    # Every non-base fact is derived (grounded) or documented noise.
+    base = set(small.base_triples)
+    labelled = {t for s in ("train", "valid", "test") for t in small.derived_splits[s]}
+    noise = {t for s in ("train", "valid", "test") for t in small.noise_splits[s]}
+    assert everything - base == labelled | noise and not labelled & noise
+
+
+def test_symmetric_and_inverse_relations(small: World) -> None:
+    everything = _all(small)
+    assert small.symmetric
+    for r in small.symmetric:
+        pairs = {(h, t) for h, rel, t in everything if rel == r}
+        assert pairs and pairs == {(t, h) for h, t in pairs}, r
+    assert small.inverse_pairs
+    for r, s in small.inverse_pairs:
+        forward = {(h, t) for h, rel, t in everything if rel == r}
+        backward = {(t, h) for h, rel, t in everything if rel == s}
+        assert forward and forward == backward, (r, s)
+
+
+def test_splits_are_disjoint_and_base_is_in_train(small: World) -> None:
+    splits = {s: set(ts.to_labeled_triples()) for s, ts in small.dataset.splits.items()}
+    assert not splits["train"] & splits["valid"]
+    assert not splits["train"] & splits["test"]
+    assert not splits["valid"] & splits["test"]
+    assert set(small.base_triples) <= splits["train"]
+    assert not set(small.exceptions) & (splits["train"] | splits["valid"] | splits["test"])
+
+
+def test_world_design_rules_relations_and_lengths(small: World) -> None:
+    assert 5 <= len(small.rules) <= 8
+    assert {1, 2, 3} <= {rule.length for rule in small.rules}
+    assert 10 <= small.dataset.num_relations <= 20
+    # A non-chain body: some variable occurs in three or more atom positions, or an inequality
+    # or a constant constrains the body.
+    shapes = [
+        bool(rule.inequalities)
+        or any(not term.is_variable for a in rule.body for term in (a.first, a.second))
+        or rule.length >= 3
+        and any(sum(v in a.variables for a in (rule.head, *rule.body)) >= 3 for v in rule.variables)
+        for rule in small.rules
+    ]
+    assert any(shapes)
+    for s, h in small.shortcuts:
+        assert all(
+            s not in {a.relation for a in r.body} for r in small.rules if r.head.relation == h
+        )
+
+
+# ----------------------------------------------------------------------------- rates
+
+
+def test_exception_and_noise_rates_match_on_a_large_toy_world() -> None:
+    n = 3000
+    base = [(f"x{i}", "p", f"y{i}") for i in range(n)]
+    base += [(f"y{i}", "q", f"z{i % 50}") for i in range(n)]
+    rules = "one: h(X,Y) <- p(X,Y)\ntwo: g(X,Z) <- p(X,Y), q(Y,Z)"
+    types = {e: "node" for h, _, t in base for e in (h, t)}
+    w = build_world(
+        "toy",
+        base,
+        rules,
+        seed=0,
+        size=n,
+        rng=np.random.default_rng(0),
+        entity_types=types,
+        exception_rates={"one": 0.3},
+        noise_rates={"g": 0.2},
+    )
+    everything = _all(w)
+    heads = {(f"x{i}", "h", f"y{i}") for i in range(n)}
+    withheld = len(heads - everything) / n
+    sd = math.sqrt(0.3 * 0.7 / n)
+    assert abs(withheld - 0.3) < 4 * sd
+    assert heads - everything == set(w.exceptions)
+    g_facts = [t for t in everything if t[1] == "g"]
+    noise = [t for s in ("train", "valid", "test") for t in w.noise_splits[s]]
+    assert abs(len(noise) / len(g_facts) - 0.2) < 0.01  # drawn to the count, not by chance
+    assert all(t[1] == "g" for t in noise)
+
+
+def test_biology_exception_rates_within_binomial_tolerance() -> None:
+    w = world("biology", size=400, seed=1)
+    everything = RuleGraph(sorted(_all(w)))
+    withheld = set(w.exceptions)
+    for rule in w.rules:
+        q = w.exception_rates[str(rule.name)]
+        heads = derived([rule], everything)  # the world's facts ground these
+        heads |= {t for t in withheld if groundings(rule, t, everything)}
+        if not heads:
+            continue
+        rate = len(heads & withheld) / len(heads)
+        sd = math.sqrt(max(q * (1 - q), 0.01) / len(heads))
+        assert abs(rate - q) < 4 * sd + 1e-9, (rule.name, rate, q, len(heads))
+
+
+# ----------------------------------------------------------------------------- the split rule
+
+
+def test_held_out_fact_whose_body_is_held_out_goes_back_to_train() -> None:
+    # t is derived only through s, itself derived; half of each is drawn for test.
+    base = [(f"a{i}", "r", f"b{i}") for i in range(60)]
+    rules = "s_rule: s(X,Y) <- r(Y,X)\nt_rule: t(X,Y) <- s(X,Y)"
+    w = build_world(
+        "chain",
+        base,
+        rules,
+        seed=0,
+        size=60,
+        rng=np.random.default_rng(0),
+        entity_types={e: "node" for h, _, t in base for e in (h, t)},
+        valid_fraction=0.0,
+        test_fraction=0.5,
+    )
+    train = _train(w)
+    held_t = [x for x in w.targets("test") if x[1] == "t"]
+    assert held_t
+    for h, _, t in held_t:
+        assert (h, "s", t) in train
+    # The held-out s facts whose t would lose its body made their t go back to train.
+    held_s = [x for x in w.targets("test") if x[1] == "s"]
+    assert held_s and all((h, "t", t) in train for h, _, t in held_s)
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def test_same_seed_same_files_and_round_trips(tmp_path: Path) -> None:
+    a = world("geography", size=60, seed=7).write(tmp_path / "a")
+    b = world("geography", size=60, seed=7).write(tmp_path / "b")
+    c = world("geography", size=60, seed=8).write(tmp_path / "c")
+    names = ["train.txt", "valid.txt", "test.txt", "rules.txt", "world.json"]
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert (a / "train.txt").read_bytes() != (c / "train.txt").read_bytes()
+    w = world("geography", size=60, seed=7)
+    back = KGDataset.from_folder(a)
+    for split in ("train", "valid", "test"):
+        assert (
+            back.splits[split].to_labeled_triples() == w.dataset.splits[split].to_labeled_triples()
+        )
+    assert read_rules(a / "rules.txt") == w.rules
+    assert not list(a.glob(".*tmp*"))  # atomic writes leave no temporary files
+
+
+def test_rules_text_parses_and_round_trips(small: World) -> None:
+    rules = parse_rules(small.rules_text)
+    assert rules == small.rules
+    assert [r.name for r in rules] == [r.name for r in small.rules]
+    again = parse_rules("\n".join(str(r) for r in rules))
+    assert again == rules and [r.name for r in again] == [r.name for r in rules]
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+def test_statistics_cardinalities_and_shortcuts() -> None:
+    w = world("academic", size=120, seed=0)
+    s = world_statistics(w, max_targets=10)
+    assert s.cardinality["supervised"] == "1-N"
+    assert s.cardinality["affiliated_with"] == "N-1"
+    assert s.cardinality["coauthor"] == "N-N"
+    assert s.cardinality == {r.label: r.cardinality for r in kg_statistics(w.dataset).relations}
+    # knows is drawn for 60 % of coauthor pairs (plus random colleagues).
+    assert 0.45 < s.shortcut_cooccurrence[("knows", "coauthor")] < 0.8
+    targets = len(w.targets("valid")) + len(w.targets("test"))
+    assert sum(s.targets_by_length.values()) == targets == sum(s.targets_by_rule.values())
+    assert s.subgraph_targets == 10 and s.subgraph_p90 >= s.subgraph_median > 0
+    geo = world_statistics(world("geography", size=120, seed=0), max_targets=5).cardinality
+    assert (geo["capital_of"], geo["contains"], geo["on_continent"]) == ("1-1", "1-N", "N-1")
+
+
+def test_multi_grounding_share_against_brute_force() -> None:
+    w = world("biology", size=80, seed=2)
+    s = world_statistics(w, max_targets=5)
+    targets = list(w.targets("valid")) + list(w.targets("test"))
+    multi = sum(len(w.groundings(t)) > 1 for t in targets)
+    assert s.multi_grounding_share == pytest.approx(multi / len(targets))
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_bad_arguments_give_clear_errors() -> None:
+    with pytest.raises(GraphDataError, match="name: expected one of .*'academic'"):
+        world("business")
+    with pytest.raises(GraphDataError, match=r"size: expected an int >= 20, got 5"):
+        world("academic", size=5)
+    with pytest.raises(GraphDataError, match="seed: expected an int or None"):
+        world("biology", seed="x")  # type: ignore[arg-type]
+    with pytest.raises(GraphDataError, match="expected a sum below 1"):
+        world("geography", valid_fraction=0.5, test_fraction=0.5)
+    with pytest.raises(GraphDataError, match="test_fraction: expected a number in"):
+        world("geography", test_fraction=-0.1)
+    base = [("a", "p", "b")]
+    kwargs = dict(seed=0, size=2, rng=np.random.default_rng(0), entity_types={"a": "n", "b": "n"})
+    with pytest.raises(GraphDataError, match="exception_rates: 'nope' is not a rule name"):
+        build_world("t", base, "one: h(X,Y) <- p(X,Y)", exception_rates={"nope": 0.1}, **kwargs)
+    with pytest.raises(GraphDataError, match=r"exception_rates\['one'\]: expected a rate"):
+        build_world("t", base, "one: h(X,Y) <- p(X,Y)", exception_rates={"one": 1.5}, **kwargs)
+    with pytest.raises(GraphDataError, match="noise_rates: 'p' is not a head relation"):
+        build_world("t", base, "one: h(X,Y) <- p(X,Y)", noise_rates={"p": 0.1}, **kwargs)
+    with pytest.raises(GraphDataError, match="distinct name"):
+        build_world("t", base, "h(X,Y) <- p(X,Y)", **kwargs)
+    with pytest.raises(GraphDataError, match="split: expected one of"):
+        world("academic", size=20).targets("dev")
+    with pytest.raises(GraphDataError, match="world: expected a World, got KGDataset"):
+        world_statistics(world("academic", size=20).dataset)  # type: ignore[arg-type]
+    with pytest.raises(GraphDataError, match="max_targets: expected an int >= 1, got 0"):
+        world_statistics(world("academic", size=20), max_targets=0)
+
+
+def test_default_worlds_have_dense_local_subgraphs() -> None:
+    # The issue asks for hub worlds whose 2-hop enclosing subgraphs reach 1,000-5,000 triples.
+    for name in ("academic", "biology"):
+        s = world_statistics(world(name), max_targets=40)
+        assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
