@@ -870,14 +870,9 @@ def section_spatial(ctx: Context) -> None:
         ) -> Any:
             est = Celcomen.from_matrices(w[0].to(device), w[1].to(device))
             cf = est.intervene(
-                x.to(device), {0: 0.0}, centre, edge_index=tissue.edge_index.to(device), steps=20
+                x.to(device), {0: 0.0}, centre, edge_index=tissue.edge_index.to(device)
             )
-            return {
-                "perturbed": cf.perturbed,
-                "sham": cf.sham,
-                "ring": cf.ring,
-                "step_size": torch.tensor(cf.step_size, dtype=torch.float64),
-            }, cf.delta
+            return {"perturbed": cf.perturbed, "sham": cf.sham, "ring": cf.ring}, cf.delta
 
         with ctx.guard(f"spatial.counterfactual.{label}"):
             (ref_cf, ref_delta), (got_cf, got_delta) = _both(ctx, knock_out)

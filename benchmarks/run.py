@@ -32,6 +32,9 @@ BENCHMARKS = {
     "iwn": "benchmarks.bench_iwn",
     "explain": "benchmarks.bench_explain",
     "celcomen": "benchmarks.bench_celcomen",
+    "celcomen_counts": "benchmarks.bench_celcomen_counts",
+    "counterfactual": "benchmarks.bench_counterfactual",
+    "kg_distributed": "benchmarks.bench_kg_distributed",
     "imports": "benchmarks.bench_imports",
 }
 
@@ -39,6 +42,9 @@ BENCHMARKS = {
 #: Arguments ``make bench`` passes, so that the whole run takes well under an hour on a 2-core
 #: CPU; run a module directly for the full configuration (e.g. all models, 3 seeds).
 ARGS: dict[str, list[str]] = {
+    "kg_distributed": ["--batch-size", "4096"],
+    "celcomen_counts": ["--genes", "10,20", "--cells", "2000", "--seeds", "2"],
+    "counterfactual": ["--genes", "10", "--seeds", "1", "--cells", "1000"],
     "kg_train": ["--models", "transe,distmult,complex,rotate", "--seeds", "0", "--epochs", "50"],
     # FB15k-237: the epoch table of four models from 20 batches (at most 20 s a side), the
     # flops table, ComplEx's time to quality in 10 minutes a side (concurrent; 1,000 seeded

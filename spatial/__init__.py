@@ -15,7 +15,7 @@ from graphdata._lazy import lazy_exports
 from graphdata._version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from spatial import plot, tools
+    from spatial import pl, plot, tl, tools
     from spatial.celcomen import OBJECTIVES, Celcomen, CelcomenConfig
     from spatial.counterfactual import (
         Counterfactual,
@@ -59,6 +59,7 @@ __all__ = [
     "intervene",
     "langevin_sample",
     "mean_field_terms",
+    "pl",
     "plot",
     "random_couplings",
     "random_positions",
@@ -72,6 +73,7 @@ __all__ = [
     "simulate_tissue",
     "store_counterfactual",
     "store_fit",
+    "tl",
     "tools",
     "vmf_log_partition",
     "vmf_mean_resultant_length",
@@ -80,6 +82,8 @@ __all__ = [
 #: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "spatial.plot": ("plot",),
+    "spatial.pl": ("pl",),
+    "spatial.tl": ("tl",),
     "spatial.tools": ("tools", "intervene", "store_counterfactual", "store_fit"),
     "spatial.celcomen": ("OBJECTIVES", "Celcomen", "CelcomenConfig"),
     "spatial.counterfactual": (

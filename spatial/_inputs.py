@@ -1,12 +1,21 @@
-"""Validation and conversion of inputs at the public boundaries of :mod:`spatial`.
+r"""Validation and conversion of inputs at the public boundaries of :mod:`spatial`.
 
 Expression from AnnData must be non-negative (counts or normalised counts: knock-out to 0 means
 "off"); expression passed as a tensor may be signed (points on the sphere, e.g. a simulated
 tissue). Both must be finite and have no all-zero rows, which have no direction on the sphere.
+
+Gene selection follows scanpy's ``mask_var`` (``sc.pp.pca``): by default the genes of
+``var['highly_variable']`` when that column exists, else all genes. Only the selected genes are
+densified, a block of rows at a time, so a sparse ``X`` is never densified whole. A fit stores
+several :math:`G \times G` matrices, so :func:`check_fit_size` refuses a gene count (or an
+estimated memory, :func:`fit_memory_bytes`) above a stated limit before anything large is
+allocated.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,7 +36,12 @@ __all__ = [
     "check_real",
     "check_seed",
     "check_edge_weight",
+    "MAX_GENES",
     "expression_from_adata",
+    "resolve_mask_var",
+    "fit_memory_bytes",
+    "check_fit_size",
+    "warn_expression_graph",
     "check_expression",
     "unit_rows",
     "check_edge_index",
@@ -63,13 +77,59 @@ def check_edge_weight(edge_weight: Tensor, num_edges: int, argument: str = "edge
         )
 
 
-def expression_from_adata(
-    adata: AnnData, layer: str | None, *, allow_negative: bool = False
-) -> Tensor:
-    """Dense float32 expression ``[n_obs, n_vars]`` from ``adata.X`` or ``adata.layers[layer]``.
+#: Largest gene count a fit accepts by default (``max_genes``): a fit holds about
+#: :data:`_MATRIX_COPIES` float32-sized ``G x G`` matrices (1.6 GB each at 20,000 genes) and an
+#: epoch costs :math:`O(N G^2)` (2,000 cells x 5,000 genes: about 100 minutes on one CPU core).
+MAX_GENES = 5000
 
-    Negative values are refused unless ``allow_negative`` (signed sphere coordinates, as
-    :meth:`spatial.simulate.SimulatedTissue.to_anndata` writes them).
+# Peak memory of a fit (fit_memory_bytes), in float32 entries, an upper envelope of the peak RSS
+# increase of Celcomen.fit on sparse AnnData measured at 9 sizes from 60,000 x 100 to 500 x 4,000
+# for the default "cg" and the "adam" solvers, at two states of the solver code
+# (benchmarks/bench_celcomen_genes.py --calibrate; least squares: cg 5.8-12.7 N G + 48-50 G^2
+# + 86-125 MB, adam 4.4-12.0 N G + 8-11 G^2 + 183-433 MB; measured / estimate <= 0.95).
+# ``_ROW_COPIES`` [N, G]: the unit rows, the neighbour sums of spatial.objectives.Neighbourhood,
+# the intermediates of a pass and its backward. ``_MATRIX_COPIES`` [G, G]: parameters, their
+# gradients, the symmetrised matrices, and the float64 vectors of the conjugate-gradient solver
+# (each of the 2 G^2 coordinates counts twice in float64).
+_ROW_COPIES = 10
+_MATRIX_COPIES = 56
+_OVERHEAD = 2**29  # bytes: allocator and lazy library start-up, measured 86-433 MB
+
+# Rows densified at once: a block of at most 2**23 entries (64 MiB in float64).
+_BLOCK_ENTRIES = 2**23
+
+
+def expression_from_adata(
+    adata: AnnData,
+    layer: str | None,
+    *,
+    allow_negative: bool = False,
+    columns: np.ndarray | None = None,
+) -> Tensor:
+    """Dense float32 expression ``[n_obs, len(columns)]`` of the selected genes of ``adata``.
+
+    Reads ``adata.X`` or ``adata.layers[layer]`` (dense, CSR, CSC or other scipy sparse
+    formats, backed, dask) into one preallocated float32 array, a block of at most
+    ``2**23`` entries at a time: blocks of rows (blocks of the selected columns for CSC, the
+    cheap direction of that format), so only the selected genes are ever densified, never the
+    whole matrix. The result is checked (:func:`check_expression`) for NaN/inf, negative values
+    unless ``allow_negative`` (signed sphere coordinates, as
+    :meth:`spatial.simulate.SimulatedTissue.to_anndata` writes them), and cells whose selected
+    genes are all zero (they have no direction on the sphere).
+
+    Args:
+        adata: The AnnData.
+        layer: Layer holding expression; None uses ``adata.X``.
+        allow_negative: Accept negative values. Default False.
+        columns: Sorted or unsorted int64 gene positions to read (see :func:`resolve_mask_var`);
+            None (default) reads every gene.
+
+    Returns:
+        The float32 tensor on the CPU (``4 * n_obs * len(columns)`` bytes).
+
+    Raises:
+        KeyError: If ``layer`` is missing.
+        GraphDataError: On NaN/inf, negative values (unless allowed) or all-zero cells.
     """
     if layer is None:
         matrix, where = adata.X, "adata.X"
@@ -82,17 +142,223 @@ def expression_from_adata(
         matrix, where = adata.layers[layer], f"adata.layers[{layer!r}]"
     if matrix is None:
         raise GraphDataError(f"{where}: expected an expression matrix, got None")
-    dense = matrix.toarray() if sp.issparse(matrix) else np.asarray(matrix)
-    x = torch.as_tensor(np.asarray(dense, dtype=np.float32))
+    n_obs, n_vars = adata.n_obs, adata.n_vars
+    if columns is not None and len(columns) == n_vars and np.array_equal(columns, range(n_vars)):
+        columns = None  # every gene, in order: no column indexing
+    n_used = n_vars if columns is None else len(columns)
+    out = np.empty((n_obs, n_used), dtype=np.float32)  # [N, G_used]
+    if sp.issparse(matrix) and matrix.format == "csc":
+        # Column blocks: slicing columns is cheap in CSC, slicing rows costs a pass over nnz.
+        used = np.arange(n_vars) if columns is None else columns
+        step = max(1, _BLOCK_ENTRIES // max(n_obs, 1))
+        for start in range(0, n_used, step):
+            out[:, start : start + step] = matrix[:, used[start : start + step]].toarray()
+    else:
+        if sp.issparse(matrix) and matrix.format != "csr":
+            matrix = matrix.tocsr()  # COO/DOK/LIL/BSR cannot slice rows
+        step = max(1, _BLOCK_ENTRIES // max(n_used, 1))
+        for start in range(0, n_obs, step):
+            block = matrix[start : start + step]  # [rows, n_vars], sparse or dense
+            if columns is not None:
+                block = block[:, columns]
+            if hasattr(block, "compute"):  # dask
+                block = block.compute()
+            out[start : start + step] = block.toarray() if sp.issparse(block) else block
+    x = torch.from_numpy(out)
     names = list(map(str, adata.obs_names))
-    check_expression(x, where, names=names, non_negative=not allow_negative)
+    check_expression(x, where, names=names, non_negative=not allow_negative, n_selected=n_used)
     return x
 
 
-def check_expression(
-    x: Tensor, where: str, *, names: Sequence[str] | None = None, non_negative: bool
+def resolve_mask_var(
+    var: Any, n_vars: int, mask_var: Any, *, where: str = "adata.var"
+) -> tuple[np.ndarray, str]:
+    """The genes a fit uses, as scanpy's ``mask_var`` (``sc.pp.pca``) selects them.
+
+    Args:
+        var: ``adata.var`` (a DataFrame), or None for a tensor (only arrays and False apply).
+        n_vars: The number of genes (columns) of the data.
+        mask_var: None (default): the boolean column ``var['highly_variable']`` when it exists
+            (as after ``sc.pp.highly_variable_genes(adata)``), else every gene; a string: the
+            name of a boolean ``var`` column; a boolean array ``[n_vars]``; False: every gene.
+            (scanpy spells "every gene" ``mask_var=None`` and keeps the default private; here
+            None is the default and False means every gene.)
+        where: How the data is named in messages.
+
+    Returns:
+        ``(columns, description)``: sorted int64 positions of the selected genes (data order)
+        and a phrase naming the selection for messages, e.g.
+        ``"var['highly_variable']: 2,000 of 20,000 genes"``.
+
+    Raises:
+        KeyError: If the named column is missing.
+        GraphDataError: If the mask is not boolean, has the wrong length, or selects < 2 genes.
+    """
+    columns_of_var = list(var.columns) if var is not None else []
+    if mask_var is None:
+        if "highly_variable" not in columns_of_var:
+            return np.arange(n_vars, dtype=np.int64), "all genes: no var['highly_variable']"
+        mask_var = "highly_variable"
+    if mask_var is False:
+        return np.arange(n_vars, dtype=np.int64), "all genes: mask_var=False"
+    if isinstance(mask_var, str):
+        if var is None:
+            raise GraphDataError(
+                f"mask_var: a var column name ({mask_var!r}) needs AnnData input; for a tensor "
+                "pass a boolean array [n_genes] or False"
+            )
+        if mask_var not in columns_of_var:
+            boolean = [c for c in columns_of_var if np.asarray(var[c]).dtype == bool]
+            raise KeyError(
+                f"var[{mask_var!r}]: no such column in {where} (boolean columns: {boolean}); "
+                "run sc.pp.highly_variable_genes(adata, n_top_genes=2000) for "
+                "var['highly_variable'], pass a boolean array, or mask_var=False for all genes"
+            )
+        values, description = var[mask_var], f"var[{mask_var!r}]"
+    elif isinstance(mask_var, bool):
+        raise GraphDataError(
+            "mask_var: expected None, a var column name, a boolean array or False, got True; "
+            "pass mask_var='highly_variable' to use var['highly_variable']"
+        )
+    else:
+        values, description = mask_var, "mask_var"
+    if isinstance(values, Tensor):
+        values = values.detach().cpu().numpy()
+    try:
+        mask = np.asarray(values)
+    except (TypeError, ValueError) as e:  # e.g. a pandas column with missing values
+        raise GraphDataError(f"mask_var: {description} is not a boolean array ({e})") from e
+    if mask.dtype != bool:
+        raise GraphDataError(
+            f"mask_var: expected {description} to be boolean (one True/False per gene), got "
+            f"dtype {mask.dtype}; convert it, e.g. np.isin(np.arange(n_vars), indices) for "
+            "positions or adata.var_names.isin(names) for names"
+        )
+    if mask.shape != (n_vars,):
+        raise GraphDataError(
+            f"mask_var: expected {description} of shape ({n_vars},) (one entry per gene), got "
+            f"{mask.shape}"
+        )
+    columns = np.flatnonzero(mask).astype(np.int64)
+    if columns.size < 2:
+        raise GraphDataError(
+            f"mask_var: {description} selects {columns.size} genes; the model needs at least 2 "
+            "(re-run sc.pp.highly_variable_genes with a larger n_top_genes, or mask_var=False)"
+        )
+    return columns, f"{description}: {columns.size:,} of {n_vars:,} genes"
+
+
+def fit_memory_bytes(n_cells: int, n_genes: int, itemsize: int = 4) -> int:
+    r"""Estimated peak memory of :meth:`spatial.celcomen.Celcomen.fit`, in bytes.
+
+    .. math::
+        \mathrm{bytes} \approx s\,\big(10\,N G + 56\,G^2\big) + 2^{29},
+
+    for :math:`N` cells, :math:`G` genes and :math:`s` bytes per entry (4 for float32): the
+    ``[N, G]`` rows, neighbour sums and pass intermediates, the ``[G, G]`` parameters, gradients
+    and solver vectors (float64 in the default conjugate-gradient solver), and 512 MiB of
+    start-up. The coefficients are an upper envelope of peak RSS increases measured from
+    60,000 x 100 to 500 x 4,000 (``benchmarks/bench_celcomen_genes.py --calibrate``).
+
+    Args:
+        n_cells: :math:`N`.
+        n_genes: :math:`G`, the genes used.
+        itemsize: Bytes per entry (4 for float32, 8 for float64).
+
+    Returns:
+        The estimate in bytes.
+
+    Examples:
+        >>> round(fit_memory_bytes(2000, 20000) / 2**30, 1)  # the unmasked 20,000-gene slide
+        85.4
+        >>> round(fit_memory_bytes(2000, 2000) / 2**30, 2)  # its 2,000 highly variable genes
+        1.48
+    """
+    entries = _ROW_COPIES * n_cells * n_genes + _MATRIX_COPIES * n_genes * n_genes
+    return int(itemsize) * int(entries) + _OVERHEAD
+
+
+def _device_memory(device: torch.device) -> int | None:
+    """Total memory of ``device`` in bytes (physical RAM for the CPU), or None if unknown."""
+    if device.type == "cuda":
+        return int(torch.cuda.get_device_properties(device).total_memory)
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        return None
+
+
+def check_fit_size(
+    n_cells: int,
+    n_genes: int,
+    *,
+    selection: str,
+    max_genes: int | None = MAX_GENES,
+    max_memory: float | None = None,
+    device: torch.device | str = "cpu",
+    itemsize: int = 4,
 ) -> None:
-    """Raise on non-finite values, negative values (if required) and all-zero rows."""
+    """Refuse a fit of more than ``max_genes`` genes or above a memory budget, before allocating.
+
+    Args:
+        n_cells: Cells of the fit.
+        n_genes: Genes the fit would use.
+        selection: How the genes were selected (for the message), see :func:`resolve_mask_var`.
+        max_genes: Largest accepted gene count (default :data:`MAX_GENES`); None: no limit.
+        max_memory: Budget in bytes for :func:`fit_memory_bytes`; None (default): the total
+            memory of ``device`` (physical RAM on the CPU), past which the fit would die in the
+            allocator.
+        device: Where the fit runs.
+        itemsize: Bytes per entry.
+
+    Raises:
+        GraphDataError: Naming the gene count, the memory the fit would need and the fix.
+    """
+    if max_genes is not None:
+        check_int("max_genes", max_genes, 2)
+    if max_memory is not None:
+        check_real(
+            "max_memory", max_memory, low=0.0, low_open=True, fix="pass a budget in bytes, e.g. 8e9"
+        )
+    need = fit_memory_bytes(n_cells, n_genes, itemsize)
+    budget = max_memory if max_memory is not None else _device_memory(torch.device(device))
+    over_genes = max_genes is not None and n_genes > max_genes
+    over_memory = budget is not None and need > budget
+    if not (over_genes or over_memory):
+        return
+    if over_genes or budget is None:
+        limit = f"above max_genes={max_genes:,}"
+    else:
+        whose = "max_memory" if max_memory is not None else f"{torch.device(device).type} total"
+        limit = f"above the memory budget {budget / 2**30:.1f} GiB ({whose})"
+    if over_memory and _ROW_COPIES * n_cells > _MATRIX_COPIES * n_genes:
+        more = "; the cells dominate: fit fewer cells (e.g. one library or region at a time)"
+    elif over_genes and not over_memory:
+        more = "; max_genes=None lifts the gene limit"
+    else:
+        more = ""
+    raise GraphDataError(
+        f"mask_var: the fit would use {n_genes:,} genes x {n_cells:,} cells ({selection}), "
+        f"{limit}; it needs about {need / 2**30:.1f} GiB ({itemsize} B x (10 N G + 56 G^2) "
+        "+ 512 MiB). Select genes first: sc.pp.highly_variable_genes(adata, n_top_genes=2000) "
+        "(fit then uses var['highly_variable']), or pass mask_var= a boolean var column or "
+        "array" + more
+    )
+
+
+def check_expression(
+    x: Tensor,
+    where: str,
+    *,
+    names: Sequence[str] | None = None,
+    non_negative: bool,
+    n_selected: int | None = None,
+) -> None:
+    """Raise on non-finite values, negative values (if required) and all-zero rows.
+
+    ``n_selected``: the number of selected genes when ``x`` holds a selection of the data's
+    genes (the zero-row message then says how to drop the cells on those genes).
+    """
     if x.ndim != 2 or x.shape[1] < 2:
         raise GraphDataError(
             f"{where}: expected expression [n_cells, n_genes] with n_genes >= 2, got shape "
@@ -115,13 +381,16 @@ def check_expression(
             "an unscaled layer, e.g. log1p-normalised counts, not z-scores (or allow_negative=True "
             "for signed coordinates already on the sphere, e.g. a simulated tissue)"
         )
-    zero = x.abs().sum(1) == 0
+    zero = (x != 0).sum(1) == 0  # [N]; no [N, G] float temporary
     if bool(zero.any()):
         rows = torch.nonzero(zero).flatten()[:5].tolist()
+        genes = "every gene" if n_selected is None else f"all {n_selected:,} selected genes"
         raise GraphDataError(
-            f"{where}: {int(zero.sum())} cells have zero expression in every gene (first "
-            f"{_name_rows(rows, names)}) and no direction on the unit sphere; drop them, e.g. "
-            "sc.pp.filter_cells(adata, min_counts=1) (or min_genes=1) after subsetting genes"
+            f"{where}: {int(zero.sum())} cells have zero expression in {genes} (first "
+            f"{_name_rows(rows, names)}) and no direction on the unit sphere; drop them after "
+            "selecting genes, e.g. adata = adata[:, adata.var['highly_variable']].copy() then "
+            "sc.pp.filter_cells(adata, min_counts=1) (or keep = np.asarray(adata[:, "
+            "mask].X.sum(1)).ravel() > 0; adata = adata[keep].copy())"
         )
 
 
@@ -149,21 +418,67 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, argument: str = "edge_i
 
 
 def graph_from_adata(adata: AnnData, spatial_key: str, n_neighbors: int) -> tuple[Tensor, Tensor]:
-    """An existing ``obsp`` graph, or a k-NN graph of ``obsm[spatial_key]`` built in memory."""
-    if _keys.connectivities_key(spatial_key) in adata.obsp:
+    """An existing ``obsp`` graph, or a k-NN graph of ``obsm[spatial_key]`` built in memory.
+
+    Warns (:func:`warn_expression_graph`) when the only graph is scanpy's
+    ``obsp['connectivities']``, which is not used.
+    """
+    if _graph_key(adata, spatial_key) in adata.obsp:
         return spatial_graph(adata, key=spatial_key, dtype=torch.float32)
     require_coordinates(adata, spatial_key)
+    warn_expression_graph(adata, spatial_key, n_neighbors, stacklevel=5)  # -> the fit's caller
     coords = np.asarray(adata.obsm[spatial_key], dtype=np.float64)
     edge_index, _ = knn_graph(torch.from_numpy(coords), n_neighbors)
     return edge_index, torch.ones(edge_index.shape[1])
 
 
+def _graph_key(adata: AnnData, spatial_key: str) -> str:
+    """The ``obsp`` key of the spatial graph, as :func:`graphdata.spatial_anndata.spatial_graph`
+    reads it (``uns[f"{key}_neighbors"]["connectivities_key"]`` when recorded).
+    """  # noqa: D205
+    meta = adata.uns.get(_keys.neighbors_key(spatial_key), {})
+    key = meta.get("connectivities_key") if isinstance(meta, Mapping) else None
+    return str(key) if key else _keys.connectivities_key(spatial_key)
+
+
+def warn_expression_graph(
+    adata: AnnData, spatial_key: str, n_neighbors: int, *, stacklevel: int = 2
+) -> None:
+    """Warn that ``obsp['connectivities']`` is ignored when the spatial graph is missing.
+
+    ``obsp['connectivities']`` is what ``sc.pp.neighbors`` writes: a k-NN graph in expression
+    (PCA) space, not in tissue space, so it is never read as the spatial graph. Call this before
+    building the spatial graph (``spatial.tools.celcomen`` builds it when missing).
+    """
+    graph = _graph_key(adata, spatial_key)
+    if "connectivities" in adata.obsp and graph not in adata.obsp:
+        warnings.warn(
+            f"obsp['connectivities'] is not used: it is scanpy's k-NN graph in expression space "
+            f"(sc.pp.neighbors), not a spatial graph, and obsp[{graph!r}] is missing, so a "
+            f"k-NN graph (k={n_neighbors}) of obsm[{spatial_key!r}] is built instead. To fit on "
+            "a spatial graph of your own, build it first, e.g. "
+            "squidpy.gr.spatial_neighbors(adata) or "
+            "graphdata.spatial_anndata.spatial_neighbors_knn(adata), or assign it: "
+            f"adata.obsp[{graph!r}] = A",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
 def require_coordinates(adata: AnnData, spatial_key: str) -> None:
     """Raise a KeyError that says how to add ``obsm[spatial_key]`` when it is missing."""
     if spatial_key not in adata.obsm:
+        graph = _graph_key(adata, spatial_key)
+        scanpy_graph = (
+            " (obsp['connectivities'] is scanpy's expression k-NN graph from sc.pp.neighbors, "
+            f"not a spatial graph; to use it anyway, adata.obsp[{graph!r}] = "
+            "adata.obsp['connectivities'])"
+            if "connectivities" in adata.obsp
+            else ""
+        )
         raise KeyError(
             f"obsm[{spatial_key!r}]: no spatial coordinates and no graph "
-            f"obsp[{_keys.connectivities_key(spatial_key)!r}] in adata; add coordinates with "
+            f"obsp[{graph!r}] in adata{scanpy_graph}; add coordinates with "
             f"adata.obsm[{spatial_key!r}] = coords (e.g. np.c_[adata.obs['col'], "
             "adata.obs['row']] for array positions) or build the graph with "
             "graphdata.spatial_anndata.spatial_neighbors_knn(adata)"
@@ -171,9 +486,17 @@ def require_coordinates(adata: AnnData, spatial_key: str) -> None:
 
 
 def resolve_genes(
-    genes: Mapping[Any, float], var_names: Sequence[str] | None, n_genes: int
+    genes: Mapping[Any, float],
+    var_names: Sequence[str] | None,
+    n_genes: int,
+    *,
+    all_names: Sequence[str] | None = None,
 ) -> dict[int, float]:
-    """Map ``{gene name or column: value}`` to ``{column: value}``; close names on a typo."""
+    """Map ``{gene name or column: value}`` to ``{column: value}``; close names on a typo.
+
+    Columns index ``var_names`` (the genes of the model). ``all_names``: every gene of the
+    data, so that a gene the fit did not select (``mask_var``) gets its own message and fix.
+    """
     if not isinstance(genes, Mapping) or not genes:
         raise GraphDataError(
             f"genes: expected a non-empty mapping gene -> clamped value, e.g. {{'IFITM3': 0.0}}, "
@@ -187,6 +510,13 @@ def resolve_genes(
             column = int(gene)
         elif var_names is not None and isinstance(gene, str):
             lookup = {name: i for i, name in enumerate(var_names)}
+            if gene not in lookup and all_names is not None and gene in set(all_names):
+                raise GraphDataError(
+                    f"genes: {gene!r} is in adata.var_names but not among the "
+                    f"{len(var_names):,} genes the model was fitted on (mask_var selected "
+                    "them); perturb a fitted gene (est.var_names_), or refit with it selected, "
+                    f"e.g. adata.var.loc[{gene!r}, 'highly_variable'] = True"
+                )
             if gene not in lookup:
                 raise UnknownLabelError("gene", gene, var_names, argument="genes")
             column = lookup[gene]

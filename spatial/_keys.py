@@ -22,6 +22,13 @@ __all__ = [
     "DELTA_LAYER",
     "RING_OBS",
     "PERTURBED_OBS",
+    "matrix_key",
+    "energy_matrix_key",
+    "field_key",
+    "counterfactual_layer",
+    "delta_layer",
+    "ring_obs",
+    "perturbed_obs",
 ]
 
 #: Default ``obsm`` key of the spatial coordinates (and prefix of the graph keys).
@@ -57,3 +64,46 @@ DELTA_LAYER = "celcomen_delta"
 RING_OBS = "celcomen_ring"
 #: ``obs`` key of the boolean mask of perturbed cells.
 PERTURBED_OBS = "celcomen_perturbed"
+
+
+# The same names under another prefix (``key_added=`` of :mod:`spatial.tl`), so that two fits
+# can live side by side in one AnnData; with the default prefix they equal the constants above.
+
+
+def matrix_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
+    """``varp`` key of a fitted matrix: ``f"{key_added}_{which}"``, ``which`` intra or inter."""
+    return f"{key_added}_{which}"
+
+
+def energy_matrix_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
+    """``varp`` key of the fitted energy's own matrix, ``f"{key_added}_{which}_energy"``.
+
+    Written when it differs from the reported matrix (a fit with fields on non-negative data
+    reports the part orthogonal to the mean direction, and a zero trace); counterfactuals use it.
+    """
+    return f"{key_added}_{which}_energy"
+
+
+def field_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
+    """``var`` column of a fitted linear field: ``f"{key_added}_h_{which}"``."""
+    return f"{key_added}_h_{which}"
+
+
+def counterfactual_layer(key_added: str = UNS_KEY) -> str:
+    """``layers`` key of the relaxed perturbed tissue under prefix ``key_added``."""
+    return f"{key_added}_counterfactual"
+
+
+def delta_layer(key_added: str = UNS_KEY) -> str:
+    """``layers`` key of perturbed minus sham under prefix ``key_added``."""
+    return f"{key_added}_delta"
+
+
+def ring_obs(key_added: str = UNS_KEY) -> str:
+    """``obs`` key of the graph-distance ring under prefix ``key_added``."""
+    return f"{key_added}_ring"
+
+
+def perturbed_obs(key_added: str = UNS_KEY) -> str:
+    """``obs`` key of the perturbed-cell mask under prefix ``key_added``."""
+    return f"{key_added}_perturbed"

@@ -2,15 +2,39 @@ r"""``Celcomen``: a scikit-learn-style estimator of intra- and intercellular gen
 
 Megas et al., "Celcomen: spatial causal disentanglement for single-cell and tissue perturbation
 modeling", arXiv:2409.05804 (ICLR 2025). ``Celcomen(...).fit(adata)`` projects expression onto
-the unit sphere, reads (or builds) the spatial graph, and minimises one of the objectives of
-:mod:`spatial.objectives` over the symmetric matrices of :class:`spatial.model.CelcomenEnergy`:
+the unit sphere (:math:`x_i = c_i / \lVert c_i \rVert`, the paper's normalisation of counts),
+reads (or builds) the spatial graph, and minimises one of the objectives of
+:mod:`spatial.objectives` over the symmetric matrices and the linear fields
+:math:`\theta = (W_{\mathrm{intra}}, W_{\mathrm{inter}}, h_{\mathrm{intra}}, h_{\mathrm{inter}})`
+of :class:`spatial.model.CelcomenEnergy`:
 
 .. math::
-    \min_{W_{\mathrm{intra}}, W_{\mathrm{inter}}} \frac{1}{N}\sum_i \ell_i
-        + \lambda \big(\lVert W_{\mathrm{intra}} \rVert_F^2 + \lVert W_{\mathrm{inter}}
-        \rVert_F^2\big)
+    \min_\theta \frac{1}{N}\sum_i \ell_i + \frac{\lambda}{N} \big(\lVert W_{\mathrm{intra}}
+        \rVert_F^2 + \lVert W_{\mathrm{inter}} \rVert_F^2 + \lVert h_{\mathrm{intra}} \rVert^2
+        + \lVert h_{\mathrm{inter}} \rVert^2\big)
 
-(the ``"reference"`` objective sums instead of averaging, as the reference code does).
+(the ``"reference"`` objective sums instead of averaging, as the reference code does, and has
+no fields). The ridge :math:`\lambda` (``weight_decay``) is a total over the tissue, so its
+weight falls as :math:`1/N` and it does not shrink the scale of large tissues. Score matching
+is a convex quadratic in :math:`\theta`; the default solver, conjugate gradients, stops when
+the gradient norm is ``tol`` times its start (:mod:`spatial._solver`) and warns otherwise.
+
+Non-negative expression (counts, log-normalised data) lies in one orthant around a mean
+direction :math:`u = \bar x / \lVert \bar x \rVert`, where :math:`u^\top x_i` is nearly the
+same for every cell. There :math:`x^\top (u v^\top + v u^\top) x = 2 (u^\top x)(v^\top x)` is, to
+first order in the spread around :math:`u`, the linear field :math:`2 (u^\top \bar x)\, v^\top
+x`, so the couplings along :math:`u` are confounded with the fields (and with how counts were
+normalised): they take a common offset that flips the signs of small couplings. As the trace of
+:math:`W_{\mathrm{intra}}`, which the sphere cannot identify, is reported as zero, the fitted
+couplings of non-negative data are reported as their part orthogonal to :math:`u`,
+
+.. math::
+    W \mapsto P W P, \qquad P = I - u u^\top,
+
+the matrix minus its closest :math:`u v^\top + v u^\top` (``mean_direction_`` holds :math:`u`;
+``model_`` keeps the fitted energy, whose fields absorb the rest). Signed data (mean near the
+origin) are reported as fitted.
+
 ``CelcomenConfig.reference()`` reproduces the reference protocol (3-D normaliser, symmetrised
 U(0, 1) start, plain SGD, clipping to [0, 1] and a unit diagonal after every step) for the
 benchmark.
@@ -19,6 +43,7 @@ benchmark.
 from __future__ import annotations
 
 import functools
+import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
@@ -35,6 +60,7 @@ from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.tracking import Tracker
 from spatial import _inputs
 from spatial._messages import NORMALIZATIONS, edge_weights
+from spatial._solver import ScoreMatchingPass, conjugate_gradient, score_matching_design
 from spatial.model import CelcomenEnergy
 from spatial.objectives import (
     Neighbourhood,
@@ -65,16 +91,31 @@ class CelcomenConfig:
     n_neighbors: int = 6
     # Degree normalisation of messages: "gcn" 1/sqrt(d_i d_j) as GCNConv, "mean", "none".
     normalization: str = "gcn"
-    # Passes over the cells.
+    # Most passes over the cells: CG iterations (one pass each) for "cg", epochs for adam/sgd.
     epochs: int = 300
-    # Step size of the optimiser; Adam moves each entry by about lr per epoch, so raise it (or
-    # epochs) when the couplings are large, e.g. 0.5 for concentrated real expression.
+    # Step size of adam/sgd (the "cg" solver needs none); Adam moves each entry by about lr per
+    # epoch, so raise it (or epochs) when the couplings are large. A step size that makes the
+    # loss end above its start is refused.
     lr: float = 0.05
-    # "adam" (ours) or "sgd" (plain, momentum 0: the reference protocol).
-    optimizer: str = "adam"
-    # L2 penalty on both matrices; keeps the fit unique on degenerate data.
-    weight_decay: float = 1e-2
-    # Cells per mini-batch; None = full batch (every term is per cell, so batches are unbiased).
+    # "auto" (default): "cg" for score matching (its objective is a convex quadratic: conjugate
+    # gradients reach the minimiser, checked by the relative gradient norm), "adam" otherwise;
+    # "adam"; "sgd" (plain, momentum 0: the reference protocol); "cg" (score matching only).
+    optimizer: str = "auto"
+    # Relative gradient-norm tolerance of "cg": stop when ||grad|| <= tol * ||grad at start||;
+    # a fit that ends above it warns.
+    tol: float = 1e-4
+    # Ridge lambda in mean_i l_i + (lambda / N) ||theta||^2: a total over the tissue, so its
+    # weight vanishes with the number of cells and does not bias the scale of large tissues;
+    # it keeps the fit unique on degenerate data (e.g. a constant strength confounds the fields).
+    weight_decay: float = 1.0
+    # Fit the per-gene linear fields h_intra, h_inter with the matrices (score_matching,
+    # mean_field): they absorb the mean direction of non-negative expression, which the
+    # couplings would otherwise explain by a common offset. False: the paper's energy,
+    # quadratic terms only. The "reference" objective never fits them.
+    fields: bool = True
+    # Cells per mini-batch of adam/sgd (None = full batch; every term is per cell, so batches
+    # are unbiased); for "cg", cells per chunk of a pass (None: about 4M entries), which bounds
+    # memory and leaves the result unchanged.
     batch_size: int | None = None
     # Start: "zeros" or "uniform" (symmetrised U(0,1), the reference start).
     init: str = "zeros"
@@ -109,6 +150,7 @@ class CelcomenConfig:
             projection="reference",
             lr=0.1,
             weight_decay=0.0,
+            fields=False,
         )
         return replace(base, **overrides)
 
@@ -116,7 +158,7 @@ class CelcomenConfig:
         choices = {
             "objective": tuple(OBJECTIVES),
             "normalization": NORMALIZATIONS,
-            "optimizer": ("adam", "sgd"),
+            "optimizer": ("auto", "cg", "adam", "sgd"),
             "init": ("zeros", "uniform"),
             "projection": ("none", "reference"),
         }
@@ -142,7 +184,7 @@ class CelcomenConfig:
             "weight_decay",
             self.weight_decay,
             low=0.0,
-            fix="pass a penalty >= 0, e.g. weight_decay=0.01",
+            fix="pass a penalty >= 0, e.g. weight_decay=1.0",
         )
         _inputs.check_real(
             "reference_beta",
@@ -151,9 +193,28 @@ class CelcomenConfig:
             low_open=True,
             fix="pass a positive energy scale, e.g. reference_beta=0.1",
         )
+        _inputs.check_real(
+            "tol",
+            self.tol,
+            low=0.0,
+            low_open=True,
+            high=1.0,
+            fix="pass a relative gradient tolerance in (0, 1], e.g. tol=1e-4",
+        )
         _inputs.check_seed("seed", self.seed)
-        if not isinstance(self.progress, bool):
-            raise GraphDataError(f"progress: expected True or False, got {self.progress!r}")
+        for name in ("progress", "fields"):
+            if not isinstance(getattr(self, name), bool):
+                raise GraphDataError(f"{name}: expected True or False, got {getattr(self, name)!r}")
+        if self.optimizer == "cg" and self.objective != "score_matching":
+            raise GraphDataError(
+                f"optimizer: 'cg' needs the quadratic 'score_matching' objective, got "
+                f"objective={self.objective!r}; use optimizer='auto' or 'adam'"
+            )
+        if self.optimizer == "cg" and self.projection != "none":
+            raise GraphDataError(
+                "projection: the 'reference' projection needs a step-wise optimizer, got "
+                "optimizer='cg'; use optimizer='sgd' (the reference protocol)"
+            )
         if self.objective != "reference" and self.reference_beta != 0.1:
             raise GraphDataError(
                 f"reference_beta: only the 'reference' objective scales the energy, got "
@@ -172,17 +233,29 @@ class Celcomen:
     Attributes:
         W_intra_: Fitted intracellular matrix ``[G, G]`` (symmetric; reported with zero trace,
             which the model cannot identify, except in the reference protocol).
-        W_inter_: Fitted intercellular matrix ``[G, G]`` (symmetric).
-        losses_: Mean objective per epoch (list of floats).
-        var_names_: Gene names when fitted on AnnData, else None.
+        W_inter_: Fitted intercellular matrix ``[G, G]`` (symmetric). Both matrices of
+            non-negative expression are reported orthogonal to ``mean_direction_`` (module
+            docstring).
+        h_intra_: Fitted per-gene field ``[G]`` (zero with ``fields=False`` or "reference").
+        h_inter_: Fitted strength-weighted per-gene field ``[G]``.
+        mean_direction_: Unit mean direction ``[G]`` of non-negative expression, else None.
+        losses_: Objective after every solver iteration ("cg"), or the mean objective per
+            epoch (adam/sgd) (list of floats).
+        n_iter_: Solver iterations (CG iterations, or epochs).
+        relative_gradient_: "cg": final gradient norm over the starting one (NaN otherwise).
+        converged_: Whether the convergence check passed (a failed one also warns).
+        var_names_: Names of the genes fitted (the ``mask_var`` selection, in ``adata``
+            order) when fitted on AnnData, else None.
+        genes_used_: int64 positions of the fitted genes among the data's genes.
+        n_features_in_: The number of genes (columns) of the data passed to :meth:`fit`.
         model_: The fitted :class:`~spatial.model.CelcomenEnergy`.
 
     Examples:
         >>> from spatial.simulate import simulate_tissue
         >>> tissue = simulate_tissue(60, 3, steps=50, seed=0)
-        >>> est = Celcomen(epochs=5, progress=False).fit(tissue.x, tissue.edge_index)
-        >>> est.W_intra_.shape, len(est.losses_)
-        (torch.Size([3, 3]), 5)
+        >>> est = Celcomen(progress=False).fit(tissue.x, tissue.edge_index)
+        >>> est.W_intra_.shape, est.converged_
+        (torch.Size([3, 3]), True)
     """
 
     def __init__(self, config: CelcomenConfig | None = None, **params: Any) -> None:
@@ -243,9 +316,12 @@ class Celcomen:
         layer: str | None = None,
         device: torch.device | str | None = None,
         allow_negative: bool = False,
+        mask_var: Any = None,
+        max_genes: int | None = _inputs.MAX_GENES,
+        max_memory: float | None = None,
         tracker: Tracker | None = None,
     ) -> Celcomen:
-        """Fit both matrices to expression on a spatial graph.
+        r"""Fit both matrices to expression on a spatial graph.
 
         Args:
             data: AnnData (non-negative expression in ``X`` or ``layers[layer]``; graph from
@@ -261,21 +337,51 @@ class Celcomen:
             allow_negative: AnnData only: accept negative values, for signed coordinates already
                 on the sphere such as :meth:`SimulatedTissue.to_anndata` writes. Default False
                 (negative expression is an error).
+            mask_var: The genes to fit, as scanpy's ``sc.pp.pca(mask_var=...)``: None
+                (default) uses the boolean ``var['highly_variable']`` when it exists (as
+                ``sc.pp.highly_variable_genes(adata)`` writes it) and every gene otherwise; a
+                string names a boolean ``var`` column; a boolean array ``[n_vars]`` (or
+                ``[G]`` for a tensor) selects genes; False uses every gene (scanpy spells that
+                None). Only the selected genes are densified, a block of rows at a time, and
+                projected onto the sphere, :math:`x_i = c_i / \lVert c_i \rVert` over them; the
+                dense ``[N, G_used]`` float32 rows (``4 N G_used`` bytes) stay for the fit.
+            max_genes: Refuse a fit of more genes than this (default
+                :data:`spatial._inputs.MAX_GENES` = 5,000), before anything large is allocated;
+                None: no limit. The message gives the memory the fit would need.
+            max_memory: Refuse a fit whose estimated peak memory in bytes exceeds this
+                (:func:`spatial._inputs.fit_memory_bytes`: :math:`4\,(10NG + 56G^2)` bytes
+                + 512 MiB); None (default): the total memory of the fitting device (RAM on
+                the CPU).
             tracker: Also log to this :class:`graphdata.tracking.Tracker`: the config, the
                 cell and gene counts once, then ``{"loss": losses_[epoch - 1]}`` at
                 ``step=epoch`` (1-based, as ``kg`` counts epochs). The caller closes it.
                 Default None.
 
         Returns:
-            self, with ``W_intra_``, ``W_inter_``, ``losses_``, ``var_names_``, ``model_``.
+            self, with ``W_intra_``, ``W_inter_``, ``losses_``, ``var_names_`` (names of the
+            genes used, in ``adata`` order; None for a tensor), ``genes_used_`` (int64
+            positions of those genes among the data's columns), ``n_features_in_`` (the data's
+            gene count) and ``model_``.
 
         Raises:
-            KeyError: If ``obsm[spatial_key]`` and the graph are both missing, or ``layer``.
-            GraphDataError: On NaN, negative (AnnData) or all-zero expression, a bad graph, or
-                a diverging fit (the message suggests a smaller ``lr``).
+            KeyError: If ``obsm[spatial_key]`` and the graph are both missing, ``layer``, or
+                the ``var`` column named by ``mask_var``.
+            GraphDataError: On NaN, negative (AnnData) or all-zero expression, a bad graph, a
+                bad ``mask_var``, more than ``max_genes`` genes or more than ``max_memory`` (the
+                message gives the memory needed and the fix), or a diverging fit (the message
+                suggests a smaller ``lr``).
         """
-        x, edge_index, edge_weight, var_names = self._prepare(
-            data, edge_index, edge_weight, spatial_key, layer, device, allow_negative
+        x, edge_index, edge_weight, var_names, genes_used = self._prepare(
+            data,
+            edge_index,
+            edge_weight,
+            spatial_key,
+            layer,
+            device,
+            allow_negative,
+            mask_var=mask_var,
+            max_genes=max_genes,
+            max_memory=max_memory,
         )
         cfg = self.config
         n, g = x.shape
@@ -290,12 +396,127 @@ class Celcomen:
         objective = OBJECTIVES[cfg.objective]
         if cfg.objective == "reference":
             objective = functools.partial(objective, beta=cfg.reference_beta)
-        optimizer_cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.SGD
-        optimizer = optimizer_cls(model.parameters(), lr=cfg.lr)
-        batch = n if cfg.batch_size is None else min(cfg.batch_size, n)
+        params = [model.intra_raw, model.inter_raw]
+        if cfg.fields and cfg.objective != "reference":
+            params += [model.h_intra, model.h_inter]
         self.losses_: list[float] = []
         if tracker is not None:
             tracker.log_params({**asdict(cfg), "n_cells": n, "n_genes": g})
+        solver = cfg.optimizer
+        if solver == "auto":
+            solver = "cg" if cfg.objective == "score_matching" else "adam"
+        if solver == "cg":
+            self._fit_cg(model, params, x, nb, tracker)
+        else:
+            self._fit_steps(model, params, objective, solver, x, nb, generator, tracker)
+        self.model_ = model
+        w_intra = model.W_intra.detach().clone()
+        if cfg.objective != "reference":
+            w_intra -= torch.eye(g, dtype=x.dtype, device=x.device) * w_intra.diagonal().mean()
+        w_inter = model.W_inter.detach().clone()
+        self.mean_direction_ = None
+        if cfg.fields and cfg.objective != "reference" and bool((x >= 0).all()):
+            # Non-negative expression: the couplings along the mean direction are confounded
+            # with the fields; report the identified part P W P (module docstring).
+            u = x.mean(0)
+            u = u / u.norm()
+            self.mean_direction_ = u
+            w_intra, w_inter = _orthogonal_part(w_intra, u), _orthogonal_part(w_inter, u)
+        self.W_intra_ = w_intra
+        self.W_inter_ = w_inter
+        self.h_intra_ = model.h_intra.detach().clone()
+        self.h_inter_ = model.h_inter.detach().clone()
+        self.var_names_ = var_names
+        self.genes_used_ = genes_used
+        self.n_features_in_ = int(data.n_vars if isinstance(data, AnnData) else data.shape[1])
+        return self
+
+    def _fit_cg(
+        self,
+        model: CelcomenEnergy,
+        params: list[torch.nn.Parameter],
+        x: Tensor,
+        nb: Neighbourhood,
+        tracker: Tracker | None,
+    ) -> None:
+        """Score matching by conjugate gradients to ``tol`` (:mod:`spatial._solver`)."""
+        cfg = self.config
+        n, g = x.shape
+        chunk = cfg.batch_size or max(1024, 2**22 // g)
+
+        def penalty() -> Tensor:
+            total = model.W_intra.square().sum() + model.W_inter.square().sum()
+            return total + model.h_intra.square().sum() + model.h_inter.square().sum()
+
+        # The written-out gradient of spatial._solver (checked against autograd in the tests).
+        oracle = ScoreMatchingPass(
+            params=params,
+            terms=lambda cells: score_matching_terms(model, x[cells], nb.rows(cells)),
+            penalty=penalty,
+            n_cells=n,
+            ridge=cfg.weight_decay,
+            chunk=chunk,
+            model=model,
+            design=score_matching_design(x, nb.neighbours, nb.strength),
+        )
+        bar = tqdm(total=cfg.epochs, desc="celcomen fit (cg)", disable=not cfg.progress)
+
+        def on_iteration(iteration: int, loss: float) -> None:
+            bar.update(1)
+            if tracker is not None:
+                tracker.log_metrics({"loss": loss}, step=iteration)
+
+        try:
+            result = conjugate_gradient(
+                oracle,
+                oracle.vector(),
+                max_iter=cfg.epochs,
+                tol=cfg.tol,
+                hessian=oracle.hessian,
+                on_iteration=on_iteration,
+            )
+        finally:
+            bar.close()
+        if not (math.isfinite(result.relative_gradient) and np.isfinite(result.losses).all()):
+            raise GraphDataError(
+                f"data: the score-matching fit produced non-finite values (relative gradient "
+                f"{result.relative_gradient}); check the expression for extreme values, or "
+                f"raise weight_decay (now {cfg.weight_decay})"
+            )
+        oracle.load(result.theta)
+        # One entry per iteration, as the tracker logs them (the start is result.losses[0]).
+        self.losses_ = result.losses[1:] or result.losses[:1]
+        self.n_iter_ = len(result.losses) - 1
+        self.relative_gradient_ = result.relative_gradient
+        self.converged_ = result.converged
+        if not result.converged:
+            warnings.warn(
+                f"the fit has not converged: after {self.n_iter_} conjugate-gradient "
+                f"iterations the gradient norm is {result.relative_gradient:.2e} of its start, "
+                f"above tol={cfg.tol:g}; raise epochs (now {cfg.epochs}) or weight_decay (now "
+                f"{cfg.weight_decay:g}, which improves the conditioning)",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    def _fit_steps(
+        self,
+        model: CelcomenEnergy,
+        params: list[torch.nn.Parameter],
+        objective: Callable[..., Tensor],
+        solver: str,
+        x: Tensor,
+        nb: Neighbourhood,
+        generator: torch.Generator,
+        tracker: Tracker | None,
+    ) -> None:
+        """Adam or SGD over epochs of (mini-)batches."""
+        cfg = self.config
+        n = x.shape[0]
+        optimizer_cls = torch.optim.Adam if solver == "adam" else torch.optim.SGD
+        optimizer = optimizer_cls(params, lr=cfg.lr)
+        batch = n if cfg.batch_size is None else min(cfg.batch_size, n)
+        ridge = cfg.weight_decay / n  # lambda / N: vanishes with the number of cells
         for epoch in tqdm(range(cfg.epochs), desc="celcomen fit", disable=not cfg.progress):
             order = torch.randperm(n, generator=generator).to(x.device) if batch < n else None
             total = 0.0
@@ -312,8 +533,9 @@ class Celcomen:
                     if cfg.objective == "reference"
                     else terms.mean()
                 )
-                loss = data_term + cfg.weight_decay * (
-                    model.W_intra.square().sum() + model.W_inter.square().sum()
+                loss = data_term + ridge * sum(
+                    (p.square().sum() for p in params[2:]),
+                    model.W_intra.square().sum() + model.W_inter.square().sum(),
                 )
                 optimizer.zero_grad()
                 loss.backward()
@@ -334,16 +556,19 @@ class Celcomen:
             self.losses_.append(total)
             if tracker is not None:
                 tracker.log_metrics({"loss": total}, step=epoch + 1)
-        if cfg.optimizer == "adam":  # the reference protocol's SGD never settles; no advice
-            _warn_unconverged(self.losses_)
-        self.model_ = model
-        w_intra = model.W_intra.detach().clone()
-        if cfg.objective != "reference":
-            w_intra -= torch.eye(g, dtype=x.dtype, device=x.device) * w_intra.diagonal().mean()
-        self.W_intra_ = w_intra
-        self.W_inter_ = model.W_inter.detach().clone()
-        self.var_names_ = var_names
-        return self
+        self.n_iter_ = cfg.epochs
+        self.relative_gradient_ = math.nan
+        self.converged_ = True
+        if cfg.projection == "reference":  # the reference protocol's SGD never settles
+            return
+        if len(self.losses_) > 1 and self.losses_[-1] > self.losses_[0]:
+            raise GraphDataError(
+                f"lr: the loss rose from {self.losses_[0]:.4g} to {self.losses_[-1]:.4g} over "
+                f"{cfg.epochs} epochs, so the step size is too large for this data; lower lr "
+                f"(now {cfg.lr:g}), or use the default optimizer='auto' for score matching"
+            )
+        if solver == "adam":
+            self.converged_ = not _warn_unconverged(self.losses_)
 
     def _prepare(
         self,
@@ -354,41 +579,130 @@ class Celcomen:
         layer: str | None,
         device: torch.device | str | None = None,
         allow_negative: bool = False,
-    ) -> tuple[Tensor, Tensor, Tensor | None, list[str] | None]:
-        """Unit-sphere expression, graph and gene names from AnnData or tensors."""
+        *,
+        mask_var: Any = None,
+        columns: np.ndarray | None = None,
+        max_genes: int | None = _inputs.MAX_GENES,
+        max_memory: float | None = None,
+        project: bool = True,
+    ) -> tuple[Tensor, Tensor, Tensor | None, list[str] | None, np.ndarray]:
+        r"""Expression of the selected genes, graph, gene names and positions, checked.
+
+        The genes are ``columns`` (a fitted estimator's, for :meth:`intervene`) or those
+        ``mask_var`` selects (:func:`spatial._inputs.resolve_mask_var`); with ``mask_var`` the
+        fit size is checked (:func:`spatial._inputs.check_fit_size`) before any expression is
+        densified. Returns the rows on the sphere over the selected genes,
+        :math:`x_i = c_i / \lVert c_i \rVert` (raw expression if ``project`` is False), the
+        graph, the names of the selected genes (None for a tensor) and their positions.
+        """
+        if isinstance(data, Tensor) and data.ndim != 2:
+            _inputs.check_expression(data, "data", non_negative=False)  # raises on the shape
+        if not isinstance(data, (AnnData, Tensor)):
+            raise GraphDataError(
+                f"data: expected AnnData or a float tensor [N, G], got {type(data).__name__}"
+            )
+        is_adata = isinstance(data, AnnData)
+        n_cells, n_vars = (
+            (data.n_obs, data.n_vars) if isinstance(data, AnnData) else tuple(data.shape)
+        )
+        if columns is None:
+            columns, selection = _inputs.resolve_mask_var(
+                data.var if is_adata else None, n_vars, mask_var
+            )
+            target = device if device is not None else (data.device if not is_adata else "cpu")
+            _inputs.check_fit_size(
+                n_cells,
+                len(columns),
+                selection=selection,
+                max_genes=max_genes,
+                max_memory=max_memory,
+                device=target,
+                itemsize=(
+                    data.element_size()
+                    if isinstance(data, Tensor) and data.is_floating_point()
+                    else 4
+                ),
+            )
+        all_genes = len(columns) == n_vars
         if isinstance(data, AnnData):
             if edge_index is not None or edge_weight is not None:
                 raise GraphDataError(
                     "edge_index: not allowed with AnnData input (the graph is read from "
                     f"obsp[{spatial_key + '_connectivities'!r}]); pass tensors instead"
                 )
-            x = _inputs.expression_from_adata(data, layer, allow_negative=allow_negative)
+            x = _inputs.expression_from_adata(
+                data, layer, allow_negative=allow_negative, columns=columns
+            )
+            owned = True  # a fresh array: project in place
             edge_index, edge_weight = _inputs.graph_from_adata(
                 data, spatial_key, self.config.n_neighbors
             )
-            var_names = list(map(str, data.var_names))
-        elif isinstance(data, Tensor):
+            names = data.var_names
+            var_names: list[str] | None = [str(names[c]) for c in columns]
+        else:
             if edge_index is None:
                 raise GraphDataError(
                     "edge_index: required with tensor expression; build one with "
                     "graphdata.spatial.knn_graph(coords, k=6)"
                 )
             x = data if torch.is_floating_point(data) else data.float()
-            _inputs.check_expression(x, "data", non_negative=False)
-            var_names = None
-        else:
-            raise GraphDataError(
-                f"data: expected AnnData or a float tensor [N, G], got {type(data).__name__}"
+            if not all_genes:
+                x = x[:, torch.as_tensor(columns, device=x.device)]  # [N, G_used]
+            owned = x is not data
+            _inputs.check_expression(
+                x, "data", non_negative=False, n_selected=None if all_genes else len(columns)
             )
+            var_names = None
         _inputs.check_edge_index(edge_index, x.shape[0])
         if device is not None:
-            x = x.to(device)
+            moved = x.to(device)
+            owned, x = owned or moved is not x, moved
         edge_index = edge_index.to(x.device)
         if edge_weight is not None:
             _inputs.check_edge_weight(edge_weight, edge_index.shape[1])
             edge_weight = edge_weight.to(device=x.device, dtype=x.dtype)
         _warn_isolated(edge_index, x.shape[0])
-        return _inputs.unit_rows(x), edge_index, edge_weight, var_names
+        if project:
+            # x / ||x|| over the selected genes; in place when x is ours (one [N, G] less).
+            x = x.div_(x.norm(dim=-1, keepdim=True)) if owned else _inputs.unit_rows(x)
+        return x, edge_index, edge_weight, var_names, columns
+
+    def _fitted_columns(self, data: Any) -> np.ndarray:
+        """Positions in ``data`` of the genes the model was fitted on (for :meth:`intervene`).
+
+        AnnData: ``var_names_`` looked up in ``data.var_names`` (every fitted gene must be
+        there); a tensor fitted with ``mask_var``: ``genes_used_`` when it has the fit's
+        ``n_features_in_`` columns. Without recorded genes (:meth:`from_matrices`) the data
+        must have exactly the model's ``G`` genes.
+        """
+        g = self.model_.n_genes
+        if not isinstance(data, (AnnData, Tensor)) or (isinstance(data, Tensor) and data.ndim != 2):
+            raise GraphDataError(
+                f"data: expected AnnData or a float tensor [N, {g}], got "
+                f"{getattr(data, 'shape', type(data).__name__)}"
+            )
+        n_vars = data.n_vars if isinstance(data, AnnData) else int(data.shape[1])
+        fitted = getattr(self, "var_names_", None)
+        if isinstance(data, AnnData) and fitted is not None:
+            lookup = {str(name): i for i, name in enumerate(data.var_names)}
+            missing = [name for name in fitted if name not in lookup]
+            if missing:
+                raise GraphDataError(
+                    f"data: {len(missing):,} of the {len(fitted):,} genes the model was fitted "
+                    f"on are not in adata.var_names (first {missing[:5]}); intervene on the "
+                    "AnnData the model was fitted on, or one holding these genes "
+                    "(est.var_names_)"
+                )
+            return np.asarray([lookup[name] for name in fitted], dtype=np.int64)
+        used = getattr(self, "genes_used_", None)
+        if isinstance(data, Tensor) and used is not None and n_vars == self.n_features_in_:
+            return np.asarray(used, dtype=np.int64)
+        if n_vars != g:
+            raise GraphDataError(
+                f"data: the model has {g} genes, the data {n_vars}; pass expression over the "
+                "fitted genes (the columns the fit used, est.genes_used_)"
+            )
+        return np.arange(g, dtype=np.int64)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
@@ -410,9 +724,15 @@ class Celcomen:
         *,
         edge_index: Tensor | None = None,
         edge_weight: Tensor | None = None,
-        steps: int = 50,
+        method: str = "mean_field",
+        tolerance: float | None = None,
+        damping: float | None = None,
+        max_iterations: int | None = None,
+        steps: int | None = None,
         step_size: float | None = None,
-        horizon: float = 4.0,
+        horizon: float | None = None,
+        burn_in: int | None = None,
+        seed: int | None = None,
         spatial_key: str = "spatial",
         layer: str | None = None,
         device: torch.device | str | None = None,
@@ -422,42 +742,64 @@ class Celcomen:
         """Counterfactual with the fitted matrices (see :mod:`spatial.counterfactual`).
 
         Args:
-            data: AnnData or expression tensor ``[N, G]`` (as in :meth:`fit`).
-            genes: ``{gene name or column: value}`` in the units of the expression.
+            data: AnnData or expression tensor (as in :meth:`fit`); only the fitted genes
+                are read (``var_names_`` looked up in ``adata.var_names``; for a tensor fitted
+                with ``mask_var``, the columns ``genes_used_``).
+            genes: ``{gene name or column: value}`` in the units of the expression; names must
+                be fitted genes (``var_names_``), columns index them (0 .. len - 1).
             cells: Boolean mask ``[N]``, integer indices, or obs names of the perturbed cells.
             edge_index: Graph ``[2, E]`` for tensor input.
             edge_weight: Optional base edge weights ``[E]`` for tensor input.
-            steps: Relaxation steps (default 50).
-            step_size: Riemannian step size; None (default) picks it so that the relaxation
-                lasts ``horizon`` model time units
-                (:func:`spatial.counterfactual.auto_step_size`).
-            horizon: Relaxation time in model time units when ``step_size`` is None (default 4).
+            method: ``"mean_field"`` (default): the clamped mean-field equilibrium, run to
+                ``tolerance`` (no horizon); ``"langevin"``: the sampled equilibrium (clamped
+                Langevin, Monte Carlo standard errors); ``"gradient"``: gradient ascent of a
+                chosen horizon (:mod:`spatial.counterfactual`). Options of another method
+                are refused; None means the method's default.
+            tolerance: Mean field: residual to stop at (None: 1e-8).
+            damping: Mean field: damping of the fixed-point update in (0, 1] (None: 0.5).
+            max_iterations: Mean field: updates per stage before giving up with a warning
+                (None: 10,000).
+            steps: Langevin: averaged steps after burn-in (None: 20,000); gradient:
+                relaxation steps (None: 50).
+            step_size: Langevin: sampler step (None: 0.002); gradient: Riemannian step size
+                (None: lasts ``horizon`` model time units,
+                :func:`spatial.counterfactual.auto_step_size`).
+            horizon: Gradient only: relaxation time in model time units when ``step_size`` is
+                None (None: 4).
+            burn_in: Langevin only: steps discarded first (None: 2,000).
+            seed: Langevin only: seed of the noise (None: 0).
             spatial_key: AnnData key of coordinates / graph.
             layer: AnnData expression layer; None uses ``adata.X``.
             device: Device to relax on; None (default) uses the model's device.
             allow_negative: AnnData only: accept signed sphere coordinates (as in :meth:`fit`).
-            progress: Show a tqdm bar over the relaxation steps when stderr is a terminal;
-                False: never. Default True.
+            progress: Show a tqdm bar over the iterations / relaxation steps when stderr is a
+                terminal; False: never. Default True.
 
         Returns:
-            A :class:`spatial.counterfactual.Counterfactual`.
+            A :class:`spatial.counterfactual.Counterfactual` (its ``protocol`` records the
+            method, iterations, residual and tolerance, or steps and step size).
         """
         from spatial.counterfactual import simulate_intervention  # avoid an import cycle
 
         self._check_fitted()
-        raw = (
-            _inputs.expression_from_adata(data, layer, allow_negative=allow_negative)
-            if isinstance(data, AnnData)
-            else data
-        )
         device = device or self.model_.intra_raw.device
-        _, edge_index, edge_weight, var_names = self._prepare(
-            data, edge_index, edge_weight, spatial_key, layer, device, allow_negative
+        # The genes the model was fitted on, read from the data (never all of its genes).
+        raw, edge_index, edge_weight, var_names, _ = self._prepare(
+            data,
+            edge_index,
+            edge_weight,
+            spatial_key,
+            layer,
+            device,
+            allow_negative,
+            columns=self._fitted_columns(data),
+            project=False,
         )
         obs_names: Sequence[str] | None = (
             list(map(str, data.obs_names)) if isinstance(data, AnnData) else None
         )
-        columns = _inputs.resolve_genes(genes, var_names, raw.shape[1])
+        all_names = list(map(str, data.var_names)) if isinstance(data, AnnData) else None
+        columns = _inputs.resolve_genes(genes, var_names, raw.shape[1], all_names=all_names)
         mask = _inputs.resolve_cells(cells, obs_names, raw.shape[0])
         weight = edge_weights(
             edge_index,
@@ -474,11 +816,25 @@ class Celcomen:
             weight.to(raw.dtype),
             columns,
             mask.to(edge_index.device),
+            method=method,
+            tolerance=tolerance,
+            damping=damping,
+            max_iterations=max_iterations,
             steps=steps,
             step_size=step_size,
             horizon=horizon,
+            burn_in=burn_in,
+            seed=seed,
             progress=progress,
         )
+
+
+def _orthogonal_part(w: Tensor, u: Tensor) -> Tensor:
+    r"""The part :math:`P W P`, :math:`P = I - u u^\top`, of a symmetric ``w`` orthogonal to the
+    unit vector ``u``: ``w`` minus its closest matrix of the form :math:`u v^\top + v u^\top`.
+    """  # noqa: D205
+    wu = w @ u  # [G]
+    return w - torch.outer(u, wu) - torch.outer(wu, u) + (u @ wu) * torch.outer(u, u)
 
 
 def _project_reference(model: CelcomenEnergy) -> None:
@@ -490,10 +846,10 @@ def _project_reference(model: CelcomenEnergy) -> None:
             raw.copy_(w)
 
 
-def _warn_unconverged(losses: list[float]) -> None:
-    """Warn when the last tenth of a long fit made more than 1 % of the fit's total progress."""
+def _warn_unconverged(losses: list[float]) -> bool:
+    """Warn (and return True) when the last tenth of a long fit made > 1 % of its progress."""
     if len(losses) < 50:
-        return
+        return False
     total = losses[0] - losses[-1]
     share = (losses[-(len(losses) // 10)] - losses[-1]) / total if total > 0 else 0.0
     if share > 0.01:
@@ -502,8 +858,9 @@ def _warn_unconverged(losses: list[float]) -> None:
             "fit has not converged: raise epochs or lr (Adam moves each entry by about lr per "
             "epoch, so strongly concentrated data, e.g. real expression, need a larger lr)",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+    return share > 0.01
 
 
 def _warn_isolated(edge_index: Tensor, n: int) -> None:

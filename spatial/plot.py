@@ -1,17 +1,19 @@
 """Plots of stored Celcomen results: each function reads ``adata``, draws one thing, returns Axes.
 
-They read what :func:`spatial.tools.celcomen` and :func:`spatial.tools.intervene` wrote (keys
-in :mod:`spatial._keys`); none of them computes a model.
+They read what :func:`spatial.tl.celcomen` and :func:`spatial.tl.perturb` wrote (keys in
+:mod:`spatial._keys`); none of them computes a model. The scanpy-shaped faces with ``show=`` and
+``save=`` are in :mod:`spatial.pl`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import scipy.sparse as sp
 
-from graphdata.errors import UnknownLabelError
+from graphdata.errors import GraphDataError, UnknownLabelError
 from spatial import _keys
 
 if TYPE_CHECKING:
@@ -31,13 +33,35 @@ def _axes(ax: Axes | None) -> Axes:
     return plt.subplots(figsize=(4, 3.5))[1]
 
 
-def _varp(adata: AnnData, key: str) -> np.ndarray:
+def _varp(
+    adata: AnnData, key: str, prefix: str, genes: Sequence[str] | None = None
+) -> tuple[np.ndarray, list[str]]:
+    """A stored matrix over ``genes`` (None: the genes the fit used, else all) and their names.
+
+    A fit over a gene subset is stored as a CSR matrix over the used block
+    (:func:`spatial.tools.store_fit`); only that block, dense, is returned.
+    """
     if key not in adata.varp:
         raise KeyError(
             f"varp[{key!r}]: not in adata.varp (available: {sorted(adata.varp.keys())}); run "
-            "spatial.celcomen(adata) first"
+            "spatial.tl.celcomen(adata) first"
         )
-    return np.asarray(adata.varp[key])
+    names = list(map(str, adata.var_names))
+    if genes is None:
+        params = adata.uns.get(prefix, {}).get("params", {})
+        fitted = params.get("genes") if isinstance(params, Mapping) else None
+        genes = names if fitted is None else [str(g) for g in fitted]
+    else:
+        for gene in genes:
+            if gene not in adata.var_names:
+                raise UnknownLabelError("gene", gene, names, argument="genes")
+    index = adata.var_names.get_indexer(list(genes))
+    stored = adata.varp[key]
+    if sp.issparse(stored):
+        block = stored[index][:, index].toarray()
+    else:
+        block = np.asarray(stored)[np.ix_(index, index)]
+    return block, list(genes)
 
 
 def interaction_heatmap(
@@ -45,6 +69,7 @@ def interaction_heatmap(
     which: str = "intra",
     *,
     key: str = _keys.UNS_KEY,
+    genes: Sequence[str] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Axes:
@@ -60,6 +85,8 @@ def interaction_heatmap(
         adata: AnnData holding the matrix.
         which: ``"intra"`` (default) or ``"inter"``.
         key: Prefix of the matrix key (default ``"celcomen"``; ``"true"`` for a simulated truth).
+        genes: Genes to show, in this order; None (default): the genes the fit used
+            (``uns[key]['params']['genes']``), else all.
         ax: Axes to draw into; None creates a figure.
         title: Title; None uses the key.
 
@@ -70,7 +97,7 @@ def interaction_heatmap(
     from matplotlib.colors import Normalize
     from matplotlib.patches import Rectangle
 
-    matrix = _varp(adata, f"{key}_{which}")
+    matrix, names = _varp(adata, _keys.matrix_key(key, which), key, genes)
     size = matrix.shape[0]
     diagonal = np.eye(size, dtype=bool)
     off = np.abs(matrix[~diagonal])
@@ -98,9 +125,9 @@ def interaction_heatmap(
         f"diagonal (grey, hatched): {values.min():.3g} to {values.max():.3g}",
         fontsize=7,
     )
-    if adata.n_vars <= 30:
-        ax.set_xticks(range(adata.n_vars), list(adata.var_names), rotation=90, fontsize=6)
-        ax.set_yticks(range(adata.n_vars), list(adata.var_names), fontsize=6)
+    if size <= 30:
+        ax.set_xticks(range(size), names, rotation=90, fontsize=6)
+        ax.set_yticks(range(size), names, fontsize=6)
     ax.set_title(title or f"varp['{key}_{which}']")
     return ax
 
@@ -127,7 +154,8 @@ def recovery_scatter(
     """
     from scipy.stats import spearmanr
 
-    fitted, truth = _varp(adata, f"{key}_{which}"), _varp(adata, f"{truth_key}_{which}")
+    fitted, names = _varp(adata, _keys.matrix_key(key, which), key)
+    truth, _ = _varp(adata, _keys.matrix_key(truth_key, which), truth_key, names)
     upper = np.triu_indices(fitted.shape[0], 1)
     ax = _axes(ax)
     ax.scatter(truth[upper], fitted[upper], s=8, alpha=0.7)
@@ -168,14 +196,23 @@ def delta_map(
     Returns:
         The Axes.
     """
-    layer = f"{key}_delta"
+    layer = _keys.delta_layer(key)
     if layer not in adata.layers:
-        raise KeyError(f"layers[{layer!r}]: not in adata; run spatial.intervene(adata, ...) first")
+        raise KeyError(f"layers[{layer!r}]: not in adata; run spatial.tl.perturb(adata, ...) first")
     if gene not in adata.var_names:
         raise UnknownLabelError("gene", gene, list(adata.var_names), argument="gene")
+    fitted = adata.uns.get(key, {}).get("params", {}).get("genes")
+    if fitted is not None and gene not in set(map(str, fitted)):
+        raise GraphDataError(
+            f"gene: {gene!r} was not among the {len(fitted)} genes of the fit "
+            f"(uns[{key!r}]['params']['genes']), so it has no counterfactual; pick one of them"
+        )
+    if basis not in adata.obsm:
+        raise KeyError(f"obsm[{basis!r}]: no coordinates to draw the map on; pass basis=")
     coords = np.asarray(adata.obsm[basis])
-    values = np.asarray(adata.layers[layer][:, adata.var_names.get_loc(gene)]).ravel()
-    perturbed_key = f"{key}_perturbed"
+    column = adata.layers[layer][:, adata.var_names.get_loc(gene)]
+    values = np.asarray(column.toarray() if sp.issparse(column) else column, dtype=float).ravel()
+    perturbed_key = _keys.perturbed_obs(key)
     mask = (
         np.asarray(adata.obs[perturbed_key], dtype=bool)
         if perturbed_key in adata.obs
@@ -254,8 +291,10 @@ def ring_summary(
     """Mean delta per graph-distance ring (0 = perturbed, 1, 2, 3+) for a few genes.
 
     Args:
-        adata: AnnData after :func:`spatial.tools.intervene`.
-        genes: Genes to draw; None (default) takes the 5 with the largest ring-1 effect.
+        adata: AnnData after :func:`spatial.tl.perturb`.
+        genes: Genes to draw; None (default) takes the 5 unclamped genes with the largest
+            ring-1 effect (a clamped gene's ring 0 is its clamp, whose scale would flatten
+            every response; pass it by name to draw it).
         key: Prefix used by the tools (default ``"celcomen"``).
         ax: Axes to draw into; None creates a figure.
 
@@ -264,11 +303,14 @@ def ring_summary(
     """
     record = adata.uns.get(key, {}).get("perturbation")
     if record is None:
-        raise KeyError(f"uns[{key!r}]['perturbation']: missing; run spatial.intervene first")
+        raise KeyError(f"uns[{key!r}]['perturbation']: missing; run spatial.tl.perturb first")
     ring_mean = np.asarray(record["ring_mean"])  # [4, G]
-    names = list(adata.var_names)
+    names = list(map(str, adata.var_names))
     if genes is None:
-        order: list[int] = np.argsort(-np.abs(ring_mean[1]))[:5].tolist()
+        clamped = set(map(str, record.get("genes", {})))
+        effect = np.abs(ring_mean[1])
+        free = [i for i in np.argsort(-effect).tolist() if names[i] not in clamped]
+        order: list[int] = free[:5]
     else:
         for gene in genes:
             if gene not in names:

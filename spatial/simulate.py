@@ -192,9 +192,10 @@ def langevin_sample(
     x = x / x.norm(dim=-1, keepdim=True)
     noise_scale = math.sqrt(2.0 * step_size)
     operator = neighbour_operator(edge_index, weight.to(x.dtype), n_cells)  # [N, N] CSR
+    strength = (operator @ torch.ones_like(x[:, :1])).squeeze(-1)  # [N], row sums of S
     with torch.no_grad():
         for _ in range(steps):
-            field = model.field_from(x, operator @ x)
+            field = model.field_from(x, operator @ x, strength)
             noise = torch.randn(x.shape, generator=generator, device=x.device, dtype=x.dtype)
             move = step_size * field + noise_scale * noise
             move = move - (x * move).sum(-1, keepdim=True) * x  # tangent projection
@@ -229,18 +230,33 @@ class SimulatedTissue:
     W_inter: Tensor  # noqa: N815 - paper symbol
     normalization: str = "gcn"
 
-    def to_anndata(self) -> AnnData:
-        """AnnData with ``X`` = the signed sphere coordinates and the truth in ``varp``.
+    def to_anndata(self, *, depth: float = 100.0, seed: int | None = 0) -> AnnData:
+        r"""AnnData with ``X`` = the signed sphere coordinates, counts, and the truth in ``varp``.
 
-        Fit it with ``Celcomen().fit(adata, allow_negative=True)``: the coordinates are signed,
-        which real expression never is, so AnnData input refuses negatives by default.
+        Fit ``X`` with ``Celcomen().fit(adata, allow_negative=True)``: the coordinates are
+        signed, which real expression never is, so AnnData input refuses negatives by default.
+        ``layers['counts']`` holds non-negative counts derived from them,
+
+        .. math::
+            c_{ig} \sim \mathrm{Poisson}ig(d\,(1 + x_{ig})ig),
+
+        a per-gene baseline :math:`d` (``depth``, the mean count of a gene) modulated by the
+        signed coordinate (:math:`|x_{ig}| \le 1`, so the rate is never negative); fit them as
+        a user fits real counts, ``Celcomen().fit(adata, layer="counts")``.
+
+        Args:
+            depth: Mean count per gene and cell :math:`d > 0` (default 100).
+            seed: Seed of the Poisson draws (default 0).
 
         Returns:
             AnnData with ``obsm['spatial']``, the graph in ``obsp['spatial_connectivities']``
             / ``obsp['spatial_distances']`` / ``uns['spatial_neighbors']`` (as
-            :func:`graphdata.spatial_anndata.spatial_neighbors_knn` writes it), and
+            :func:`graphdata.spatial_anndata.spatial_neighbors_knn` writes it),
+            ``layers['counts']`` (float32 ``[N, G]``, integer-valued), and
             ``varp['true_intra']``, ``varp['true_inter']`` (float32 ``[G, G]``).
         """
+        check_real("depth", depth, low=0.0, low_open=True, fix="pass a mean count, e.g. 100")
+        check_seed("seed", seed)
         from anndata import AnnData
 
         from graphdata.spatial_anndata import spatial_neighbors_knn
@@ -253,6 +269,9 @@ class SimulatedTissue:
         adata.obs_names = [f"cell_{i}" for i in range(n)]
         adata.var_names = [f"gene_{j}" for j in range(g)]
         spatial_neighbors_knn(adata, self.edge_index.shape[1] // n)
+        rate = depth * (1.0 + self.x.detach().cpu().double()).clamp(min=0.0)  # [N, G]
+        counts = torch.poisson(rate, generator=make_generator(seed))
+        adata.layers["counts"] = counts.numpy().astype(np.float32)
         adata.varp["true_intra"] = self.W_intra.detach().cpu().numpy()
         adata.varp["true_inter"] = self.W_inter.detach().cpu().numpy()
         return adata

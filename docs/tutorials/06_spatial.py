@@ -35,14 +35,14 @@ print(adata)
 # :class:`spatial.Celcomen` follows scikit-learn: ``fit`` returns the estimator and the learned
 # matrices end in ``_``. The default objective is score matching on the sphere;
 # ``allow_negative=True`` accepts the simulation's signed sphere coordinates (real counts are
-# non-negative, and :func:`spatial.tools.celcomen` fits them in one call).
-# :func:`spatial.tools.store_fit` writes ``varp['celcomen_intra']``, ``varp['celcomen_inter']``
-# and ``uns['celcomen']``.
+# non-negative, and :func:`spatial.tl.celcomen` fits them in one call, scanpy-style, with
+# ``copy=`` and ``key_added=``). :func:`spatial.tools.store_fit` writes
+# ``varp['celcomen_intra']``, ``varp['celcomen_inter']`` and ``uns['celcomen']``.
 from spatial import Celcomen
 
 model = Celcomen(epochs=150, seed=0, progress=False).fit(adata, allow_negative=True)
 print(model.W_intra_.shape, model.W_inter_.shape)
-tools.store_fit(adata, model)
+tools.store_fit(adata, model, allow_negative=True)
 print(sorted(adata.varp), sorted(adata.uns["celcomen"]))
 
 # %%
@@ -58,19 +58,20 @@ plot.recovery_scatter(adata, "inter", ax=axes[1])
 # %%
 # A counterfactual knock-out
 # --------------------------
-# :meth:`spatial.Celcomen.intervene` clamps ``gene_0`` to 0 in a patch of cells for the whole
-# relaxation on the sphere and returns the difference to a sham relaxation without the
-# perturbation; :func:`spatial.tools.store_counterfactual` writes it to
-# ``layers['celcomen_delta']`` (what :func:`spatial.tools.intervene` does in one call for
-# non-negative data).
+# :func:`spatial.tl.perturb` clamps ``gene_0`` to 0 in a patch of cells with the stored fit
+# (:meth:`spatial.Celcomen.intervene` on the tensor side) and writes the difference to a sham
+# run without the perturbation to ``layers['celcomen_delta']``; it reads the fit's layer and
+# sign convention from ``uns['celcomen']['params']`` (hence ``allow_negative=True`` above).
+# :mod:`spatial.pl` draws it as scanpy plots do (``show=False`` returns the Axes).
 import numpy as np
+
+from spatial import pl, tl
 
 distance = np.linalg.norm(adata.obsm["spatial"] - adata.obsm["spatial"].mean(axis=0), axis=1)
 patch = distance <= np.sort(distance)[6]  # the centre cell and its six nearest
-result = model.intervene(adata, {"gene_0": 0.0}, patch, steps=30, allow_negative=True)
-tools.store_counterfactual(adata, result, record={"genes": {"gene_0": 0.0}})
+tl.perturb(adata, {"gene_0": 0.0}, patch, progress=False)
 print("mean |delta| per ring (0 = perturbed):")
 for ring in range(4):
     cells = adata.obs["celcomen_ring"].to_numpy() == ring
     print(ring, np.round(np.abs(adata.layers["celcomen_delta"][cells]).mean(axis=0), 4))
-plot.delta_map(adata, "gene_1")
+pl.perturbation(adata, "gene_1", show=False)

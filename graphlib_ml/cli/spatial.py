@@ -1,10 +1,14 @@
 """``graphlib spatial``: simulate a tissue, fit Celcomen, run a knock-out counterfactual.
 
 ``graphlib spatial simulate --cells 600 --genes 8 --out tissue.h5ad`` writes a simulated tissue
-(signed sphere coordinates in ``X``, truth in ``varp['true_*']``); ``graphlib spatial fit
-IN.h5ad --out OUT.h5ad`` writes ``varp['celcomen_intra'/'celcomen_inter']``; ``graphlib spatial
-intervene IN.h5ad --gene IFITM3=0 --cells-where cluster=3 --out OUT.h5ad`` writes the
-counterfactual layers. Outputs are written atomically, after a check that their folder has
+(signed sphere coordinates in ``X``, truth in ``varp['true_*']``) and prints the fit command
+that follows; ``graphlib spatial fit IN.h5ad --out OUT.h5ad`` (:func:`spatial.tl.celcomen`)
+writes ``varp['celcomen_intra'/'celcomen_inter']``, with ``--signed`` for signed input,
+``--coords-obs COLX,COLY`` for coordinates in ``obs`` columns, ``--layer``, ``--genes`` /
+``--mask-var`` / ``--all-genes`` for the genes and ``--protocol reference`` for the reference
+protocol; ``graphlib spatial perturb IN.h5ad --gene IFITM3=0 --cells-where cluster=3 --out
+OUT.h5ad`` (alias ``intervene``; :func:`spatial.tl.perturb`) writes the counterfactual layers,
+on the layer the fit used. Outputs are written atomically, after a check that their folder has
 room for them (h5py crashes on a full disk); ``--out`` is checked before the work starts, inputs
 that are not readable ``.h5ad`` files end with one message naming the file, and every numeric
 flag is validated at parse time (:mod:`graphdata.cli_types`).
@@ -71,21 +75,147 @@ def _simulate(args: argparse.Namespace) -> int:
     )
     write_h5ad(tissue.to_anndata(), args.out)
     print(f"wrote {args.out}")
+    out = Path(args.out)
+    fitted = out.with_name(out.stem + "_fit.h5ad")
+    # X holds signed sphere coordinates, so the fit needs --signed (counts never do).
+    print(f"next: graphlib spatial fit {out} --signed --out {fitted}")
     return 0
+
+
+def _where(layer: str | None) -> str:
+    return "X" if layer is None else f"layers[{layer!r}]"
+
+
+def _check_sign(adata: Any, layer: str | None, signed: bool) -> None:
+    """Refuse negative expression naming ``--signed`` (the library's message names its kwarg)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    if signed:
+        return
+    matrix = adata.X if layer is None else adata.layers[layer] if layer in adata.layers else None
+    if matrix is None or min(matrix.shape) == 0:
+        return  # a missing layer or X: the library's own error says what is there
+    low = float(matrix.min())
+    if low < 0:
+        count = int((matrix < 0).sum()) if sp.issparse(matrix) else int(np.sum(matrix < 0))
+        raise GraphDataError(
+            f"input: {_where(layer)} holds {count:,} negative values (min {low:.3g}); pass "
+            "--signed for signed coordinates on the sphere (what 'graphlib spatial simulate' "
+            "writes), or --layer LAYER with non-negative expression (counts or "
+            "log1p-normalised counts, not z-scores)"
+        )
+
+
+def _pair(text: str, flag: str, cast: Any) -> tuple[Any, Any]:
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise GraphDataError(f"{flag}: expected two comma-separated values A,B, got {text!r}")
+    try:
+        return cast(parts[0]), cast(parts[1])
+    except ValueError:
+        raise GraphDataError(f"{flag}: expected numbers A,B, got {text!r}") from None
+
+
+def _coords_from_obs(adata: Any, args: argparse.Namespace) -> None:
+    """``--coords-obs COLX,COLY`` (times ``--coords-scale``) into ``obsm[--spatial-key]``."""
+    import numpy as np
+
+    columns = _pair(args.coords_obs, "--coords-obs", str)
+    for column in columns:
+        if column not in adata.obs:
+            raise GraphDataError(
+                f"--coords-obs: no obs column {column!r} (available: "
+                f"{sorted(map(str, adata.obs.columns))}); pass the two coordinate columns"
+            )
+    try:
+        coords = adata.obs[list(columns)].to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        raise GraphDataError(
+            f"--coords-obs: obs columns {list(columns)} are not numeric; pass numeric ones"
+        ) from None
+    if not np.isfinite(coords).all():
+        bad = int((~np.isfinite(coords)).any(1).sum())
+        raise GraphDataError(
+            f"--coords-obs: {bad} cells have NaN or inf in obs {list(columns)}; drop them first"
+        )
+    scale = (1.0, 1.0)
+    if args.coords_scale is not None:
+        scale = _pair(args.coords_scale, "--coords-scale", float)
+        if not all(math.isfinite(v) and v > 0 for v in scale):
+            raise GraphDataError(
+                f"--coords-scale: expected two finite numbers > 0, got {args.coords_scale!r}"
+            )
+    if args.spatial_key in adata.obsm:
+        print(f"replacing obsm[{args.spatial_key!r}] with obs {list(columns)}")
+    adata.obsm[args.spatial_key] = coords * np.asarray(scale)
+    print(f"coordinates: obs {list(columns)} x {scale} -> obsm[{args.spatial_key!r}]")
+    graph = f"{args.spatial_key}_connectivities"
+    if graph in adata.obsp:
+        print(
+            f"note: obsp[{graph!r}] exists and is used as it is (the coordinates are stored for "
+            f"maps); delete it from the file to build a k-NN graph of these coordinates"
+        )
+
+
+def _mask_var(adata: Any, args: argparse.Namespace) -> Any:
+    """``--genes`` / ``--mask-var`` / ``--all-genes`` as ``mask_var`` (None: the default)."""
+    from graphdata.errors import UnknownLabelError
+
+    if args.all_genes:
+        return False
+    if args.mask_var is not None:
+        return args.mask_var
+    if args.genes is None:
+        return None
+    genes = [g.strip() for g in args.genes.split(",") if g.strip()]
+    if len(genes) < 2:
+        raise GraphDataError(
+            f"--genes: expected at least two comma-separated gene names, got {args.genes!r}"
+        )
+    names = list(map(str, adata.var_names))
+    known = set(names)
+    for gene in genes:
+        if gene not in known:
+            raise UnknownLabelError("gene", gene, names, argument="--genes")
+    return adata.var_names.isin(genes)
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The CelcomenConfig of the flags; ``--protocol reference`` starts from the reference's."""
+    from spatial.celcomen import CelcomenConfig
+
+    values = config_values(args, _FIT_FLAGS)
+    if args.protocol == "reference":
+        return CelcomenConfig.reference(**values)
+    if values.get("objective") == "reference" and args.protocol is None:
+        raise GraphDataError(
+            "--objective reference: selects the reference package's loss only (with our "
+            "optimiser, start and no projection), not the reference protocol; pass --protocol "
+            "reference for the protocol (SGD at lr 0.1 from U(0, 1), clipping to [0, 1], "
+            "CelcomenConfig.reference()), or add --protocol ours to keep this combination"
+        )
+    return CelcomenConfig(**values)
 
 
 def _fit(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
-    from spatial import tools
-    from spatial.celcomen import CelcomenConfig
+    from spatial import tl
     from spatial.io import read_h5ad, write_h5ad
 
     check_output_file(args.out, argument="--out")
     device = resolve_device(args.device)
-    config = CelcomenConfig(**config_values(args, _FIT_FLAGS))
-    print(f"spatial fit: estimator={args.estimator} device={device} config={asdict(config)}")
+    config = _config(args)
+    print(
+        f"spatial fit: estimator={args.estimator} protocol={args.protocol or 'ours'} "
+        f"device={device} config={asdict(config)}"
+    )
     adata = read_h5ad(args.input)
+    if args.coords_obs is not None:
+        _coords_from_obs(adata, args)
+    _check_sign(adata, args.layer, args.signed)
+    mask_var = _mask_var(adata, args)
     tracker = None
     if args.tracker is not None:
         from graphdata.tracking import make_tracker
@@ -99,22 +229,40 @@ def _fit(args: argparse.Namespace) -> int:
             step_key="epoch",
         )
         print(f"tracking: {args.tracker} in {args.tracking_uri or folder}")
+    limits: dict[str, Any] = {}  # only what was given: the library's defaults otherwise
+    if args.max_genes is not None:
+        limits["max_genes"] = args.max_genes or None  # 0: no limit
+    if args.max_memory is not None:
+        limits["max_memory"] = args.max_memory * 2**30
     try:
-        tools.celcomen(
+        tl.celcomen(
             adata,
             spatial_key=args.spatial_key,
             layer=args.layer,
+            library_key=args.library_key,
+            allow_negative=args.signed,
+            mask_var=mask_var,
+            **limits,
             config=config,
+            key_added=args.key_added,
             device=device,
             tracker=tracker,
         )
     finally:
         if tracker is not None:
             tracker.close()
-    losses = adata.uns["celcomen"]["losses"]
+    record = adata.uns[args.key_added]
+    genes = record["params"]["genes"]
+    print(f"genes fitted: {len(genes):,} of {adata.n_vars:,} ({_where(args.layer)})")
+    losses = record["losses"]
     print(f"final loss {losses[-1]:.4f} after {len(losses)} epochs")
     write_h5ad(adata, args.out)
     print(f"wrote {args.out}")
+    out = Path(args.out)
+    print(
+        f"next: graphlib spatial perturb {out} --gene {genes[0]}=0 --cells CELL1,CELL2 "
+        f"--out {out.with_name(out.stem + '_perturbed.h5ad')}"
+    )
     return 0
 
 
@@ -131,7 +279,7 @@ def _intervene(args: argparse.Namespace) -> int:
 
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
-    from spatial import tools
+    from spatial import tl
     from spatial.io import read_h5ad, write_h5ad
 
     genes = parse_genes(args.gene)
@@ -142,29 +290,46 @@ def _intervene(args: argparse.Namespace) -> int:
     if args.cells_where:
         column, _, value = args.cells_where.partition("=")
         if column not in adata.obs:
-            raise GraphDataError(f"--cells-where: no obs column {column!r}")
+            raise GraphDataError(
+                f"--cells-where: no obs column {column!r} (available: "
+                f"{sorted(map(str, adata.obs.columns))}); pass COLUMN=VALUE"
+            )
         cells = np.asarray(adata.obs[column].astype(str) == value)
     else:
         cells = [c for c in args.cells.split(",") if c]
+    fitted = adata.uns.get(args.key_added, {}).get("params", {})
+    if args.layer is not None and "layer" in fitted and args.layer != fitted["layer"]:
+        raise GraphDataError(
+            f"--layer: the fit used {_where(fitted['layer'])}, got {_where(args.layer)}; drop "
+            "--layer (perturb uses the fit's layer: the couplings are in its units) or refit "
+            f"with --layer {args.layer}"
+        )
+    # Only the options given: the library's defaults (and its checks of combinations) apply.
+    options = {
+        name: getattr(args, name)
+        for name in ("method", "tolerance", "damping", "max_iterations", "steps", "step_size")
+        if getattr(args, name) is not None
+    }
+    if args.horizon is not None:
+        options["horizon"] = args.horizon
     shown = int(np.sum(cells)) if args.cells_where else cells
-    print(
-        f"spatial intervene: genes={genes} cells={shown} steps={args.steps} "
-        f"step_size={args.step_size or 'auto'} horizon={args.horizon} device={device}"
-    )
-    tools.intervene(
+    print(f"spatial perturb: genes={genes} cells={shown} options={options} device={device}")
+    tl.perturb(
         adata,
         genes,
         cells,
-        steps=args.steps,
-        step_size=args.step_size,
-        horizon=args.horizon,
         layer=args.layer,
+        key_added=args.key_added,
         device=device,
         progress=not args.no_progress,
+        **options,
     )
-    print(f"step size used: {adata.uns['celcomen']['perturbation']['step_size']:.4g}")
-    size = adata.uns["celcomen"]["perturbation"]["ring_size"]
-    print(f"cells per ring (0, 1, 2, 3+): {size.tolist()}")
+    record = adata.uns[args.key_added]["perturbation"]
+    done = {k: record[k] for k in ("method", "iterations", "residual", "converged") if k in record}
+    if record.get("step_size") is not None:
+        done["step_size"] = float(record["step_size"])
+    print(f"counterfactual: {done}")
+    print(f"cells per ring (0, 1, 2, 3+): {record['ring_size'].tolist()}")
     write_h5ad(adata, args.out)
     print(f"wrote {args.out}")
     return 0
@@ -205,7 +370,76 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         "--estimator", choices=ESTIMATORS, default="celcomen", help="(default: %(default)s)"
     )
     fit.add_argument("--layer", default=None, help="expression layer (default: X)")
+    fit.add_argument(
+        "--signed",
+        action="store_true",
+        help="accept negative values: signed coordinates on the sphere, as 'spatial simulate' "
+        "writes (allow_negative=True); expression must be non-negative otherwise",
+    )
     fit.add_argument("--spatial-key", default="spatial", help="obsm key (default: %(default)s)")
+    fit.add_argument(
+        "--coords-obs",
+        metavar="COLX,COLY",
+        default=None,
+        help="take the coordinates from these two obs columns into obsm[--spatial-key] (e.g. "
+        "col,row of an array slide)",
+    )
+    fit.add_argument(
+        "--coords-scale",
+        metavar="SX,SY",
+        default=None,
+        help="with --coords-obs: multiply the two columns by these factors (default 1,1; a "
+        "hexagonal Spatial Transcriptomics array: 1,1.7320508 for col,row)",
+    )
+    fit.add_argument(
+        "--library-key",
+        default=None,
+        help="obs column of tissue sections: one k-NN graph per section (default: one graph)",
+    )
+    genes = fit.add_mutually_exclusive_group()
+    genes.add_argument(
+        "--genes",
+        metavar="A,B,...",
+        default=None,
+        help="fit these genes only (comma-separated var_names)",
+    )
+    genes.add_argument(
+        "--mask-var",
+        metavar="COLUMN",
+        default=None,
+        help="fit the genes of this boolean var column (default: var['highly_variable'] when "
+        "present, else every gene)",
+    )
+    genes.add_argument(
+        "--all-genes", action="store_true", help="fit every gene, even with highly_variable"
+    )
+    fit.add_argument(
+        "--max-genes",
+        type=cli_types.nonnegative_int,
+        default=None,
+        help="refuse a fit of more genes than this (default: the library's limit; 0: none)",
+    )
+    fit.add_argument(
+        "--max-memory",
+        type=cli_types.positive_float,
+        metavar="GIB",
+        default=None,
+        help="refuse a fit whose estimated peak memory exceeds this many GiB (default: the "
+        "device's memory)",
+    )
+    fit.add_argument(
+        "--protocol",
+        choices=("ours", "reference"),
+        default=None,
+        help="reference: the reference package's protocol (CelcomenConfig.reference(): its "
+        "loss, SGD at lr 0.1 from U(0, 1), clipping to [0, 1]); the config flags below "
+        "override its fields. Default: ours",
+    )
+    fit.add_argument(
+        "--key-added",
+        default="celcomen",
+        help="prefix of the keys written (default: %(default)s)",
+    )
     from spatial.celcomen import CelcomenConfig
 
     _FIT_FLAGS.clear()
@@ -230,27 +464,62 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     fit.set_defaults(func=_fit)
 
-    cf = sub.add_parser("intervene", help="clamp genes in cells and store the effect")
+    cf = sub.add_parser(
+        "intervene",
+        aliases=["perturb"],
+        help="clamp genes in cells and store the effect (spatial.tl.perturb)",
+    )
     cf.add_argument("input", help="fitted .h5ad")
     cf.add_argument("--out", required=True, help="output .h5ad")
     cf.add_argument("--gene", action="append", required=True, help="NAME=VALUE, repeatable")
     group = cf.add_mutually_exclusive_group(required=True)
     group.add_argument("--cells", help="comma-separated obs names")
     group.add_argument("--cells-where", help="COLUMN=VALUE selecting cells by an obs column")
-    cf.add_argument("--steps", type=cli_types.positive_int, default=50)
+    cf.add_argument(
+        "--method",
+        choices=("mean_field", "gradient"),
+        default=None,
+        help="mean_field: the clamped mean-field equilibrium, run to --tolerance (the "
+        "library's default); gradient: Riemannian ascent over --steps for --horizon",
+    )
+    cf.add_argument(
+        "--tolerance", type=cli_types.positive_float, default=None, help="mean field: residual"
+    )
+    cf.add_argument(
+        "--damping",
+        type=cli_types.finite_float(0, 1, min_inclusive=False),
+        default=None,
+        help="mean field: damping of the fixed-point update, in (0, 1]",
+    )
+    cf.add_argument(
+        "--max-iterations",
+        type=cli_types.positive_int,
+        default=None,
+        help="mean field: updates before giving up with a warning",
+    )
+    cf.add_argument(
+        "--steps", type=cli_types.positive_int, default=None, help="gradient: relaxation steps"
+    )
     cf.add_argument(
         "--step-size",
         type=cli_types.positive_float,
         default=None,
-        help="Riemannian step; default: --horizon model time units over --steps",
+        help="gradient: Riemannian step; default: --horizon model time units over --steps",
     )
     cf.add_argument(
         "--horizon",
         type=cli_types.positive_float,
-        default=4.0,
-        help="relaxation time in model time units 1/L (used without --step-size)",
+        default=None,
+        help="gradient: relaxation time in model time units 1/L (used without --step-size)",
     )
-    cf.add_argument("--layer", default=None)
+    cf.add_argument(
+        "--layer",
+        default=None,
+        help="expression layer (default: the one the fit used; another one is refused)",
+    )
+    cf.add_argument(
+        "--key-added", default="celcomen", help="prefix of the fit (default: %(default)s)"
+    )
     cf.add_argument("--device", default="auto")
-    cf.add_argument("--no-progress", action="store_true", help="no relaxation progress bar")
+    cf.add_argument("--no-progress", action="store_true", help="no progress bar")
     cf.set_defaults(func=_intervene)

@@ -121,7 +121,7 @@ epochs. Off-diagonal Spearman correlation between fitted and true couplings:
 ![recovery scatter](spatial_recovery.png)
 
 Knock-out of `gene_{KNOCKOUT_GENE}` in {int(cells.sum())} cells (a centre cell and its
-neighbours), clamped during 50 Riemannian relaxation steps and compared with a sham run. The
+neighbours): the clamped mean-field equilibrium of the model compared with the sham one. The
 effect predicted with the fitted matrices correlates with the effect under the true matrices
 at Pearson {pearson:.2f} (cells within graph distance 2, unclamped genes).
 

@@ -127,3 +127,39 @@ def test_score_matching_is_stationary_at_the_truth_by_quadrature():
     elsewhere = gradient(truth + 0.3 * torch.eye(3, dtype=torch.float64).flip(0)).abs().max()
     assert at_truth < 1e-3 * elsewhere  # quadrature error ~1e-5; a wrong Laplacian gives ~0.1
     assert elsewhere > 0.05
+
+
+def test_score_matching_with_fields_is_stationary_at_the_truth_by_quadrature():
+    # One cell on S^2 with p(x) ~ exp(x^T A x + h^T x) (Fisher-Bingham). The Laplacian of the
+    # linear part is -(G - 1) h^T x (a degree-1 harmonic), which score_matching_terms takes
+    # through the radial field: the population gradient in (W_intra, h_intra) must vanish at
+    # the truth, and only there.
+    n_theta, n_phi = 240, 480
+    theta = (torch.arange(n_theta, dtype=torch.float64) + 0.5) * math.pi / n_theta
+    phi = torch.arange(n_phi, dtype=torch.float64) * 2 * math.pi / n_phi
+    t, f = torch.meshgrid(theta, phi, indexing="ij")
+    x = torch.stack([t.sin() * f.cos(), t.sin() * f.sin(), t.cos()], -1).reshape(-1, 3)
+    area = t.sin().reshape(-1)
+    truth = torch.tensor(
+        [[1.5, 0.8, -0.4], [0.8, -0.5, 0.3], [-0.4, 0.3, 0.2]], dtype=torch.float64
+    )
+    field = torch.tensor([2.0, -1.0, 0.5], dtype=torch.float64)
+    density = area * torch.exp((x @ truth * x).sum(1) + x @ field)
+    density = density / density.sum()
+    no_edges = torch.zeros(2, 0, dtype=torch.long)
+    nb = Neighbourhood.from_graph(x, no_edges, torch.zeros(0, dtype=torch.float64))
+    zero = torch.zeros(3, dtype=torch.float64)
+
+    def gradient(w_intra, h_intra):
+        model = CelcomenEnergy(3).double()
+        model.set_matrices(w_intra, torch.zeros(3, 3, dtype=torch.float64))
+        model.set_fields(h_intra, zero)
+        objective = (density * score_matching_terms(model, x, nb)).sum()
+        grads = torch.autograd.grad(objective, [model.intra_raw, model.h_intra])
+        return max(float(g.abs().max()) for g in grads)
+
+    at_truth = gradient(truth, field)
+    wrong_field = gradient(truth, 0.8 * field)
+    wrong_sign = gradient(truth, -field)
+    assert at_truth < 1e-3 * min(wrong_field, wrong_sign)
+    assert wrong_field > 0.05

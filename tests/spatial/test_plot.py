@@ -99,3 +99,15 @@ def test_knockout_map_scale_ignores_the_unreached_cells():
     delta[:10] = np.linspace(0.01, 0.02, 10)
     points = plot.delta_map(_knocked_out(delta, np.zeros(500, dtype=bool)), "CD74").collections[0]
     assert points.norm.vmax == pytest.approx(0.02) and points.colorbar.extend == "neither"
+
+
+def test_ring_summary_leaves_the_clamped_gene_out_by_default():
+    adata = _knocked_out(np.zeros(40), np.zeros(40, dtype=bool))
+    ring_mean = np.array([[-0.6, 0.02, 0.01, 0.0], [0.05, 0.04, -0.03, 0.01]] + [[0.0] * 4] * 2)
+    adata.uns["celcomen"]["perturbation"]["ring_mean"] = ring_mean
+    ax = plot.ring_summary(adata)
+    # IFITM3 is clamped (largest ring-1 mean, 0.05): the other three, by |ring-1 mean|
+    assert [line.get_label() for line in ax.get_lines()[:3]] == ["CD74", "KRT5", "COL1A1"]
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), ring_mean[:, 1])
+    named = plot.ring_summary(adata, ["IFITM3"])
+    assert named.get_lines()[0].get_label() == "IFITM3"

@@ -1,0 +1,301 @@
+"""Celcomen on unseen data: recovery from counts, signed coordinates and log1p (issue 19).
+
+Tissues come from :mod:`benchmarks.tissue_metropolis`, a simulator written independently of the
+library's (Metropolis on the sphere from the stated energy, negative-binomial counts with a log
+link): the model was never fitted or tuned on it. For each tissue the library is fitted with its
+defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on three routes:
+
+- ``signed``: the sphere coordinates themselves (``layers['signed']``, ``allow_negative=True``;
+  through ``Celcomen.fit`` + ``store_fit`` while the wrapper has no ``allow_negative``);
+- ``counts``: the raw counts (``layers['counts']``), what a user with a Visium / Xenium slide has;
+- ``log1p``: scanpy's ``normalize_total`` + ``log1p`` (``layers['log1p']``).
+
+Baselines on each route: ``benchmarks.bench_celcomen.correlation_baselines`` (gene-gene
+correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter). Metrics on the
+off-diagonal entries: sign agreement on the true non-zeros, support AUROC, Pearson, Spearman
+(``benchmarks.bench_celcomen.scores``), and the scale: one common beta by least squares
+of the fitted [intra, inter] off-diagonals on the true ones, then per matrix the least-squares
+slope (through 0) of fitted on beta x truth (``ratio``; 1 = the inter/intra balance of
+the truth), and ``zero_offset``, the mean fitted entry where the truth is 0 in units of
+beta x mean |truth| (the common offset that Pearson and Spearman cannot see).
+
+Targets (issue 19, counts route at G = 10 and 20): sign agreement >= .9 (intra) and >= .85
+(inter); off-diagonal Pearson within .05 of the signed route; ratio within .8-1.25 for both.
+
+Run: ``.venv/bin/python -m benchmarks.bench_celcomen_counts [--genes 10,20] [--cells 2000]
+[--seeds 2] [--out FILE.json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+import spatial.tools
+from benchmarks import tissue_metropolis
+from benchmarks.bench_celcomen import _offdiag, correlation_baselines, scores
+from graphdata.atomic import write_text_atomic
+from spatial.celcomen import Celcomen
+
+ROUTES = {"signed": "signed", "counts": "counts", "log1p": "log1p"}  # route -> layer
+METHODS = ("celcomen", "correlation")
+
+
+def sign_agreement(estimate: np.ndarray, truth: np.ndarray) -> float:
+    """Fraction of true non-zero off-diagonal entries whose estimate has the same sign."""
+    est, tru = _offdiag(estimate), _offdiag(truth)
+    nonzero = tru != 0
+    return float(np.mean(np.sign(est[nonzero]) == np.sign(tru[nonzero])))
+
+
+def scale_report(
+    fitted: tuple[np.ndarray, np.ndarray], truth: tuple[np.ndarray, np.ndarray]
+) -> dict:
+    """Common beta over both matrices, per-matrix ratio to beta x truth, offset on true zeros."""
+    f = [_offdiag(m) for m in fitted]
+    t = [_offdiag(m) for m in truth]
+    beta = sum(float(a @ b) for a, b in zip(f, t)) / sum(float(b @ b) for b in t)
+    out: dict[str, Any] = {"beta": beta}
+    for name, fa, ta in zip(("intra", "inter"), f, t):
+        ratio = float(fa @ ta) / (beta * float(ta @ ta)) if beta != 0 else float("nan")
+        zero = ta == 0
+        unit = abs(beta) * float(np.abs(ta[~zero]).mean())
+        out[name] = {
+            "ratio": ratio,
+            "zero_offset": float(fa[zero].mean()) / unit if zero.any() and unit > 0 else 0.0,
+        }
+    return out
+
+
+def matrix_metrics(
+    fitted: tuple[np.ndarray, np.ndarray], truth: tuple[np.ndarray, np.ndarray]
+) -> dict:
+    """Scores, sign agreement and scale of one method on one route."""
+    scale = scale_report(fitted, truth)
+    out: dict[str, Any] = {"beta": scale["beta"]}
+    for name, est, tru in zip(("intra", "inter"), fitted, truth):
+        out[name] = {
+            **scores(est, tru),
+            "sign_agreement": sign_agreement(est, tru),
+            **scale[name],
+        }
+    return out
+
+
+def fit_route(adata: Any, route: str, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], dict]:
+    """Fit with the library's defaults on one route; return the matrices and fit facts."""
+    layer = ROUTES[route]
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        wrapper_takes_signed = (
+            "allow_negative" in inspect.signature(spatial.tools.celcomen).parameters
+        )
+        if route != "signed" or wrapper_takes_signed:
+            extra = {"allow_negative": True} if route == "signed" else {}
+            spatial.tools.celcomen(adata, layer=layer, progress=False, seed=seed, **extra)
+        else:
+            est = Celcomen(progress=False, seed=seed).fit(adata, layer=layer, allow_negative=True)
+            spatial.tools.store_fit(adata, est, layer=layer)
+    fit_s = time.perf_counter() - start
+    losses = np.asarray(adata.uns["celcomen"]["losses"])
+    facts = {
+        "fit_s": fit_s,
+        "final_loss": float(losses[-1]),
+        "epochs": int(len(losses)),
+        "warnings": sorted({str(w.message)[:160] for w in caught}),
+        "signed_via": "wrapper" if wrapper_takes_signed else "Celcomen.fit + store_fit",
+    }
+    fitted = (
+        np.asarray(adata.varp["celcomen_intra"], dtype=np.float64),
+        np.asarray(adata.varp["celcomen_inter"], dtype=np.float64),
+    )
+    return fitted, facts
+
+
+def route_matrix(adata: Any, route: str) -> np.ndarray:
+    """The expression a route's baseline sees, dense float64 ``[N, G]``."""
+    return np.asarray(adata.layers[ROUTES[route]], dtype=np.float64)
+
+
+def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
+    start = time.perf_counter()
+    tissue = tissue_metropolis.simulate(
+        args.cells,
+        g,
+        seed=seed,
+        sweeps=args.sweeps,
+        burn_in=args.burn_in,
+        dtype=np.float32 if args.float32 else np.float64,
+    )
+    sim_s = time.perf_counter() - start
+    adata = tissue.to_anndata()
+    truth = (tissue.W_intra, tissue.W_inter)
+    run: dict[str, Any] = {
+        "genes": g,
+        "seed": seed,
+        "cells": args.cells,
+        "simulate_s": sim_s,
+        "sampler": {k: v for k, v in tissue.report.as_dict().items() if k != "energy_trace"},
+        "median_total_counts": float(np.median(tissue.counts.sum(1))),
+        "zero_fraction": float((tissue.counts == 0).mean()),
+        "routes": {},
+    }
+    for route in ROUTES:
+        fitted, facts = fit_route(adata, route, seed)
+        baseline = correlation_baselines(route_matrix(adata, route), tissue.edge_index)
+        run["routes"][route] = {
+            "celcomen": {**matrix_metrics(fitted, truth), **facts},
+            "correlation": matrix_metrics(baseline, truth),
+        }
+    signed = run["routes"]["signed"]["celcomen"]
+    for route in ROUTES:
+        entry = run["routes"][route]["celcomen"]
+        for which in ("intra", "inter"):
+            entry[which]["pearson_gap_vs_signed"] = (
+                entry[which]["pearson"] - signed[which]["pearson"]
+            )
+    return run
+
+
+def summarise(runs: list[dict], genes: list[int]) -> dict:
+    keys = ("sign_agreement", "auroc_support", "pearson", "spearman", "ratio", "zero_offset")
+    summary: dict[str, Any] = {}
+    for g in genes:
+        rows = [r for r in runs if r["genes"] == g]
+        summary[str(g)] = {}
+        for route in ROUTES:
+            for method in METHODS:
+                entry = {
+                    which: {
+                        k: float(np.nanmedian([r["routes"][route][method][which][k] for r in rows]))
+                        for k in keys
+                    }
+                    for which in ("intra", "inter")
+                }
+                summary[str(g)][f"{route}/{method}"] = entry
+        counts = [r["routes"]["counts"]["celcomen"] for r in rows]
+        summary[str(g)]["targets_counts_route"] = {
+            "sign_intra_ge_0.9": all(c["intra"]["sign_agreement"] >= 0.9 for c in counts),
+            "sign_inter_ge_0.85": all(c["inter"]["sign_agreement"] >= 0.85 for c in counts),
+            "pearson_within_0.05_of_signed": all(
+                abs(c[w]["pearson_gap_vs_signed"]) <= 0.05
+                for c in counts
+                for w in ("intra", "inter")
+            ),
+            "ratio_in_0.8_1.25": all(
+                0.8 <= c[w]["ratio"] <= 1.25 for c in counts for w in ("intra", "inter")
+            ),
+        }
+    return summary
+
+
+def print_table(summary: dict, n_runs: dict[str, int]) -> None:
+    header = (
+        f"{'G':>4} {'route/method':22s} {'sign':>11s} {'AUROC supp':>11s} {'Pearson':>11s} "
+        f"{'Spearman':>11s} {'ratio':>11s} {'zero offs.':>11s}"
+    )
+    print("\nmedians over seeds, intra / inter (off-diagonal entries)")
+    print(header)
+    for g, per in summary.items():
+        for name, entry in per.items():
+            if name.startswith("targets"):
+                continue
+            cells = " ".join(
+                f"{entry['intra'][k]:+.2f}/{entry['inter'][k]:+.2f}"
+                for k in (
+                    "sign_agreement",
+                    "auroc_support",
+                    "pearson",
+                    "spearman",
+                    "ratio",
+                    "zero_offset",
+                )
+            )
+            print(f"{g:>4} {name:22s} {cells}")
+        print(f"{g:>4} targets (counts, {n_runs[g]} runs): {per['targets_counts_route']}")
+
+
+def code_state() -> dict:
+    """The commit and the modified files under spatial/ (the benchmark reports the tree it ran)."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*cmd: str) -> str:
+        try:
+            proc = subprocess.run(["git", *cmd], cwd=root, capture_output=True, text=True)
+        except OSError:
+            return ""
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "modified_spatial": git("diff", "--name-only", "--", "spatial").split(),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--genes", default="10,20", help="gene counts (default 10,20)")
+    parser.add_argument("--cells", type=int, default=2000, help="cells per tissue (default 2000)")
+    parser.add_argument("--seeds", type=int, default=2, help="tissues per gene count (default 2)")
+    parser.add_argument("--sweeps", type=int, default=600, help="Metropolis sweeps (default 600)")
+    parser.add_argument("--burn-in", type=int, default=300, help="burn-in sweeps (default 300)")
+    parser.add_argument("--float32", action="store_true", help="sample in float32 (2x faster)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--out", default=None, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+    genes = [int(v) for v in args.genes.split(",")]
+    torch.set_num_threads(args.threads)
+    start = time.perf_counter()
+    runs = []
+    for g in genes:
+        for seed in range(args.seeds):
+            run = run_tissue(g, seed, args)
+            runs.append(run)
+            c = run["routes"]["counts"]["celcomen"]
+            s = run["routes"]["signed"]["celcomen"]
+            print(
+                f"G={g:3d} seed={seed} sim {run['simulate_s']:.0f}s acc "
+                f"{run['sampler']['acceptance']:.2f} chains z {run['sampler']['x2_max_z']:.1f} "
+                f"(null {run['sampler']['x2_z_null_median']:.1f}) | "
+                f"sign counts {c['intra']['sign_agreement']:.2f}/{c['inter']['sign_agreement']:.2f}"
+                f" signed {s['intra']['sign_agreement']:.2f}/{s['inter']['sign_agreement']:.2f} | "
+                f"ratio counts {c['intra']['ratio']:.2f}/{c['inter']['ratio']:.2f}",
+                flush=True,
+            )
+    summary = summarise(runs, genes)
+    print_table(summary, {str(g): sum(r["genes"] == g for r in runs) for g in genes})
+    results = {
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "torch": torch.__version__,
+            "threads": args.threads,
+        },
+        "args": vars(args),
+        "code": code_state(),
+        "runs": runs,
+        "summary": summary,
+        "wall_s": time.perf_counter() - start,
+    }
+    if args.out:
+        path = Path(args.out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(results, indent=1, default=str))
+    return results
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,199 @@
+"""``graphlib spatial`` reaches every option: signed input, obs coordinates, layer, genes, protocol.
+
+Runs through :func:`graphlib_ml.cli.main`, so an expected failure is checked as the user sees
+it: exit code 2 and one line on stderr, no traceback.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import anndata
+import numpy as np
+import pytest
+import torch
+
+from graphlib_ml.cli import EXIT_USAGE, main
+from spatial import tl
+from spatial.celcomen import CelcomenConfig
+from spatial.simulate import simulate_tissue
+
+EPOCHS = ["--epochs", "30", "--no-progress", "--device", "cpu"]
+
+
+@pytest.fixture(autouse=True)
+def _one_thread_quiet():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # short fits: "not converged"
+        yield
+    torch.set_num_threads(before)
+
+
+def _one_line_error(capsys, *fragments: str) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    for fragment in fragments:
+        assert fragment in err, err
+    return err
+
+
+def test_simulate_then_fit_then_perturb_end_to_end(tmp_path, capsys):
+    sim, fit, out = tmp_path / "sim.h5ad", tmp_path / "fit.h5ad", tmp_path / "cf.h5ad"
+    argv = ["spatial", "simulate", "--cells", "80", "--genes", "4", "--steps", "50"]
+    assert main([*argv, "--out", str(sim)]) == 0
+    printed = capsys.readouterr().out
+    # simulate says what to run next, and that command (plus options) works as printed
+    assert f"next: graphlib spatial fit {sim} --signed --out {tmp_path / 'sim_fit.h5ad'}" in printed
+    assert main(["spatial", "fit", str(sim), "--signed", "--out", str(fit), *EPOCHS]) == 0
+    assert "genes fitted: 4 of 4 (X)" in capsys.readouterr().out
+    assert (
+        main(
+            ["spatial", "perturb", str(fit), "--gene", "gene_1=0", "--cells", "cell_3,cell_4"]
+            + ["--out", str(out), "--device", "cpu", "--no-progress"]
+        )
+        == 0
+    )
+    assert "'converged': True" in capsys.readouterr().out
+    # oracle: the library on the same file gives the same fit and counterfactual
+    expected = anndata.read_h5ad(sim)
+    tl.celcomen(expected, allow_negative=True, epochs=30, progress=False)
+    tl.perturb(expected, {"gene_1": 0.0}, ["cell_3", "cell_4"], progress=False)
+    got = anndata.read_h5ad(out)
+    for key in ("celcomen_intra", "celcomen_inter"):
+        np.testing.assert_array_equal(got.varp[key], expected.varp[key])
+    np.testing.assert_array_equal(got.layers["celcomen_delta"], expected.layers["celcomen_delta"])
+    assert got.uns["celcomen"]["params"]["allow_negative"]
+    assert np.isin(got.obs_names[got.obs["celcomen_perturbed"]], ["cell_3", "cell_4"]).all()
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory):
+    path = tmp_path_factory.mktemp("signed") / "t.h5ad"
+    simulate_tissue(60, 4, steps=30, seed=2).to_anndata().write_h5ad(path)
+    return path
+
+
+def test_signed_input_without_signed_names_the_flag(signed, tmp_path, capsys):
+    code = main(["spatial", "fit", str(signed), "--out", str(tmp_path / "o.h5ad"), *EPOCHS])
+    assert code == EXIT_USAGE
+    _one_line_error(capsys, "X holds", "negative values", "pass --signed")
+    assert not (tmp_path / "o.h5ad").exists()
+
+
+def test_objective_reference_alone_is_refused_and_the_protocol_is_the_reference(
+    signed, tmp_path, capsys
+):
+    out = tmp_path / "ref.h5ad"
+    base = ["spatial", "fit", str(signed), "--signed", "--out", str(out), *EPOCHS]
+    assert main([*base, "--objective", "reference"]) == EXIT_USAGE
+    _one_line_error(capsys, "--objective reference", "not the reference protocol", "--protocol")
+    assert main([*base, "--protocol", "reference"]) == 0
+    params = anndata.read_h5ad(out).uns["celcomen"]["params"]
+    reference = CelcomenConfig.reference(epochs=30, progress=False)
+    for name in ("objective", "optimizer", "init", "projection", "lr", "weight_decay", "fields"):
+        assert params[name] == getattr(reference, name), name
+    # the hybrid stays reachable, on purpose
+    assert main([*base, "--objective", "reference", "--protocol", "ours"]) == 0
+    params = anndata.read_h5ad(out).uns["celcomen"]["params"]
+    assert params["objective"] == "reference" and params["init"] == "zeros"
+
+
+def _obs_coordinates(path, tmp_path):
+    """The tissue with its coordinates in obs columns only (no obsm, no graph), as a slide."""
+    adata = anndata.read_h5ad(path)
+    adata.obs["px"], adata.obs["py"] = adata.obsm["spatial"][:, 0], adata.obsm["spatial"][:, 1]
+    truth = adata.obsp["spatial_connectivities"].copy()
+    del adata.obsm["spatial"], adata.obsp["spatial_connectivities"]
+    del adata.obsp["spatial_distances"], adata.uns["spatial_neighbors"]
+    moved = tmp_path / "obs.h5ad"
+    adata.write_h5ad(moved)
+    return moved, truth
+
+
+def test_coordinates_from_obs_columns_build_the_same_graph(signed, tmp_path, capsys):
+    moved, truth = _obs_coordinates(signed, tmp_path)
+    out = tmp_path / "o.h5ad"
+    base = ["spatial", "fit", str(moved), "--signed", "--out", str(out), *EPOCHS]
+    assert main(base) == EXIT_USAGE
+    _one_line_error(capsys, "obsm['spatial']: no spatial coordinates")
+    assert main([*base, "--coords-obs", "px,py", "--coords-scale", "2,2"]) == 0
+    fitted = anndata.read_h5ad(out)
+    coords = np.c_[fitted.obs["px"], fitted.obs["py"]]
+    np.testing.assert_allclose(fitted.obsm["spatial"], 2 * coords)
+    # a uniform scale keeps the k-NN graph: the same edges as the simulation's own graph
+    assert (fitted.obsp["spatial_connectivities"] != truth).nnz == 0
+    assert main([*base, "--coords-obs", "px,pz"]) == EXIT_USAGE
+    _one_line_error(capsys, "--coords-obs: no obs column 'pz'", "'px'")
+    assert main([*base, "--coords-obs", "px"]) == EXIT_USAGE
+    _one_line_error(capsys, "--coords-obs: expected two comma-separated values")
+
+
+def test_gene_selection_flags_reach_mask_var(signed, tmp_path, capsys):
+    adata = anndata.read_h5ad(signed)
+    adata.var["highly_variable"] = [True, False, True, True]
+    adata.var["mine"] = [False, True, True, False]
+    path = tmp_path / "hv.h5ad"
+    adata.write_h5ad(path)
+    out = tmp_path / "o.h5ad"
+    base = ["spatial", "fit", str(path), "--signed", "--out", str(out), *EPOCHS]
+
+    def genes(*flags):
+        assert main([*base, *flags]) == 0
+        return list(anndata.read_h5ad(out).uns["celcomen"]["params"]["genes"])
+
+    assert genes() == ["gene_0", "gene_2", "gene_3"]  # var['highly_variable'] by default
+    assert genes("--all-genes") == ["gene_0", "gene_1", "gene_2", "gene_3"]
+    assert genes("--mask-var", "mine") == ["gene_1", "gene_2"]
+    assert genes("--genes", "gene_3,gene_1") == ["gene_1", "gene_3"]  # in adata order
+    capsys.readouterr()
+    assert main([*base, "--genes", "gene_1,gene_9"]) == EXIT_USAGE
+    _one_line_error(capsys, "--genes: unknown gene label 'gene_9'")
+    assert main([*base, "--genes", "gene_1,gene_2", "--all-genes"]) == EXIT_USAGE  # argparse
+    _one_line_error(capsys, "--all-genes: not allowed with argument --genes")
+
+
+def test_perturb_takes_the_fitted_layer_and_refuses_another(tmp_path, capsys):
+    adata = simulate_tissue(60, 4, steps=30, seed=3).to_anndata()
+    adata.layers["counts"] = np.abs(adata.X) * 10 + 1
+    path, fit, out = tmp_path / "c.h5ad", tmp_path / "f.h5ad", tmp_path / "p.h5ad"
+    adata.write_h5ad(path)
+    assert main(["spatial", "fit", str(path), "--layer", "counts", "--out", str(fit), *EPOCHS]) == 0
+    base = ["spatial", "perturb", str(fit), "--gene", "gene_0=0", "--cells", "cell_7"]
+    base += ["--out", str(out), "--device", "cpu", "--no-progress"]
+    assert main([*base, "--method", "gradient", "--steps", "5"]) == 0
+    record = anndata.read_h5ad(out).uns["celcomen"]["perturbation"]
+    assert record["layer"] == "counts" and record["method"] == "gradient" and record["steps"] == 5
+    capsys.readouterr()
+    assert main([*base, "--layer", "other"]) == EXIT_USAGE
+    _one_line_error(capsys, "--layer: the fit used layers['counts'], got layers['other']")
+    assert main([*base, "--steps", "5"]) == EXIT_USAGE  # steps belong to the gradient method
+    _one_line_error(capsys, "steps")
+
+
+@pytest.mark.filterwarnings("ignore::anndata.OldFormatWarning")  # the shipped file
+def test_the_scc_slide_fits_from_its_obs_columns(datasets_dir, tmp_path, capsys):
+    slide = datasets_dir / "spatial" / "GSM4284326_P10_ST_rep2.h5ad"
+    out, cf = tmp_path / "scc.h5ad", tmp_path / "scc_cf.h5ad"
+    base = ["spatial", "fit", str(slide), "--out", str(out), "--coords-obs", "col,row"]
+    base += ["--coords-scale", "1,1.7320508", *EPOCHS]
+    assert main(base) == EXIT_USAGE  # 16,642 genes and no highly_variable: refused, with memory
+    _one_line_error(capsys, "16,642 genes", "GiB")
+    genes = "S100A8,S100A9,KRT6A,KRT5,KRT14"
+    assert main([*base, "--genes", genes]) == 0
+    fitted = anndata.read_h5ad(out)
+    assert fitted.varp["celcomen_inter"].shape == (16642, 16642)
+    assert fitted.varp["celcomen_inter"].nnz <= 25  # the 5 x 5 block only
+    # a hexagonal array: every interior spot's 6 nearest neighbours are at distance 2
+    graph = fitted.obsp["spatial_distances"]
+    assert np.median(graph.data) == pytest.approx(2.0)
+    assert (
+        main(
+            ["spatial", "perturb", str(out), "--gene", "KRT5=0", "--cells-where", "cluster=1"]
+            + ["--out", str(cf), "--device", "cpu", "--no-progress"]
+        )
+        == 0
+    )
+    delta = anndata.read_h5ad(cf).layers["celcomen_delta"]
+    assert delta.shape == (621, 16642) and np.isfinite(delta.data).all() and delta.nnz <= 621 * 5

@@ -1,0 +1,273 @@
+"""``spatial.tl`` / ``spatial.pl``: copy=, key_added=, show=/save=, gene subsets, layers."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import anndata
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from graphdata.errors import GraphDataError  # noqa: E402
+from spatial import pl, tl, tools  # noqa: E402
+from spatial.celcomen import Celcomen  # noqa: E402
+from spatial.simulate import hex_grid, simulate_tissue  # noqa: E402
+
+GENES = ["IFITM3", "CD74", "KRT5", "COL1A1", "MKI67", "ACTB"]
+FIT = {"epochs": 40, "progress": False, "seed": 0}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # short fits: "not converged"
+        yield
+
+
+def _adata(n: int = 70, seed: int = 0) -> anndata.AnnData:
+    rng = np.random.default_rng(seed)
+    counts = rng.poisson(rng.gamma(2.0, 1.0, (n, len(GENES)))).astype(np.float32) + 1.0
+    adata = anndata.AnnData(X=sp.csr_matrix(counts), obsm={"spatial": hex_grid(n).numpy()})
+    adata.obs_names = [f"spot{i}" for i in range(n)]
+    adata.var_names = GENES
+    return adata
+
+
+def test_copy_returns_a_fitted_copy_and_leaves_the_input_alone():
+    adata = _adata()
+    before = (set(adata.varp), set(adata.obsp), set(adata.uns), set(adata.var.columns))
+    fitted = tl.celcomen(adata, copy=True, **FIT)
+    assert isinstance(fitted, anndata.AnnData) and fitted is not adata
+    assert (set(adata.varp), set(adata.obsp), set(adata.uns), set(adata.var.columns)) == before
+    assert tl.celcomen(adata, **FIT) is None  # in place
+    for key in ("celcomen_intra", "celcomen_inter"):
+        np.testing.assert_array_equal(adata.varp[key], fitted.varp[key])  # same seed, same fit
+
+    perturbed = tl.perturb(adata, {"CD74": 0.0}, ["spot30"], copy=True)
+    assert "celcomen_delta" not in adata.layers
+    assert tl.perturb(adata, {"CD74": 0.0}, ["spot30"]) is None
+    np.testing.assert_array_equal(
+        adata.layers["celcomen_delta"], perturbed.layers["celcomen_delta"]
+    )
+
+
+def test_key_added_keeps_two_fits_apart_and_perturb_reads_the_named_one():
+    adata = _adata()
+    tl.celcomen(adata, key_added="weak", weight_decay=50.0, **FIT)
+    tl.celcomen(adata, key_added="free", weight_decay=1e-3, **FIT)
+    weak, free = adata.varp["weak_inter"], adata.varp["free_inter"]
+    assert np.abs(weak).max() < np.abs(free).max()  # the heavier ridge shrinks the couplings
+    assert {"weak_h_intra", "free_h_intra"} <= set(adata.var.columns)
+    tl.perturb(adata, {"KRT5": 0.0}, ["spot20", "spot21"], key_added="free")
+    assert "free_delta" in adata.layers and "weak_delta" not in adata.layers
+    assert "perturbation" in adata.uns["free"] and "perturbation" not in adata.uns["weak"]
+    # the oracle: the same fit stored under the default key gives the same counterfactual
+    alone = _adata()
+    tl.celcomen(alone, weight_decay=1e-3, **FIT)
+    tl.perturb(alone, {"KRT5": 0.0}, ["spot20", "spot21"])
+    np.testing.assert_allclose(adata.layers["free_delta"], alone.layers["celcomen_delta"])
+    np.testing.assert_array_equal(adata.obs["free_ring"], alone.obs["celcomen_ring"])
+
+
+def test_a_gene_subset_is_stored_sparse_over_its_block_only():
+    adata = _adata()
+    mask = np.array([True, False, True, True, False, True])
+    used = np.flatnonzero(mask)
+    tl.celcomen(adata, mask_var=mask, **FIT)
+    # oracle: the estimator on the four genes alone
+    alone = Celcomen(**FIT).fit(adata[:, mask].copy(), mask_var=False)
+    for which, expected in (("intra", alone.W_intra_), ("inter", alone.W_inter_)):
+        stored = adata.varp[f"celcomen_{which}"]
+        assert sp.issparse(stored) and stored.shape == (6, 6) and stored.dtype == np.float32
+        rows, cols = stored.nonzero()
+        assert set(rows) <= set(used) and set(cols) <= set(used)  # nothing outside the block
+        np.testing.assert_allclose(stored.toarray()[np.ix_(used, used)], expected, atol=1e-6)
+    field = adata.var["celcomen_h_intra"].to_numpy()
+    np.testing.assert_allclose(field[used], alone.h_intra_.numpy(), atol=1e-6)
+    assert np.all(field[~mask] == 0)  # masked genes: 0, as scanpy's pca writes loadings
+    assert list(adata.uns["celcomen"]["params"]["genes"]) == [GENES[i] for i in used]
+
+
+def test_highly_variable_is_the_default_selection_and_all_genes_stay_dense():
+    adata = _adata()
+    adata.var["highly_variable"] = [True, True, False, True, False, False]
+    tl.celcomen(adata, **FIT)
+    assert list(adata.uns["celcomen"]["params"]["genes"]) == ["IFITM3", "CD74", "COL1A1"]
+    tl.celcomen(adata, mask_var=False, **FIT)
+    stored = adata.varp["celcomen_intra"]
+    assert isinstance(stored, np.ndarray) and stored.shape == (6, 6)
+    np.testing.assert_allclose(stored, stored.T, atol=1e-6)
+
+
+def test_perturb_on_a_subset_runs_over_the_fitted_genes_only():
+    adata = _adata()
+    mask = np.array([True, True, False, True, False, True])
+    used = np.flatnonzero(mask)
+    tl.celcomen(adata, mask_var=mask, **FIT)
+    # the default (mean-field) counterfactual depends on the whole fitted energy, trace and
+    # parts along the mean direction included: the stored energy must be the fitted one
+    tl.perturb(adata, {"CD74": 0.0}, ["spot33", "spot34"])
+    delta = adata.layers["celcomen_delta"]
+    assert sp.issparse(delta) and delta.shape == (70, 6)
+    assert set(delta.nonzero()[1]) <= set(used)
+    assert {"celcomen_intra_energy", "celcomen_inter_energy"} <= set(adata.varp)
+    # oracle: the estimator's own counterfactual on the subset AnnData
+    sub = adata[:, mask].copy()
+    estimator = Celcomen(**FIT).fit(sub, mask_var=False)
+    expected = estimator.intervene(sub, {"CD74": 0.0}, ["spot33", "spot34"], progress=False)
+    np.testing.assert_allclose(delta.toarray()[:, used], expected.delta.numpy(), atol=1e-5)
+    ring_mean = adata.uns["celcomen"]["perturbation"]["ring_mean"]
+    assert ring_mean.shape == (4, 6) and np.all(ring_mean[:, ~mask] == 0)
+    with pytest.raises(GraphDataError, match="'KRT5' is in adata.var_names but not among the 4"):
+        tl.perturb(adata, {"KRT5": 0.0}, ["spot33"])
+
+
+def test_perturb_uses_the_fitted_layer_and_refuses_another():
+    adata = _adata()
+    adata.layers["counts"] = adata.X.copy()
+    adata.X = sp.csr_matrix(np.log1p(adata.X.toarray()))
+    tl.celcomen(adata, layer="counts", **FIT)
+    assert adata.uns["celcomen"]["params"]["layer"] == "counts"
+    tl.perturb(adata, {"IFITM3": 0.0}, ["spot10"])  # layer=None: the fit's layer
+    assert adata.uns["celcomen"]["perturbation"]["layer"] == "counts"
+    by_name = adata.layers["celcomen_delta"].copy()
+    tools.intervene(adata, {"IFITM3": 0.0}, ["spot10"], layer="counts")
+    np.testing.assert_array_equal(adata.layers["celcomen_delta"], by_name)
+    with pytest.raises(
+        GraphDataError, match=r"layer: the fit used layers\['counts'\].*got adata.X"
+    ):
+        tools.intervene(adata, {"IFITM3": 0.0}, ["spot10"])  # the silent mismatch, now refused
+    with pytest.raises(GraphDataError, match=r"pass layer='counts'"):
+        tl.perturb(adata, {"IFITM3": 0.0}, ["spot10"], layer="other")
+
+
+def test_signed_input_is_recorded_and_perturb_follows_it():
+    adata = simulate_tissue(60, 4, steps=50, seed=1).to_anndata()
+    with pytest.raises(GraphDataError, match="allow_negative=True"):
+        tl.celcomen(adata, **FIT)
+    tl.celcomen(adata, allow_negative=True, **FIT)
+    assert adata.uns["celcomen"]["params"]["allow_negative"] is True
+    tl.perturb(adata, {"gene_0": 0.0}, ["cell_5"], method="gradient", steps=5)
+    record = adata.uns["celcomen"]["perturbation"]
+    assert record["method"] == "gradient" and record["steps"] == 5 and record["step_size"] > 0
+
+
+def test_perturb_before_a_fit_says_what_to_run():
+    with pytest.raises(
+        KeyError, match=r"varp\['mine_intra'\].*tl.celcomen\(adata, key_added='mine'"
+    ):
+        tl.perturb(_adata(), {"CD74": 0.0}, ["spot1"], key_added="mine")
+
+
+@pytest.fixture(scope="module")
+def perturbed() -> anndata.AnnData:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        adata = _adata()
+        tl.celcomen(adata, mask_var=np.array([True, True, True, True, False, True]), **FIT)
+        tl.perturb(adata, {"IFITM3": 0.0}, ["spot30", "spot31"])
+    return adata
+
+
+def test_plots_return_axes_only_when_not_shown(perturbed, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    shown = []
+    monkeypatch.setattr(plt, "show", lambda: shown.append(1))
+    for draw in (pl.couplings, pl.perturbation, pl.rings):
+        assert isinstance(draw(perturbed, show=False), Axes) and not shown
+        assert draw(perturbed) is None and len(shown) == 1  # made here, not saved: shown
+        shown.clear()
+        ax = Figure().subplots()
+        assert draw(perturbed, ax=ax) is ax and not shown  # the caller composes a figure
+        assert draw(perturbed, ax=ax, show=True) is None and len(shown) == 1
+        shown.clear()
+    plt.close("all")
+
+
+def test_save_writes_the_format_of_the_suffix_atomically(perturbed, tmp_path):
+    png, pdf = tmp_path / "c.png", tmp_path / "figs" / "m.pdf"
+    ax = pl.couplings(perturbed, "inter", save=png)
+    assert isinstance(ax, Axes)  # saved, not shown: the Axes comes back
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pl.perturbation(perturbed, "CD74", save=str(pdf), show=False)
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["c.png", "m.pdf"]
+    with pytest.raises(GraphDataError, match="save: expected a file path"):
+        pl.rings(perturbed, save=True, show=False)
+    with pytest.raises(GraphDataError, match="show: expected True, False or None"):
+        pl.rings(perturbed, show="yes")
+
+
+def test_couplings_show_the_fitted_block_and_perturbation_the_strongest_responder(perturbed):
+    ax = pl.couplings(perturbed, "intra", show=False)
+    fitted = [g for g in GENES if g != "MKI67"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == fitted
+    shown = ax.get_images()[0].get_array()
+    block = perturbed.varp["celcomen_intra"].toarray()[np.ix_([0, 1, 2, 3, 5], [0, 1, 2, 3, 5])]
+    np.testing.assert_allclose(shown.data, block)
+    # the default gene: largest |mean delta| in ring 1 among the unclamped genes
+    ring1 = np.abs(perturbed.uns["celcomen"]["perturbation"]["ring_mean"][1])
+    ring1[0] = -1  # IFITM3 is clamped
+    expected = GENES[int(np.argmax(ring1))]
+    assert pl.perturbation(perturbed, show=False).get_title().startswith(f"Δ {expected} after")
+    with pytest.raises(GraphDataError, match="'MKI67' was not among the 5 genes of the fit"):
+        pl.perturbation(perturbed, "MKI67", show=False)
+    with pytest.raises(GraphDataError, match="which: expected 'intra' or 'inter'"):
+        pl.couplings(perturbed, "both", show=False)
+
+
+@pytest.mark.parametrize("fn", [tl.celcomen, tl.perturb])
+def test_tools_take_copy_and_key_added_by_keyword(fn):
+    params = inspect.signature(fn).parameters
+    for name in ("copy", "key_added", "device"):
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert params["copy"].default is False and params["key_added"].default == "celcomen"
+    assert list(params)[0] == "adata"
+
+
+@pytest.mark.parametrize("fn", [pl.couplings, pl.perturbation, pl.rings, pl.recovery])
+def test_plots_take_ax_show_save_by_keyword(fn):
+    params = inspect.signature(fn).parameters
+    for name in ("ax", "show", "save", "key"):
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+        if name != "key":
+            assert params[name].default is None
+    assert list(params)[0] == "adata"
+
+
+def test_store_fit_places_a_tensor_fit_with_mask_var_and_refuses_foreign_genes():
+    tissue = simulate_tissue(60, 5, steps=30, seed=4)
+    mask = torch.tensor([True, False, True, True, False])
+    estimator = Celcomen(**FIT).fit(tissue.x, tissue.edge_index, mask_var=mask)
+    adata = tissue.to_anndata()
+    tools.store_fit(adata, estimator)
+    stored = adata.varp["celcomen_inter"]
+    used = [0, 2, 3]
+    assert sp.issparse(stored)
+    np.testing.assert_allclose(
+        stored.toarray()[np.ix_(used, used)], estimator.W_inter_.numpy(), atol=1e-6
+    )
+    assert list(adata.uns["celcomen"]["params"]["genes"]) == ["gene_0", "gene_2", "gene_3"]
+    named = Celcomen(**FIT).fit(adata, allow_negative=True, mask_var=False)
+    other = adata.copy()
+    other.var_names = [f"g{i}" for i in range(5)]
+    with pytest.raises(GraphDataError, match=r"estimator: 5 of its 5 genes are not in adata"):
+        tools.store_fit(other, named)
