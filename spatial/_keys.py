@@ -99,6 +99,11 @@ def delta_layer(key_added: str = UNS_KEY) -> str:
     return f"{key_added}_delta"
 
 
+def delta_stderr_layer(key_added: str = UNS_KEY) -> str:
+    """``layers`` key of the Monte Carlo standard error of the delta (``method="langevin"``)."""
+    return f"{key_added}_delta_stderr"
+
+
 def ring_obs(key_added: str = UNS_KEY) -> str:
     """``obs`` key of the graph-distance ring under prefix ``key_added``."""
     return f"{key_added}_ring"

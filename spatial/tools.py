@@ -347,9 +347,11 @@ def intervene(
         progress: Show a tqdm bar when stderr is a terminal; False: never. Default True.
         **options: Options of the counterfactual, passed to
             :meth:`spatial.celcomen.Celcomen.intervene` as given (its defaults otherwise):
-            ``method`` (``"mean_field"``: the clamped mean-field equilibrium, or
-            ``"gradient"``), ``tolerance``, ``damping``, ``max_iterations``, ``steps``,
-            ``step_size``, ``horizon``.
+            ``method`` (``"mean_field"``: the clamped mean-field equilibrium, ``"langevin"``:
+            sampled, or ``"gradient"``), ``tolerance``, ``damping``, ``max_iterations``,
+            ``steps``, ``step_size``, ``horizon``, ``burn_in``, ``seed``. ``"langevin"`` also
+            writes ``layers[f"{key_added}_delta_stderr"]`` and
+            ``uns[key_added]['perturbation']['ring_stderr']`` (Monte Carlo standard errors).
 
     Returns:
         None. Writes (values on the unit-sphere scale of the model):
@@ -459,6 +461,13 @@ def store_counterfactual(
         _expand(host(result.perturbed), used, n_vars),
     )
     _save(adata, "layers", _keys.delta_layer(key_added), _expand(host(result.delta), used, n_vars))
+    if result.stderr is not None:  # method="langevin": Monte Carlo error of the delta
+        _save(
+            adata,
+            "layers",
+            _keys.delta_stderr_layer(key_added),
+            _expand(host(result.stderr), used, n_vars),
+        )
     _save(adata, "obs", _keys.ring_obs(key_added), host(result.ring).astype(np.int64))
     perturbed = host(result.clamped.any(-1))
     _save(adata, "obs", _keys.perturbed_obs(key_added), perturbed)
@@ -471,4 +480,8 @@ def store_counterfactual(
         "ring_mean": ring_mean,
         "ring_size": host(result.ring_size).astype(np.int64),
     }
+    if result.ring_stderr is not None:
+        ring_stderr = np.zeros_like(ring_mean)
+        ring_stderr[:, used] = host(result.ring_stderr)
+        uns["perturbation"]["ring_stderr"] = ring_stderr
     _save(adata, "uns", key_added, uns)

@@ -307,7 +307,16 @@ def _intervene(args: argparse.Namespace) -> int:
     # Only the options given: the library's defaults (and its checks of combinations) apply.
     options = {
         name: getattr(args, name)
-        for name in ("method", "tolerance", "damping", "max_iterations", "steps", "step_size")
+        for name in (
+            "method",
+            "tolerance",
+            "damping",
+            "max_iterations",
+            "steps",
+            "step_size",
+            "burn_in",
+            "seed",
+        )
         if getattr(args, name) is not None
     }
     if args.horizon is not None:
@@ -477,10 +486,11 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--cells-where", help="COLUMN=VALUE selecting cells by an obs column")
     cf.add_argument(
         "--method",
-        choices=("mean_field", "gradient"),
+        choices=("mean_field", "langevin", "gradient"),
         default=None,
         help="mean_field: the clamped mean-field equilibrium, run to --tolerance (the "
-        "library's default); gradient: Riemannian ascent over --steps for --horizon",
+        "library's default); langevin: the clamped equilibrium sampled over --steps after "
+        "--burn-in, with standard errors; gradient: Riemannian ascent over --steps for --horizon",
     )
     cf.add_argument(
         "--tolerance", type=cli_types.positive_float, default=None, help="mean field: residual"
@@ -498,13 +508,21 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         help="mean field: updates before giving up with a warning",
     )
     cf.add_argument(
-        "--steps", type=cli_types.positive_int, default=None, help="gradient: relaxation steps"
+        "--steps",
+        type=cli_types.positive_int,
+        default=None,
+        help="gradient: relaxation steps; langevin: sampling steps",
     )
+    cf.add_argument(
+        "--burn-in", type=cli_types.integer(0), default=None, help="langevin: steps discarded"
+    )
+    cf.add_argument("--seed", type=cli_types.seed, default=None, help="langevin: noise seed")
     cf.add_argument(
         "--step-size",
         type=cli_types.positive_float,
         default=None,
-        help="gradient: Riemannian step; default: --horizon model time units over --steps",
+        help="gradient and langevin: step size (gradient default: --horizon model time units "
+        "over --steps)",
     )
     cf.add_argument(
         "--horizon",

@@ -172,6 +172,38 @@ def test_perturb_takes_the_fitted_layer_and_refuses_another(tmp_path, capsys):
     _one_line_error(capsys, "steps")
 
 
+def test_perturb_langevin_stores_the_library_result_and_its_standard_errors(
+    signed, tmp_path, capsys
+):
+    fit, out = tmp_path / "f.h5ad", tmp_path / "p.h5ad"
+    assert main(["spatial", "fit", str(signed), "--signed", "--out", str(fit), *EPOCHS]) == 0
+    options = ["--method", "langevin", "--steps", "120", "--burn-in", "20", "--seed", "5"]
+    argv = ["spatial", "perturb", str(fit), "--gene", "gene_0=0", "--cells", "cell_7"]
+    assert main([*argv, *options, "--out", str(out), "--device", "cpu", "--no-progress"]) == 0
+    got = anndata.read_h5ad(out)
+    # oracle: the library's own Langevin contrast with the same seed, on the same fit
+    expected = anndata.read_h5ad(fit)
+    tl.perturb(
+        expected,
+        {"gene_0": 0.0},
+        ["cell_7"],
+        method="langevin",
+        steps=120,
+        burn_in=20,
+        seed=5,
+        progress=False,
+    )
+    for key in ("celcomen_delta", "celcomen_delta_stderr"):
+        np.testing.assert_array_equal(got.layers[key], expected.layers[key])
+    stderr = got.layers["celcomen_delta_stderr"]
+    assert np.isfinite(stderr).all() and (stderr >= 0).all() and stderr.max() > 0
+    record = got.uns["celcomen"]["perturbation"]
+    assert record["method"] == "langevin" and record["ring_stderr"].shape == (4, got.n_vars)
+    np.testing.assert_array_equal(
+        record["ring_stderr"], expected.uns["celcomen"]["perturbation"]["ring_stderr"]
+    )
+
+
 @pytest.mark.filterwarnings("ignore::anndata.OldFormatWarning")  # the shipped file
 def test_the_scc_slide_fits_from_its_obs_columns(datasets_dir, tmp_path, capsys):
     slide = datasets_dir / "spatial" / "GSM4284326_P10_ST_rep2.h5ad"
