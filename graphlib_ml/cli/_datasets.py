@@ -2,20 +2,40 @@
 
 Its own module so that :mod:`graphlib_ml.cli.kg` and :mod:`graphlib_ml.cli.explain` both import
 it and neither imports the other (no import circle, ``tests/kg/explain/test_layout.py``).
+
+:func:`resolve_world` lets ``--dataset`` name a synthetic world of :data:`graphdata.worlds.WORLDS`
+(``academic``, ``geography``, ``biology``; ``NAME:size=N,seed=S`` for another draw): the world
+is written once into the dataset cache and the spec becomes that folder, whose ``rules.txt`` is
+the ``--rules`` file of ``graphlib kg explain``.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
+from typing import overload
 
-from graphdata.errors import UnknownLabelsDropped
+from graphdata.errors import GraphDataError, UnknownLabelsDropped
 from graphdata.triples import ON_UNKNOWN
 
-__all__ = ["add_header_flag", "add_on_unknown_flag", "dropped_triples_as_lines"]
+__all__ = [
+    "add_header_flag",
+    "add_on_unknown_flag",
+    "dropped_triples_as_lines",
+    "resolve_world",
+    "world_folder",
+]
+
+#: ``NAME`` or ``NAME:key=value,...`` with keys ``size`` and ``seed`` (a world spec).
+_WORLD_SPEC = re.compile(r"^(?P<name>[a-z]+)(?::(?P<options>.*))?$")
+#: One option of a world spec.
+_WORLD_OPTION = re.compile(r"^(size|seed)=(\d+)$")
 
 
 def add_on_unknown_flag(parser: argparse.ArgumentParser, *, checkpoint: bool) -> None:
@@ -80,3 +100,93 @@ def dropped_triples_as_lines() -> Iterator[None]:
                 print(f"graphlib: warning: {w.message}", file=sys.stderr, flush=True)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
+def world_folder(
+    name: str, *, seed: int, size: int | None, root: str | os.PathLike[str] | None = None
+) -> Path:
+    """The cache folder of a world draw: ``<dataset cache>/worlds/<name>-seed<S>-size<N>``.
+
+    Args:
+        name: A key of :data:`graphdata.worlds.WORLDS`.
+        seed: The world's seed.
+        size: Its size; ``None``: the generator's default (``size-default``).
+        root: The dataset cache; default ``None``: :func:`graphdata.datasets.cache_root`
+            (``$GRAPHLIB_HOME/datasets``).
+
+    Returns:
+        The folder (not created).
+    """
+    from graphdata.datasets import cache_root
+
+    tag = "default" if size is None else str(size)
+    return cache_root(root) / "worlds" / f"{name}-seed{seed}-size{tag}"
+
+
+@overload
+def resolve_world(
+    spec: str, *, seed: int = 0, root: str | os.PathLike[str] | None = None
+) -> str: ...
+@overload
+def resolve_world(
+    spec: None, *, seed: int = 0, root: str | os.PathLike[str] | None = None
+) -> None: ...
+def resolve_world(
+    spec: str | None, *, seed: int = 0, root: str | os.PathLike[str] | None = None
+) -> str | None:
+    """Resolve a world name to the folder it is written to; any other spec comes back as it is.
+
+    The order is :func:`kg.datasets.load_dataset`'s, with worlds last: an existing path wins,
+    then the synthetic family KG and a registered benchmark (left to ``load_dataset``), then a
+    world of :data:`graphdata.worlds.WORLDS`, ``NAME`` or ``NAME:size=N,seed=S``. The world is
+    drawn with :func:`graphdata.worlds.world` and written by :meth:`graphdata.worlds.World.write`
+    into :func:`world_folder` unless that folder already holds a complete draw (its
+    ``world.json``, written last); a line says where, and which ``rules.txt`` to pass to
+    ``graphlib kg explain --rules``.
+
+    Args:
+        spec: The ``--dataset`` value, or ``None``.
+        seed: The world's seed unless the spec gives one (``--seed``, else 0). Default 0.
+        root: The dataset cache; default ``None``: ``$GRAPHLIB_HOME/datasets``.
+
+    Returns:
+        The folder (as a string) for a world spec; ``spec`` unchanged otherwise.
+
+    Raises:
+        GraphDataError: For a world spec with an unknown option or a bad size (the
+            generator's message).
+
+    Examples:
+        >>> resolve_world("synthetic"), resolve_world(None)
+        ('synthetic', None)
+    """
+    if spec is None or Path(spec).exists():
+        return spec
+    match = _WORLD_SPEC.match(spec)
+    if match is None:
+        return spec
+    from graphdata import datasets
+    from graphdata.worlds import WORLDS, world
+
+    name = match.group("name")
+    if name == "synthetic" or datasets.canonical_name(spec) is not None or name not in WORLDS:
+        return spec
+    options: dict[str, str] = {}
+    for item in (match.group("options") or "").split(",") if match.group("options") else []:
+        option = _WORLD_OPTION.match(item.strip())
+        if option is None:
+            raise GraphDataError(
+                f"--dataset: a world spec is NAME or NAME:size=N,seed=S with non-negative "
+                f"integers, got {item!r} in {spec!r}; e.g. --dataset {name}:size=100,seed=1"
+            )
+        options[option.group(1)] = option.group(2)
+    seed = int(options.get("seed", seed))
+    size = int(options["size"]) if "size" in options else None
+    folder = world_folder(name, seed=seed, size=size, root=root)
+    if (folder / "world.json").is_file():
+        print(f"world {name} (seed {seed}, size {size or 'default'}): {folder}")
+    else:
+        world(name, seed=seed, size=size).write(folder)
+        print(f"world {name} (seed {seed}, size {size or 'default'}): wrote {folder}")
+    print(f"  rules: {folder / 'rules.txt'} (graphlib kg explain ... --rules this file)")
+    return str(folder)

@@ -9,6 +9,17 @@ groundings in train and the explanation's precision, recall and F1 against the b
 one, on any dataset; without it, the planted ground truth when the dataset is the synthetic
 family KG.
 
+The distilled evaluator is cached next to the checkpoint (issue #18): ``evaluator-<key>.pt`` in
+the checkpoint's folder, ``<key>`` the first 16 hex digits of a SHA-256 over the model's
+fingerprint (name, configuration and parameter values), the training graph's fingerprint
+(vocabularies and triples) and the evaluator config (:func:`evaluator_cache_path`). A later call
+with the same model, graph and ``--evaluator-*`` flags loads it (``weights_only=True``) instead
+of distilling again; any other flag or checkpoint gives another key, a miss. An unreadable cache
+file is distilled again with a warning (it is derived data: refusing it would make the default
+path fail over a file the user never asked for) and replaced atomically; an unwritable folder
+warns once and the run goes on. ``--no-evaluator-cache`` neither reads nor writes it;
+``--evaluator FILE`` bypasses it.
+
 The configuration flags are generated from the config dataclasses
 (:func:`graphlib_ml.cli._flags.add_config_flags`): one flag per field of
 :class:`~kg.explain.ExplainerConfig` (``--paths`` is ``max_paths``), of
@@ -22,7 +33,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import json
 import pickle
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,9 +52,11 @@ if TYPE_CHECKING:
 
     from graphdata.rules import Rule
     from graphdata.triples import KGDataset
-    from kg.explain import DistilledEvaluator
+    from graphdata.tripleset import TripleSet
+    from kg.base import KGEModel
+    from kg.explain import DistilledEvaluator, EvaluatorConfig
 
-__all__ = ["add_explain_subparser"]
+__all__ = ["add_explain_subparser", "evaluator_cache_path"]
 
 #: Evaluator fields that follow the explainer's value of the same name unless given (the
 #: evaluator's subgraphs must be the explainer's, and one --seed seeds the run).
@@ -86,6 +102,81 @@ def _load_evaluator(path: str, device: torch.device) -> DistilledEvaluator:
             "pass a file written by `graphlib kg explain --save-evaluator`, or leave out "
             "--evaluator to distil a new one"
         ) from err
+
+
+def evaluator_cache_path(
+    checkpoint: str | Path, model: KGEModel, graph: TripleSet, config: EvaluatorConfig
+) -> Path:
+    r"""The cache file of the evaluator distilled from ``model`` on ``graph`` with ``config``.
+
+    ``<checkpoint folder>/evaluator-<key>.pt`` with ``<key>`` the first 16 hex digits of
+
+    .. math::
+        \operatorname{SHA256}(\text{model fingerprint} \,\|\, \text{graph fingerprint}
+        \,\|\, \operatorname{json}(\text{config})),
+
+    the model fingerprint :func:`kg.explain._teacher.model_fingerprint` (name, configuration,
+    parameter values), the graph's :func:`kg.explain.evaluator.graph_fingerprint`
+    (vocabularies and triples) and the evaluator config as sorted-key JSON: everything the
+    distillation depends on, so a changed model, graph or ``--evaluator-*`` flag is a miss.
+
+    Args:
+        checkpoint: The checkpoint file.
+        model: The model loaded from it.
+        graph: The training :class:`~graphdata.tripleset.TripleSet` the evaluator is distilled on.
+        config: The :class:`~kg.explain.EvaluatorConfig`.
+
+    Returns:
+        The cache path (it may not exist).
+    """
+    from kg.explain._teacher import model_fingerprint
+    from kg.explain.evaluator import graph_fingerprint
+
+    digest = hashlib.sha256()
+    digest.update(model_fingerprint(model).encode())
+    digest.update(graph_fingerprint(graph).encode())
+    digest.update(json.dumps(dataclasses.asdict(config), sort_keys=True, default=str).encode())
+    return Path(checkpoint).resolve().parent / f"evaluator-{digest.hexdigest()[:16]}.pt"
+
+
+def _cached_evaluator(
+    path: Path, model: KGEModel, graph: TripleSet, device: torch.device
+) -> DistilledEvaluator | None:
+    """The cached evaluator at ``path`` if it loads and fits ``model`` and ``graph``, else None.
+
+    A file that does not load or does not fit warns (naming the file) and is distilled again.
+    """
+    if not path.is_file():
+        return None
+    try:
+        evaluator = _load_evaluator(str(path), device)
+        evaluator.check_compatible(model, graph)
+    except (GraphDataError, OSError) as err:
+        warnings.warn(
+            f"evaluator cache: {str(path)!r} is unreadable or belongs to another model "
+            f"({err}); distilling the evaluator again and replacing the file (delete it, or pass "
+            "--no-evaluator-cache, to stop this)",
+            UserWarning,
+            stacklevel=2,
+        )
+        return None
+    return evaluator
+
+
+def _write_cache(evaluator: DistilledEvaluator, path: Path) -> None:
+    """Write the evaluator to its cache file; an unwritable folder warns once and goes on."""
+    try:
+        evaluator.save(path)
+    except (GraphDataError, OSError) as err:
+        warnings.warn(
+            f"evaluator cache: could not write {str(path)!r} ({err}); going on without a cache "
+            "(pass --save-evaluator FILE to keep the evaluator elsewhere, or "
+            "--no-evaluator-cache to skip this)",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    print(f"evaluator cache: wrote {path}")
 
 
 def _world(dataset_name: str | None) -> FamilyKG | None:
@@ -173,7 +264,7 @@ def _print_rule_scores(
 def _explain(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
-    from graphlib_ml.cli._datasets import dropped_triples_as_lines
+    from graphlib_ml.cli._datasets import dropped_triples_as_lines, resolve_world
     from kg.datasets import load_checkpoint_with_dataset
     from kg.explain import KGExplainer
 
@@ -188,9 +279,10 @@ def _explain(args: argparse.Namespace) -> int:
         if value:
             check_output_file(value, argument=flag)
     device = resolve_device(args.device)
+    spec = resolve_world(args.dataset)  # a world name: its folder (seed from the spec, else 0)
     with dropped_triples_as_lines():
         model, ckpt, dataset = load_checkpoint_with_dataset(
-            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown, header=args.header
+            args.checkpoint, spec, device, on_unknown=args.on_unknown, header=args.header
         )
     config = _config(args)
     print(f"checkpoint: {args.checkpoint} ({model!r}); dataset: {dataset}; device {device}")
@@ -198,10 +290,18 @@ def _explain(args: argparse.Namespace) -> int:
     for key, value in dataclasses.asdict(config).items():
         print(f"  {key} = {value!r}")
     evaluator = None
+    cache = None
     if args.evaluator:
         evaluator = _load_evaluator(args.evaluator, device)
+    elif config.mode == "evaluator" and args.no_evaluator_cache:
+        print("evaluator cache: off (--no-evaluator-cache)")
     elif config.mode == "evaluator":
-        hint = "" if args.save_evaluator else "; --save-evaluator FILE keeps it for --evaluator"
+        cache = evaluator_cache_path(args.checkpoint, model, dataset.train, config.evaluator)
+        evaluator = _cached_evaluator(cache, model, dataset.train, device)
+        if evaluator is not None:
+            print(f"evaluator cache: loaded {cache} (distillation skipped)")
+    if evaluator is None and config.mode == "evaluator":
+        hint = "" if args.save_evaluator or cache else "; --save-evaluator FILE keeps it"
         print(
             f"distilling the evaluator ({config.evaluator.steps} steps; minutes on UMLS-sized "
             f"graphs on a CPU{hint})",
@@ -212,8 +312,10 @@ def _explain(args: argparse.Namespace) -> int:
     )
     if explainer.evaluator_ is not None and evaluator is None:
         print(f"distilled the evaluator in {explainer.evaluator_.fit_seconds_:.1f} s")
-        if args.save_evaluator:
-            print(f"wrote {explainer.evaluator_.save(args.save_evaluator)}")
+        if cache is not None:
+            _write_cache(explainer.evaluator_, cache)
+    if explainer.evaluator_ is not None and args.save_evaluator and not args.evaluator:
+        print(f"wrote {explainer.evaluator_.save(args.save_evaluator)}")
     explanation = explainer.explain(triple)
     print(explanation.to_text())
     world = _world(dataset.name)
@@ -248,8 +350,9 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     ex = kg_subparsers.add_parser(
         "explain",
         help=_EXPLAIN_HELP,
-        description="Distils an evaluator from the checkpoint's model (or loads --evaluator), "
-        "then grows a path explanation greedily; prints it and writes a PNG.",
+        description="Distils an evaluator from the checkpoint's model (or loads --evaluator, or "
+        "the one cached next to the checkpoint), then grows a path explanation greedily; prints "
+        "it and writes a PNG.",
     )
     ex.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
     ex.add_argument("--triple", required=True, help='"head relation tail" labels, space-separated')
@@ -268,7 +371,17 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     )
     ex.add_argument("--evaluator", help="reuse a distilled evaluator file")
     ex.add_argument("--save-evaluator", help="write the distilled evaluator to this file")
-    ex.add_argument("--dataset", help="folder or synthetic spec (default: the one trained on)")
+    ex.add_argument(
+        "--no-evaluator-cache",
+        action="store_true",
+        help="neither load nor write the evaluator cached next to the checkpoint "
+        "(evaluator-<hash of model, graph and evaluator flags>.pt)",
+    )
+    ex.add_argument(
+        "--dataset",
+        help="folder, registered name, synthetic spec or world (academic, geography, biology; "
+        "NAME:size=N,seed=S) (default: the one trained on)",
+    )
     from graphlib_ml.cli._datasets import add_header_flag, add_on_unknown_flag
 
     add_on_unknown_flag(ex, checkpoint=True)

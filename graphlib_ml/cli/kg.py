@@ -72,6 +72,7 @@ from graphlib_ml.cli._datasets import (
     add_header_flag,
     add_on_unknown_flag,
     dropped_triples_as_lines,
+    resolve_world,
 )
 from graphlib_ml.cli._flags import add_config_flags
 from graphlib_ml.cli.tune import (
@@ -205,7 +206,7 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
         print(f"config file: {settings.config_file} (flags given override it)")
     with dropped_triples_as_lines():
         dataset = load_dataset(
-            settings.dataset,
+            resolve_world(settings.dataset, seed=overrides.get("seed") or 0),
             num_people=settings.num_people,
             seed=overrides.get("seed") or 0,
             on_unknown=args.on_unknown,
@@ -269,7 +270,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     with dropped_triples_as_lines():
         model, ckpt, dataset = load_checkpoint_with_dataset(
-            args.checkpoint, args.dataset, device, on_unknown=args.on_unknown, header=args.header
+            args.checkpoint,
+            resolve_world(args.dataset),
+            device,
+            on_unknown=args.on_unknown,
+            header=args.header,
         )
     reciprocal = bool(ckpt["training"]["config"]["reciprocal"])
     print(f"checkpoint: {args.checkpoint} ({model!r}, epoch {ckpt['training']['epoch']})")
@@ -316,7 +321,7 @@ def _predict(args: argparse.Namespace) -> int:
         with dropped_triples_as_lines():
             model, ckpt, dataset = load_checkpoint_with_dataset(
                 args.checkpoint,
-                args.dataset,
+                resolve_world(args.dataset),
                 device,
                 on_unknown=args.on_unknown,
                 header=args.header,
@@ -433,7 +438,8 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         action=GivenStore,
         default="synthetic",
         help="folder, a registered dataset downloaded on first use (fb15k237, wn18rr, "
-        "codex-s, ...: `graphlib data list`) or 'synthetic' (default)",
+        "codex-s, ...: `graphlib data list`), a synthetic world with its rules (academic, "
+        "geography, biology; NAME:size=N,seed=S) or 'synthetic' (default)",
     )
     add_on_unknown_flag(train, checkpoint=False)
     add_header_flag(train)

@@ -38,7 +38,7 @@ from kg.explain import baselines
 from kg.explain._assemble import Context, assemble
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.explanation import PathExplanation
-from kg.explain.local import LocalStructure, local_structure
+from kg.explain.local import LocalStructure, capped_summary, local_structure
 from kg.explain.node_search import node_greedy_search
 from kg.explain.retrain import RetrainConfig, RetrainScorer
 from kg.explain.search import (
@@ -72,7 +72,7 @@ class ExplainerConfig:
     min_gain: float = MIN_GAIN  # stop when a path adds less than this fraction of J(G) - J(empty)
     selection: str = SELECTION  # step rule (SELECTIONS); "best" is the plain greedy
     strategy: str = "paths"  # one of STRATEGIES; "nodes": top max_paths neighbours per node
-    max_candidates: int = 300  # cap on candidate paths (the shortest are kept, with a warning)
+    max_candidates: int = 300  # cap on candidate paths (split evenly across lengths, warned)
     path_relations: tuple[str, ...] | None = None  # relations paths may use; None: all
     seed: int = 0  # seeds the calibration sample and the baselines
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)  # mode "evaluator"
@@ -343,6 +343,9 @@ class KGExplainer:
 
         Each explanation takes seconds (the evaluator) to minutes (``mode="retrain"``), so a
         list of targets shows a tqdm bar when stderr is a terminal; never in a pipe or a log.
+        Targets whose candidate paths were capped give one summary warning at the end
+        (:func:`kg.explain.local.capped_summary`), not one each; each explanation's
+        ``truncated`` says which were capped.
 
         Args:
             triples: ``(head, relation, tail)`` labels or ids, one per target.
@@ -356,7 +359,8 @@ class KGExplainer:
 
         self._check_fitted()
         bar = tqdm(triples, desc="explain", unit="triple", disable=None if progress else True)
-        return [self.explain(triple, mode=mode) for triple in bar]
+        with capped_summary(num_targets=len(triples)):
+            return [self.explain(triple, mode=mode) for triple in bar]
 
     def explain_baseline(
         self, triple: Sequence[str] | Sequence[int], baseline: str, *, seed: int | None = None

@@ -12,12 +12,18 @@ holds every path of length up to 3. When there are more candidates than the cap,
 split evenly across path lengths (:func:`length_shares`): paths of length 3 outnumber shorter
 ones by far in a dense neighbourhood, and a cap that kept the shortest would drop every long
 rule body whenever the short paths alone filled it.
+
+A capped target gives one :class:`CandidatesCapped` warning; over many targets
+(:meth:`kg.explain.KGExplainer.explain_all`, a benchmark loop) :func:`capped_summary` turns them
+into a single summary line at the end, and each result's ``truncated`` says which were capped.
 """
 
 from __future__ import annotations
 
+import contextlib
+import statistics
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -27,7 +33,51 @@ from graphdata.errors import GraphDataError
 from graphdata.paths import enumerate_paths
 from graphdata.subgraph import k_hop_enclosing_subgraph
 
-__all__ = ["LocalStructure", "length_shares", "local_structure"]
+__all__ = [
+    "CandidatesCapped",
+    "CandidatesCappedSummary",
+    "LocalStructure",
+    "capped_summary",
+    "length_shares",
+    "local_structure",
+]
+
+
+class CandidatesCapped(UserWarning):
+    """One target had more candidate paths than ``max_candidates``; the cap's figures attached.
+
+    Args:
+        message: The warning's text.
+        target: The target triple, global ids.
+        found: Paths found per length (length 1 first); a lower bound where ``overflow``.
+        kept: Paths kept per length (:func:`length_shares`).
+        overflow: Per length, whether the enumeration stopped at ``max_candidates``.
+        max_candidates: The cap.
+        max_length: The longest path length enumerated.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        target: tuple[int, int, int],
+        found: tuple[int, ...],
+        kept: tuple[int, ...],
+        overflow: tuple[bool, ...],
+        max_candidates: int,
+        max_length: int,
+    ) -> None:
+        super().__init__(message)
+        self.target = target
+        self.found = found
+        self.kept = kept
+        self.overflow = overflow
+        self.max_candidates = max_candidates
+        self.max_length = max_length
+
+
+class CandidatesCappedSummary(UserWarning):
+    """The one line :func:`capped_summary` gives for all the capped targets of a block."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +95,9 @@ class LocalStructure:
         truncated: Whether the candidate paths were capped.
         hops: The radius ``k`` of the enclosing subgraph.
         max_length: The longest path length ``L`` enumerated.
+        found: Candidate paths found per length, length 1 first, before the cap; each at most
+            ``max_candidates`` (a lower bound where the enumeration stopped there). Default
+            ``()``.
 
     Shapes:
         ``nodes``: ``[n]``; ``edge_index``: ``[2, m]``; ``edge_type``: ``[m]``.
@@ -59,6 +112,7 @@ class LocalStructure:
     truncated: bool
     hops: int
     max_length: int
+    found: tuple[int, ...] = ()
 
     @property
     def num_nodes(self) -> int:
@@ -119,8 +173,9 @@ def local_structure(
         max_length: The longest path :math:`L`. Default 3.
         max_candidates: The most candidate paths kept, the budget split evenly across path
             lengths (:func:`length_shares`; within a length, the first in the order of
-            :class:`graphdata.paths.Paths`); more give a warning that states the cap and the
-            split. Default 300.
+            :class:`graphdata.paths.Paths`); more give a :class:`CandidatesCapped` warning
+            that states the cap and the split (one line for many targets inside
+            :func:`capped_summary`). Default 300.
         path_relations: Relation ids candidate paths may use; default ``None``: all. The local
             graph keeps every relation (the scorer still sees all triples).
 
@@ -189,10 +244,18 @@ def local_structure(
             for ell, (n, c, p) in enumerate(zip(kept, counts, by_length), start=1)
         )
         warnings.warn(
-            f"target {target}: more than max_candidates={max_candidates} candidate paths of "
-            f"length <= {max_length}; kept {sum(kept)}, the budget split evenly across lengths "
-            f"(kept of found per length: {found}) (raise max_candidates or lower max_length "
-            "to search more)",
+            CandidatesCapped(
+                f"target {target}: more than max_candidates={max_candidates} candidate paths of "
+                f"length <= {max_length}; kept {sum(kept)}, the budget split evenly across "
+                f"lengths (kept of found per length: {found}) (raise max_candidates or lower "
+                "max_length to search more)",
+                target=(head, relation, tail),
+                found=tuple(counts),
+                kept=tuple(kept),
+                overflow=tuple(p.truncated for p in by_length),
+                max_candidates=max_candidates,
+                max_length=max_length,
+            ),
             stacklevel=2,
         )
     edge_paths: list[tuple[int, ...]] = []
@@ -210,6 +273,7 @@ def local_structure(
         truncated=truncated,
         hops=hops,
         max_length=max_length,
+        found=tuple(counts),
     )
 
 
@@ -264,3 +328,90 @@ def length_shares(counts: Sequence[int], budget: int) -> list[int]:
             shares[i] += 1
             left -= 1
     return shares
+
+
+#: Nesting depth of :func:`capped_summary`: an inner block leaves its warnings to the outer one.
+_SUMMARY_DEPTH = 0
+
+
+@contextlib.contextmanager
+def capped_summary(num_targets: int | None = None) -> Iterator[list[CandidatesCapped]]:
+    """Turn the :class:`CandidatesCapped` warnings of a block into one summary warning.
+
+    Inside the block the per-target warnings are collected (the yielded list); at its end one
+    :class:`CandidatesCappedSummary` states how many targets were capped, the cap, the range of
+    paths found per length over them, and the fix. Every other warning is passed on as it was,
+    after the block, under the caller's filters. Nested blocks leave everything to the
+    outermost one, so one multi-target call gives one line.
+
+    Args:
+        num_targets: How many targets the block explains, for "42 of 60 targets"; default
+            ``None``: the count of capped targets only.
+
+    Yields:
+        The list the collected :class:`CandidatesCapped` warnings are appended to (filled at the
+        block's end).
+
+    Examples:
+        >>> ei = torch.tensor([[0, 0, 0], [1, 1, 1]])  # three parallel 0 -> 1 edges
+        >>> with warnings.catch_warnings(record=True) as shown:
+        ...     warnings.simplefilter("always")
+        ...     with capped_summary(num_targets=2) as capped:
+        ...         for _ in range(2):
+        ...             _ = local_structure(ei, torch.tensor([0, 1, 2]), (0, 3, 1), hops=1,
+        ...                                 max_length=1, max_candidates=1)
+        >>> len(capped), len(shown), shown[0].category.__name__
+        (2, 1, 'CandidatesCappedSummary')
+    """
+    global _SUMMARY_DEPTH
+    capped: list[CandidatesCapped] = []
+    if _SUMMARY_DEPTH:
+        yield capped
+        return
+    caught: list[warnings.WarningMessage] = []
+    _SUMMARY_DEPTH += 1
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CandidatesCapped)
+            yield capped
+    finally:
+        _SUMMARY_DEPTH -= 1
+        for w in caught:
+            if isinstance(w.message, CandidatesCapped):
+                capped.append(w.message)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+        if capped:
+            warnings.warn(CandidatesCappedSummary(_summary(capped, num_targets)), stacklevel=3)
+
+
+def _summary(capped: Sequence[CandidatesCapped], num_targets: int | None) -> str:
+    """The summary line of :func:`capped_summary`."""
+    groups: dict[tuple[int, int], list[CandidatesCapped]] = {}
+    for w in capped:
+        groups.setdefault((w.max_candidates, w.max_length), []).append(w)
+    clauses = []
+    for (cap, length), group in groups.items():
+        ranges = []
+        for ell in range(length):
+            found = [w.found[ell] for w in group if ell < len(w.found)]
+            more = any(w.overflow[ell] for w in group if ell < len(w.overflow))
+            low, high = min(found), max(found)
+            median = statistics.median(found)
+            span = (
+                f"{high}{'+' if more else ''}"
+                if low == high
+                else f"{low}-{high}{'+' if more else ''}"
+            )
+            ranges.append(f"{ell + 1}: {span} (median {median:g})")
+        clauses.append(
+            f"more than max_candidates={cap} candidate paths of length <= {length}; each kept "
+            f"{cap}, the budget split evenly across lengths (found per length over these "
+            f"targets: {', '.join(ranges)})"
+        )
+    of = f" of {num_targets}" if num_targets is not None else ""
+    return (
+        f"{len(capped)}{of} targets had {'; '.join(clauses)}; raise max_candidates "
+        "(--max-candidates) or lower max_length to search more (each result's `truncated` "
+        "says which targets were capped)"
+    )
