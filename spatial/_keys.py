@@ -10,6 +10,8 @@ coordinates in ``obsm['spatial']``, the graph in ``obsp['spatial_connectivities'
 
 from __future__ import annotations
 
+from graphdata.errors import GraphDataError
+
 __all__ = [
     "SPATIAL_KEY",
     "connectivities_key",
@@ -70,9 +72,16 @@ PERTURBED_OBS = "celcomen_perturbed"
 # can live side by side in one AnnData; with the default prefix they equal the constants above.
 
 
+def _check_which(which: str) -> str:
+    """``which`` itself, if it names one of the two matrices (or fields); else a clear error."""
+    if which not in ("intra", "inter"):
+        raise GraphDataError(f"which: expected 'intra' or 'inter', got {which!r}")
+    return which
+
+
 def matrix_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
     """``varp`` key of a fitted matrix: ``f"{key_added}_{which}"``, ``which`` intra or inter."""
-    return f"{key_added}_{which}"
+    return f"{key_added}_{_check_which(which)}"
 
 
 def energy_matrix_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
@@ -81,12 +90,12 @@ def energy_matrix_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
     Written when it differs from the reported matrix (a fit with fields on non-negative data
     reports the part orthogonal to the mean direction, and a zero trace); counterfactuals use it.
     """
-    return f"{key_added}_{which}_energy"
+    return f"{key_added}_{_check_which(which)}_energy"
 
 
 def field_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
     """``var`` column of a fitted linear field: ``f"{key_added}_h_{which}"``."""
-    return f"{key_added}_h_{which}"
+    return f"{key_added}_h_{_check_which(which)}"
 
 
 def counterfactual_layer(key_added: str = UNS_KEY) -> str:

@@ -99,8 +99,6 @@ def couplings(
     Returns:
         The Axes, or None when shown.
     """
-    if which not in ("intra", "inter"):
-        raise GraphDataError(f"which: expected 'intra' or 'inter', got {which!r}")
     _check_options(show, save)
     drawn = plot.interaction_heatmap(adata, which, key=key, genes=genes, ax=ax, title=title)
     return _finish(drawn, made_here=ax is None, show=show, save=save)
@@ -214,8 +212,6 @@ def recovery(
     Returns:
         The Axes, or None when shown.
     """
-    if which not in ("intra", "inter"):
-        raise GraphDataError(f"which: expected 'intra' or 'inter', got {which!r}")
     _check_options(show, save)
     drawn = plot.recovery_scatter(adata, which, key=key, truth_key=truth_key, ax=ax)
     return _finish(drawn, made_here=ax is None, show=show, save=save)

@@ -13,15 +13,6 @@ from spatial.counterfactual import ring_index
 from spatial.simulate import simulate_tissue
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # Tiny tensors: thread hand-offs cost more than they save on a shared 2-core machine.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def tissue():
     return simulate_tissue(200, 4, steps=300, step_size=0.005, seed=0)

@@ -23,14 +23,6 @@ from spatial.objectives import Neighbourhood, score_matching_terms
 from spatial.simulate import simulate_tissue
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _offdiag(a) -> np.ndarray:
     a = np.asarray(a)
     return a[np.triu_indices(a.shape[0], 1)]

@@ -22,14 +22,6 @@ from spatial.simulate import simulate_tissue
 FAST = {"epochs": 60, "progress": False}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def counts() -> AnnData:
     """60 cells x 10 genes of Poisson counts; genes 1, 3, 4, 6, 8 flagged highly variable."""

@@ -100,15 +100,19 @@ def test_score_matching_invariant_to_intra_trace():
     torch.testing.assert_close(score_matching_terms(model, x, nb), before)
 
 
-def test_score_matching_is_stationary_at_the_truth_by_quadrature():
-    # One cell on S^2 with p(x) ~ exp(x^T A x) (Bingham). The population score-matching
-    # objective E_p[J(W)] must have zero gradient at W = A; quadrature on a (theta, phi) grid.
-    n_theta, n_phi = 240, 480
+def _sphere_grid(n_theta: int = 240, n_phi: int = 480) -> tuple[torch.Tensor, torch.Tensor]:
+    """Midpoint quadrature nodes on S^2 ``[n_theta n_phi, 3]`` and their weights sin(theta)."""
     theta = (torch.arange(n_theta, dtype=torch.float64) + 0.5) * math.pi / n_theta
     phi = torch.arange(n_phi, dtype=torch.float64) * 2 * math.pi / n_phi
     t, f = torch.meshgrid(theta, phi, indexing="ij")
     x = torch.stack([t.sin() * f.cos(), t.sin() * f.sin(), t.cos()], -1).reshape(-1, 3)
-    area = t.sin().reshape(-1)
+    return x, t.sin().reshape(-1)
+
+
+def test_score_matching_is_stationary_at_the_truth_by_quadrature():
+    # One cell on S^2 with p(x) ~ exp(x^T A x) (Bingham). The population score-matching
+    # objective E_p[J(W)] must have zero gradient at W = A; quadrature on a (theta, phi) grid.
+    x, area = _sphere_grid()
     truth = torch.tensor(
         [[1.5, 0.8, -0.4], [0.8, -0.5, 0.3], [-0.4, 0.3, 0.2]], dtype=torch.float64
     )
@@ -134,12 +138,7 @@ def test_score_matching_with_fields_is_stationary_at_the_truth_by_quadrature():
     # linear part is -(G - 1) h^T x (a degree-1 harmonic), which score_matching_terms takes
     # through the radial field: the population gradient in (W_intra, h_intra) must vanish at
     # the truth, and only there.
-    n_theta, n_phi = 240, 480
-    theta = (torch.arange(n_theta, dtype=torch.float64) + 0.5) * math.pi / n_theta
-    phi = torch.arange(n_phi, dtype=torch.float64) * 2 * math.pi / n_phi
-    t, f = torch.meshgrid(theta, phi, indexing="ij")
-    x = torch.stack([t.sin() * f.cos(), t.sin() * f.sin(), t.cos()], -1).reshape(-1, 3)
-    area = t.sin().reshape(-1)
+    x, area = _sphere_grid()
     truth = torch.tensor(
         [[1.5, 0.8, -0.4], [0.8, -0.5, 0.3], [-0.4, 0.3, 0.2]], dtype=torch.float64
     )

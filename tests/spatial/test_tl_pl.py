@@ -18,20 +18,12 @@ from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from graphdata.errors import GraphDataError  # noqa: E402
-from spatial import pl, tl, tools  # noqa: E402
+from spatial import pl, plot, tl, tools  # noqa: E402
 from spatial.celcomen import Celcomen  # noqa: E402
 from spatial.simulate import hex_grid, simulate_tissue  # noqa: E402
 
 GENES = ["IFITM3", "CD74", "KRT5", "COL1A1", "MKI67", "ACTB"]
 FIT = {"epochs": 40, "progress": False, "seed": 0}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(autouse=True)
@@ -232,6 +224,10 @@ def test_couplings_show_the_fitted_block_and_perturbation_the_strongest_responde
         pl.perturbation(perturbed, "MKI67", show=False)
     with pytest.raises(GraphDataError, match="which: expected 'intra' or 'inter'"):
         pl.couplings(perturbed, "both", show=False)
+    # checked where the key is made, so the plain plotting functions refuse it too
+    for draw in (plot.interaction_heatmap, plot.recovery_scatter):
+        with pytest.raises(GraphDataError, match="which: expected 'intra' or 'inter'"):
+            draw(perturbed, "both")
 
 
 @pytest.mark.parametrize("fn", [tl.celcomen, tl.perturb])

@@ -12,21 +12,12 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
-import torch  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 
 from graphdata.errors import GraphDataError, UnknownLabelError  # noqa: E402
 from graphlib_ml.cli.spatial import add_subparser, parse_genes  # noqa: E402
 from spatial import plot, tools  # noqa: E402
 from spatial.simulate import hex_grid  # noqa: E402
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _adata(n: int = 80, g: int = 5, seed: int = 0) -> anndata.AnnData:
