@@ -9,14 +9,29 @@ epoch's optimisation time (``history_[0]["seconds"]``) and its CPU time per rank
 triples per second by wall clock and by the slowest rank's CPU time (what one free core per
 process would give; on a loaded machine the wall clock also counts waiting for a core), the
 epoch loss (equal across sides up to float rounding: the same global batches,
-:mod:`kg.distributed`), and the bytes each rank all-reduces per step (the dense gradients of
-every parameter, float32, plus the loss scalar and two denominators).
+:mod:`kg.distributed`), and the bytes each rank hands to collectives per step, counted by
+wrapping ``torch.distributed.all_reduce`` / ``all_gather``: the dense gradients of every
+parameter, float32, plus the loss scalar (and denominators when they vary), or, with a row-wise
+optimiser (``--optimizer rowwise_adagrad``), the union-index all-reduce of the touched rows
+(counts, row ids and the ``[|U|, d]`` block, :func:`kg.distributed.all_reduce_gradients`).
+``--batched-negatives C`` trains with PyTorch-BigGraph's batched negatives (chunks of ``C``
+positives share ``--num-negatives`` entities).
+
+Per step, each rank's time is split into the gradient all-reduce (``all_reduce_gradients``,
+including the wait for the slower rank), the optimiser step (``Run._step``) and the rest
+(sampling, forward, backward: the part a rank's slice divides). A stated model, not a
+measurement, projects the step time to ``W`` = 8 and 64 ranks from the ``W = 1`` compute and the
+``W = 2`` communication: :math:`T_W = T_{\text{rest}}/W + T_{\text{opt}} + T_{\text{comm}}(W)`,
+with :math:`T_{\text{comm}}(W) = T_{\text{comm}}(2) \\cdot 2 (W - 1)/W \\cdot b_W / b_2` (a
+ring all-reduce moves :math:`2 (W-1)/W` times its payload; the sparse payload :math:`b_W` is the
+global batch's touched rows, the same for every :math:`W`, plus :math:`W` id lists).
 
 Data: FB15k-237 from ``../shared/datasets/kg/fb15k237`` (``--data``); when that folder is
 absent, the synthetic family KG with 3,000 people (:func:`graphdata.synthetic.family_kg`).
 
 Run: ``.venv/bin/python -m benchmarks.bench_kg_distributed [--world 1,2 --model transe
---batch-size 1024 --num-negatives 32 --dim 128 --threads 1 --out FILE.json]``.
+--batch-size 1024 --num-negatives 32 --dim 128 --threads 1 --optimizer rowwise_adagrad
+--batched-negatives 256 --out FILE.json]``.
 """
 
 from __future__ import annotations
@@ -68,6 +83,9 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
             epochs=1,
             batch_size=spec["batch_size"],
             num_negatives=spec["num_negatives"],
+            batched_negatives=spec["batched_negatives"],
+            side_per_positive=bool(spec["batched_negatives"]),
+            **({"optimizer": spec["optimizer"], "lr": spec["lr"]} if spec["optimizer"] else {}),
             reciprocal=False,
             eval_every=0,
             progress=False,
@@ -87,12 +105,43 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
                 epoch_cpu.append(time.process_time() - start)
 
         _epochs.Run.epoch = timed_epoch  # type: ignore[method-assign]
+        sent = [0]  # bytes this rank hands to collectives during the epoch
+        spent = {"comm": 0.0, "opt": 0.0}
+        plain_reduce, plain_gather = dist.all_reduce, dist.all_gather
+
+        def counted_reduce(tensor: torch.Tensor, *a: Any, **k: Any) -> Any:
+            sent[0] += tensor.numel() * tensor.element_size()
+            return plain_reduce(tensor, *a, **k)
+
+        def counted_gather(outputs: list, tensor: torch.Tensor, *a: Any, **k: Any) -> Any:
+            sent[0] += tensor.numel() * tensor.element_size()
+            return plain_gather(outputs, tensor, *a, **k)
+
+        plain_grads, plain_step = _epochs.all_reduce_gradients, _epochs.Run._step
+
+        def timed_grads(*a: Any, **k: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return plain_grads(*a, **k)
+            finally:
+                spent["comm"] += time.perf_counter() - start
+
+        def timed_step(run: _epochs.Run) -> None:
+            start = time.perf_counter()
+            try:
+                plain_step(run)
+            finally:
+                spent["opt"] += time.perf_counter() - start
+
+        dist.all_reduce, dist.all_gather = counted_reduce, counted_gather  # type: ignore[assignment]
+        _epochs.all_reduce_gradients = timed_grads  # type: ignore[assignment]
+        _epochs.Run._step = timed_step  # type: ignore[method-assign]
         if world > 1:
             dist.barrier()  # start the clocks together
         wall, cpu = time.perf_counter(), time.process_time()
         trainer = Trainer(model, config).fit(dataset)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        numel = sum(p.numel() for p in model.parameters() if p.requires_grad)
+        steps = -(-dataset.train.mapped_triples.size(0) // spec["batch_size"])
         record = {
             "rank": rank,
             "epoch_s": trainer.history_[0]["seconds"],
@@ -100,8 +149,13 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
             "fit_wall_s": wall,
             "fit_cpu_s": cpu,
             "loss": trainer.history_[0]["loss"],
-            "steps": -(-dataset.train.mapped_triples.size(0) // spec["batch_size"]),
-            "allreduce_bytes_per_step": 4 * (numel + 1) + 8 * 2 if world > 1 else 0,
+            "steps": steps,
+            "allreduce_bytes_per_step": sent[0] / steps,
+            "comm_s_per_step": spent["comm"] / steps,
+            "opt_s_per_step": spent["opt"] / steps,
+            "dense_gradient_bytes": sum(
+                p.numel() * p.element_size() for p in model.parameters() if p.requires_grad
+            ),
         }
         Path(out, f"w{world}_r{rank}.json").write_text(json.dumps(record))
     finally:
@@ -129,7 +183,28 @@ def run_side(world: int, spec: dict[str, Any]) -> dict[str, Any]:
         "loss": first["loss"],
         "steps": first["steps"],
         "allreduce_bytes_per_step": first["allreduce_bytes_per_step"],
+        "dense_gradient_bytes": first["dense_gradient_bytes"],
+        "comm_s_per_step": max(r["comm_s_per_step"] for r in ranks),
+        "opt_s_per_step": max(r["opt_s_per_step"] for r in ranks),
+        "step_s": epoch_s / first["steps"],
     }
+
+
+def scaling_model(base: dict[str, Any], two: dict[str, Any], worlds: list[int]) -> dict:
+    """Projected step time and speed-up at ``worlds`` ranks (module docstring; a model)."""
+    rest = base["step_s"] - base["opt_s_per_step"]  # sampling, forward, backward at W = 1
+    comm2, payload2 = two["comm_s_per_step"], two["allreduce_bytes_per_step"]
+    out = {}
+    for w in worlds:
+        comm = comm2 * (2 * (w - 1) / w) / (2 * (2 - 1) / 2)
+        step = rest / w + base["opt_s_per_step"] + comm
+        out[str(w)] = {
+            "step_s": step,
+            "speedup": base["step_s"] / step,
+            "comm_s": comm,
+            "payload_bytes": payload2,
+        }
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -142,6 +217,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--batch-size", type=int, default=1024, help="global batch")
     parser.add_argument("--num-negatives", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    parser.add_argument("--optimizer", default=None, help="default: the model's tuned one")
+    parser.add_argument("--lr", type=float, default=0.1, help="with --optimizer")
+    parser.add_argument("--batched-negatives", type=int, default=0, help="chunk size C, 0: off")
     parser.add_argument("--out", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
     name, dataset = _dataset(args.data)
@@ -154,12 +232,16 @@ def main(argv: list[str] | None = None) -> dict:
         "batch_size": args.batch_size,
         "num_negatives": args.num_negatives,
         "threads": args.threads,
+        "optimizer": args.optimizer,
+        "lr": args.lr,
+        "batched_negatives": args.batched_negatives,
         "num_train": int(dataset.train.mapped_triples.size(0)),
     }
     print(
         f"{name}: {dataset.num_entities} entities, {spec['num_train']} training triples; "
         f"{args.model} dim {args.dim}, sLCWA {args.loss}, global batch {args.batch_size}, "
-        f"{args.num_negatives} negatives; {args.threads} thread(s) per process; "
+        f"{args.num_negatives} negatives (chunks of {args.batched_negatives or 'none'}), "
+        f"optimizer {args.optimizer or 'tuned default'}; {args.threads} thread(s) per process; "
         f"{os.cpu_count()} CPUs (loadavg {os.getloadavg()[0]:.1f} at start)"
     )
     sides = []
@@ -171,7 +253,10 @@ def main(argv: list[str] | None = None) -> dict:
             f"{max(side['epoch_cpu_s_per_rank']):.2f} s CPU (slowest rank), "
             f"{side['triples_per_s']:,.0f} triples/s, "
             f"loss {side['loss']:.6f}, all-reduce {side['allreduce_bytes_per_step'] / 2**20:.2f} "
-            f"MiB/step over {side['steps']} steps"
+            f"MiB/step over {side['steps']} steps (dense gradients "
+            f"{side['dense_gradient_bytes'] / 2**20:.2f} MiB); per step {side['step_s'] * 1e3:.1f}"
+            f" ms, all-reduce {side['comm_s_per_step'] * 1e3:.1f} ms, optimiser "
+            f"{side['opt_s_per_step'] * 1e3:.1f} ms"
         )
     base = sides[0]
     for side in sides[1:]:
@@ -183,8 +268,17 @@ def main(argv: list[str] | None = None) -> dict:
             f"wall-clock throughput, {side['cpu_speedup']:.2f}x by CPU time (one core per "
             f"process), epoch loss relative difference {side['loss_rel_diff']:.1e}"
         )
+    projection = None
+    if len(sides) > 1 and sides[0]["world_size"] == 1 and sides[1]["world_size"] == 2:
+        projection = scaling_model(sides[0], sides[1], [2, 8, 64])
+        for w, p in projection.items():
+            print(
+                f"  model W={w}: {p['step_s'] * 1e3:.1f} ms/step, {p['speedup']:.2f}x "
+                f"(communication {p['comm_s'] * 1e3:.1f} ms)"
+            )
     result = {
         "dataset": name,
+        "projection": projection,
         "spec": spec,
         "sides": sides,
         "hardware": {

@@ -23,6 +23,7 @@ from graphdata.filter_index import FilterIndex
 from graphdata.triples import KGDataset
 from kg._distance import Workspace
 from kg._rows import grad_buffers
+from kg._sparse_optim import SPARSE_OPTIMIZERS, project_touched_rows, row_gradients
 from kg.base import KGEModel
 from kg.distributed import all_reduce_gradients, all_reduce_sum, rank, shard_bounds, world_size
 from kg.losses import (
@@ -37,6 +38,8 @@ from kg.sampling import (
     _apply_corruptions,
     _draw_corruptions,
     bernoulli_head_probability,
+    chunk_negative_scores,
+    chunk_negatives,
     false_negative_mask,
 )
 
@@ -131,7 +134,8 @@ class Run:
     @property
     def batches_per_epoch(self) -> int:
         """Optimiser steps per epoch."""
-        return sum(len(_batch_sizes(g.numel(), self.config.batch_size)) for g in self.groups)
+        sizes = [self.train.size(0)] if self.queries is None else [g.numel() for g in self.groups]
+        return sum(len(_batch_sizes(n, self.config.batch_size)) for n in sizes)
 
     def batches(self) -> list[Tensor]:
         """This epoch's batches of item ids, shuffled with the run's generator.
@@ -139,8 +143,12 @@ class Run:
         Batches never mix KvsAll's two sides and never hold a single item (a final batch of one
         joins the previous one): batch norm (ConvE, TuckER) cannot train on one example.
         """
-        out = []
-        for group in self.groups:
+        out: list[Tensor] = []
+        if self.queries is None:  # one group, arange(N): arange(N)[draw] is draw itself
+            n = self.train.size(0)  # (at 10M triples each [N] copy is 80 MB)
+            draw = torch.randperm(n, generator=self.generator, device=self.device)
+            out.extend(draw.split(_batch_sizes(n, self.config.batch_size)))
+        for group in self.groups if self.queries is not None else []:
             draw = torch.randperm(group.numel(), generator=self.generator, device=self.device)
             perm = group[draw]
             out.extend(perm.split(_batch_sizes(group.numel(), self.config.batch_size)))
@@ -162,9 +170,11 @@ class Run:
         bar.set_description(f"epoch {epoch}")
         total = torch.zeros((), device=self.device)
         seen = 0
-        with grad_buffers(self.model) as buffers:
-            # Embedding lookups add their gradient rows into kept buffers (kg._rows) instead
-            # of a zeroed, page-faulted [E, d] table per lookup.
+        sparse = self.config.optimizer in SPARSE_OPTIMIZERS
+        # Embedding lookups add their gradient rows into kept buffers (kg._rows) instead of a
+        # zeroed, page-faulted [E, d] table per lookup; the row-wise optimisers take sparse
+        # gradients of the touched rows only (kg._sparse_optim).
+        with (row_gradients if sparse else grad_buffers)(self.model) as buffers:
             bf16 = self.config.precision == "bf16"
             for i, index in enumerate(batches, start=1):
                 with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
@@ -180,7 +190,7 @@ class Run:
                 buffers.collect()
                 loss = torch.as_tensor(loss, device=self.device)
                 if self.world_size > 1:
-                    loss = all_reduce_gradients(params, loss, denominator)
+                    loss = all_reduce_gradients(params, loss, denominator, sparse=sparse)
                 self._step()
                 total += loss.detach() * index.numel()
                 seen += index.numel()
@@ -202,13 +212,15 @@ class Run:
 
         The global denominators :math:`D_t = \sum_w D_{t,w}` of a global batch of ``n`` items
         come from one all-reduce, or, where every count is a fixed multiple of the slice size
-        (sLCWA without filtered negatives, 1vsAll) and no slice is empty, from
+        (sLCWA without filtered or batched negatives, 1vsAll) and no slice is empty, from
         :math:`D_t = D_{t,w}\, n / n_w` without communication. The summed gradients of
         :math:`\tilde L_w`, divided by :math:`D_0`, are the global batch's (:mod:`kg.distributed`).
         """
         local = torch.tensor([float(d) for _, d in parts], dtype=torch.float64)
         fixed = self.config.regime == "1vsall" or (
-            self.config.regime == "slcwa" and self.known is None
+            self.config.regime == "slcwa"
+            and self.known is None
+            and not self.config.batched_negatives  # its mask drops negatives equal to x_b
         )
         if fixed and n >= self.world_size:  # integers in float64: (D_tw n) / n_w is exact
             mine = self._local(n)
@@ -226,7 +238,10 @@ class Run:
         if self.config.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
         self.optimizer.step()
-        self.model.post_step()
+        if self.config.optimizer in SPARSE_OPTIMIZERS:
+            project_touched_rows(self.model)  # post_step on the touched rows only
+        else:
+            self.model.post_step()
 
     # ---- regimes ---------------------------------------------------------------------------
 
@@ -257,6 +272,8 @@ class Run:
             prob = torch.full((pos.size(0),), 0.5, device=pos.device)
         else:
             prob = self.head_probability[pos[:, 1]]  # [B]
+        if cfg.batched_negatives:
+            return self._chunked_parts(pos, prob)
         # The draws of kg.sampling.uniform_negatives / bernoulli_negatives, without building
         # [B, k, 3] triples: the model scores (side, replacement) pairs directly.
         corrupt_head, replacement = _draw_corruptions(
@@ -277,6 +294,41 @@ class Run:
         neg_score = self.model._score_corrupted(
             head, rel, tail, replacement, corrupt_head, workspace=self.workspace
         )
+        return self._slcwa_loss(pos, pos_score, neg_score, mask)
+
+    def _chunked_parts(self, pos: Tensor, prob: Tensor) -> Parts:
+        """The sLCWA terms with batched negatives (:func:`kg.sampling.chunk_negatives`)."""
+        cfg = self.config
+        corrupt_head, negatives = chunk_negatives(
+            pos,
+            prob,
+            self.model.num_entities,
+            num_negatives=cfg.num_negatives,
+            chunk_size=cfg.batched_negatives,
+            generator=self.generator,
+        )
+        chunk = torch.arange(pos.size(0), device=pos.device) // cfg.batched_negatives  # [B]
+        if self.world_size > 1:  # the global batch's draws, then this rank's rows of them
+            mine = self._local(pos.size(0))
+            pos, corrupt_head, chunk = pos[mine], corrupt_head[mine], chunk[mine]
+            if not pos.size(0):
+                return [(0.0, 0.0), (0.0, 0.0)]
+        neg_score, mask = chunk_negative_scores(self.model, pos, corrupt_head, negatives, chunk)
+        if self.known is not None:
+            sides = corrupt_head[:, None].expand_as(mask)
+            mask &= false_negative_mask(
+                _apply_corruptions(pos, sides, negatives[chunk]), self.known
+            )
+        head, rel, tail = pos.unbind(1)
+        return self._slcwa_loss(pos, self.model(head, rel, tail), neg_score, mask)
+
+    def _slcwa_loss(
+        self, pos: Tensor, pos_score: Tensor, neg_score: Tensor, mask: Tensor | None
+    ) -> Parts:
+        """The sLCWA loss terms of scored positives ``[B]`` and negatives ``[B, k]``."""
+        cfg = self.config
+        k = neg_score.size(1)
+        head, rel, tail = pos.unbind(1)
         name, margin = cfg.resolved_loss(), cfg.resolved_margin()
         if name == "nssa":
             loss = nssa_loss(

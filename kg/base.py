@@ -385,7 +385,19 @@ class KGEModel(torch.nn.Module, abc.ABC):
         return query @ candidates.t()
 
     def _candidates(self, weight: Tensor, entities: EntitySelection) -> Tensor:
-        """Rows of an entity table for the selected candidates, ``[C, ...]`` (a view for slices)."""
+        """Rows of an entity table for the selected candidates, ``[C, ...]`` (a view for slices).
+
+        While training routes lookups' gradients (:mod:`kg._rows`, :mod:`kg._sparse_optim`), a
+        tensor of ids on the entity table is a lookup, so its gradient joins them (sLCWA's batched
+        negatives) instead of a dense ``[E, d]`` table; the values are the same.
+        """
+        if (
+            isinstance(entities, Tensor)
+            and entities.dtype != torch.bool
+            and weight is self.entity.weight
+            and self.entity.grad_buffer is not None
+        ):
+            return self.entity(entities)
         return weight if entities is None else weight[entities]
 
     def _chunks(self, entities: EntitySelection, size: int) -> Iterator[EntitySelection]:

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from graphdata.errors import GraphDataError
+from kg._sparse_optim import SPARSE_OPTIMIZERS
 from kg.models import DEFAULTS
 
 __all__ = [
@@ -31,11 +32,14 @@ __all__ = [
 ]
 
 #: Optimisers by name: ``torch.optim`` classes called as ``cls(params, lr=lr)`` (Adam with
-#: ``fused=True`` on CPU and CUDA, see ``kg.training``).
+#: ``fused=True`` on CPU and CUDA, see ``kg.training``). ``"rowwise_adagrad"`` (PyTorch-BigGraph's
+#: row-wise Adagrad) and ``"sparse_adam"`` (``torch.optim.SparseAdam``, lazy Adam) update only
+#: the embedding rows a batch touches (``kg._sparse_optim``; sLCWA, embedding-table models).
 OPTIMIZERS: dict[str, Callable[..., torch.optim.Optimizer]] = {
     "adam": torch.optim.Adam,
     "adagrad": torch.optim.Adagrad,
     "sgd": torch.optim.SGD,
+    **SPARSE_OPTIMIZERS,
 }
 #: Training regimes: sLCWA (PyKEEN; Ali et al., TPAMI 2021, arXiv 2006.13365), KvsAll (1-N
 #: scoring; Dettmers et al., AAAI 2018, arXiv 1707.01476) and 1vsAll (Lacroix et al., ICML 2018,
@@ -77,6 +81,10 @@ class TrainingConfig:
     # code alternates head- and tail-batches); False: each negative draws its own side.
     side_per_positive: bool = False
     filter_negatives: bool = False  # sLCWA: mask corruptions that are training triples
+    # sLCWA: PyTorch-BigGraph's batched negatives: each chunk of this many positives shares
+    # num_negatives uniform entities, scored with one kernel per chunk (needs side_per_positive);
+    # 0: every positive draws its own negatives.
+    batched_negatives: int = 0
     margin: float | None = None  # margin/nssa gamma; None: 1.0 for margin, 0.0 for nssa
     adversarial_temperature: float = 1.0  # nssa: alpha of the self-adversarial weights
     label_smoothing: float = 0.0  # bce, kvsall, 1vsall: epsilon
@@ -177,6 +185,7 @@ expected a finite number >= 0, got nan; pass a non-negative --adversarial-temper
             ("num_negatives", 1),
             ("checkpoint_every", 1),
             ("eval_every", 0),
+            ("batched_negatives", 0),
         ):
             _check_int(name, getattr(self, name), low=low)
         if self.patience is not None:
@@ -226,6 +235,28 @@ expected a finite number >= 0, got nan; pass a non-negative --adversarial-temper
             raise GraphDataError(
                 f"label_smoothing: the {loss!r} loss has no labels to smooth; set "
                 "label_smoothing=0 or use loss='bce' or a 1-N regime"
+            )
+        if self.batched_negatives and self.regime != "slcwa":
+            raise GraphDataError(
+                f"batched_negatives: negatives only exist in the 'slcwa' regime, got "
+                f"{self.batched_negatives} with regime={self.regime!r}; set batched_negatives=0"
+            )
+        if self.batched_negatives and not self.side_per_positive:
+            raise GraphDataError(
+                f"batched_negatives: a chunk scores its shared negatives on one side per "
+                f"positive, got batched_negatives={self.batched_negatives} with "
+                "side_per_positive=False; set side_per_positive=True (--side-per-positive)"
+            )
+        if self.optimizer in SPARSE_OPTIMIZERS and self.regime != "slcwa":
+            raise GraphDataError(
+                f"optimizer: {self.optimizer!r} updates the rows a batch touches, which needs "
+                f"regime 'slcwa'; regime {self.regime!r} scores every entity (a dense "
+                "gradient): use optimizer='adam' or 'adagrad'"
+            )
+        if self.optimizer in SPARSE_OPTIMIZERS and self.grad_clip is not None:
+            raise GraphDataError(
+                f"grad_clip: not supported with optimizer {self.optimizer!r} (row gradients); "
+                "set grad_clip=None or use optimizer='adam'"
             )
         if self.regularizer_weight and self.regularizer is None:
             raise GraphDataError(

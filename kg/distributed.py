@@ -27,6 +27,10 @@ exactly the update one process computes with the same global batch:
   roundings differ (TransE's L1 subgradients, sums of :math:`\pm 1/D`) their first step can
   differ by ``lr`` in that coordinate; SGD and smooth scores keep the runs within float
   tolerance;
+* with a row-wise optimiser (``optimizer="rowwise_adagrad"`` or ``"sparse_adam"``,
+  :mod:`kg._sparse_optim`) the gradients are sparse rows and only the union of the ranks'
+  touched rows is all-reduced (:func:`all_reduce_gradients` with ``sparse=True``): a step moves
+  :math:`O(|\mathcal{U}| d)` values, :math:`\mathcal{U}` the rows the global batch touches;
 * evaluation ranks each rank's slice of the triples and gathers the per-triple ranks
   (integers), so every rank computes the metrics of one process exactly
   (:func:`evaluate_sharded`).
@@ -54,6 +58,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 from graphdata.filter_index import FilterIndex
+from kg._sparse_optim import sparse_rows
 from kg.evaluation import (
     NONFINITE,
     RankMetrics,
@@ -176,7 +181,11 @@ def all_reduce_sum(values: Tensor) -> Tensor:
 
 
 def all_reduce_gradients(
-    params: Sequence[torch.nn.Parameter], loss: Tensor, denominator: float = 1.0
+    params: Sequence[torch.nn.Parameter],
+    loss: Tensor,
+    denominator: float = 1.0,
+    *,
+    sparse: bool = False,
 ) -> Tensor:
     r"""Sum the gradients of ``params`` and the scalar ``loss`` over ranks, then divide.
 
@@ -185,14 +194,33 @@ def all_reduce_gradients(
     without a gradient on this rank (an empty slice) contributes zeros. All gradients are
     reduced concurrently.
 
+    With ``sparse`` (the row-wise optimisers of :mod:`kg._sparse_optim`) every gradient is a
+    sparse COO tensor of touched rows, and only those rows travel (a union-index all-reduce):
+    the ranks all-gather their row counts and row ids, each builds the sorted union
+    :math:`\mathcal{U} = \bigcup_w \mathcal{U}_w`, scatters its rows into a zeroed
+    ``[|U|, d]`` block and all-reduces the blocks, so that
+
+    .. math::
+        g_i = \frac{1}{D_0} \sum_{w : i \in \mathcal{U}_w} g_{i,w}, \quad i \in \mathcal{U},
+
+    the dense all-reduce's sum restricted to the rows that are not zero on every rank; a step
+    moves :math:`O(|\mathcal{U}| d)` values instead of :math:`O(E d)`.
+
     Args:
         params: The parameters, in the same order on every rank.
         loss: This rank's :math:`\tilde L_w` ``[]``.
         denominator: :math:`D_0`, the same on every rank. Default 1.
+        sparse: Gradients are sparse row gradients (the same on every rank). Default False.
 
     Returns:
-        The global batch's loss ``[]``; every ``param.grad`` holds the global gradient.
+        The global batch's loss ``[]``; every ``param.grad`` holds the global gradient (sparse
+        with ``sparse``: the union's rows).
+
+    Raises:
+        GraphDataError: With ``sparse``, when a gradient is dense.
     """
+    if sparse:
+        return _all_reduce_rows(params, loss, denominator)
     works = []
     for param in params:
         if param.grad is None:
@@ -206,6 +234,66 @@ def all_reduce_gradients(
         for param in params:
             assert param.grad is not None  # set above
             param.grad.div_(denominator)
+    return total.to(loss.device)[0] / denominator
+
+
+def _all_reduce_rows(
+    params: Sequence[torch.nn.Parameter], loss: Tensor, denominator: float
+) -> Tensor:
+    """The union-index all-reduce of sparse row gradients (see :func:`all_reduce_gradients`)."""
+    reference = params[0].device if params else loss.device
+    device = _collective_device(reference)
+    size = world_size()
+    local: list[tuple[Tensor, Tensor]] = []
+    for param in params:
+        grad = param.grad
+        if grad is None:  # an empty slice: no rows
+            rows = torch.zeros(0, dtype=torch.long, device=device)
+            values = torch.zeros(0, *param.shape[1:], dtype=param.dtype, device=device)
+        elif grad.is_sparse:
+            grad = grad.coalesce()
+            rows, values = grad.indices()[0].to(device), grad.values().to(device)
+        else:
+            raise GraphDataError(
+                f"sparse: expected sparse row gradients, got a dense gradient for a parameter "
+                f"of shape {tuple(param.shape)}; all-reduce it with sparse=False"
+            )
+        local.append((rows, values))
+    total = loss.detach().reshape(1).to(device, copy=True)
+    loss_work = dist.all_reduce(total, op=dist.ReduceOp.SUM, async_op=True)
+    # 1. Row counts of every parameter on every rank: [W, P].
+    counts = torch.tensor([r.numel() for r, _ in local], dtype=torch.long, device=device)
+    all_counts = [torch.empty_like(counts) for _ in range(size)]
+    dist.all_gather(all_counts, counts)
+    widest = torch.stack(all_counts).amax(0).tolist()  # [P]: the longest row list per parameter
+    # 2. Row ids, each parameter's padded to its widest rank (all_gather needs one shape).
+    ids = torch.full((sum(widest),), -1, dtype=torch.long, device=device)
+    offsets = [0]
+    for (rows, _), width in zip(local, widest):
+        ids[offsets[-1] : offsets[-1] + rows.numel()] = rows
+        offsets.append(offsets[-1] + width)
+    all_ids = [torch.empty_like(ids) for _ in range(size)]
+    dist.all_gather(all_ids, ids)
+    # 3. The union's rows, summed: one all-reduce of every parameter's [|U|, d] block.
+    unions, blocks = [], []
+    for p, (rows, values) in enumerate(local):
+        lo = offsets[p]
+        seen = [all_ids[w][lo : lo + int(all_counts[w][p])] for w in range(size)]
+        union = torch.unique(torch.cat(seen), sorted=True)  # [U]
+        block = values.new_zeros(union.numel(), *values.shape[1:])  # [U, d]
+        block[torch.searchsorted(union, rows)] = values
+        unions.append(union)
+        blocks.append(block)
+    flat = torch.cat([b.reshape(-1) for b in blocks]) if blocks else torch.zeros(0, device=device)
+    dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+    if denominator != 1.0:
+        flat.div_(denominator)
+    start = 0
+    for param, union, block in zip(params, unions, blocks):
+        summed = flat[start : start + block.numel()].view_as(block)
+        start += block.numel()
+        param.grad = sparse_rows(union.to(param.device), summed.to(param.device), param.shape)
+    loss_work.wait()
     return total.to(loss.device)[0] / denominator
 
 

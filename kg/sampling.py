@@ -20,7 +20,7 @@ positives from an explicit :class:`torch.Generator` (which must live on that dev
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor
@@ -33,6 +33,8 @@ __all__ = [
     "uniform_negatives",
     "bernoulli_negatives",
     "false_negative_mask",
+    "chunk_negatives",
+    "chunk_negative_scores",
 ]
 
 
@@ -278,3 +280,126 @@ def _apply_corruptions(triples: Tensor, corrupt_head: Tensor, replacement: Tenso
     negatives = triples[:, None, :].repeat(1, corrupt_head.size(1), 1)  # [B, k, 3]
     column = torch.where(corrupt_head, 0, 2)  # [B, k]: the position being replaced
     return negatives.scatter(2, column[..., None], replacement[..., None])
+
+
+def chunk_negatives(
+    positives: Tensor,
+    head_probability: Tensor,
+    num_entities: int,
+    *,
+    num_negatives: int,
+    chunk_size: int,
+    generator: torch.Generator,
+) -> tuple[Tensor, Tensor]:
+    r"""PyTorch-BigGraph's batched negatives: one side per positive, ``k`` entities per chunk.
+
+    Lerer et al., "PyTorch-BigGraph: A Large-scale Graph Embedding System", SysML 2019,
+    arXiv 1903.12287, Section 4.3 (uniform negatives shared across a chunk). Positive :math:`b`
+    belongs to chunk :math:`c(b) = \lfloor b / C \rfloor`; it corrupts its head with probability
+    :math:`p_b` (``head_probability``: 1/2 uniform, :math:`p_r` Bernoulli), else its tail, and all
+    positives of chunk :math:`c` share the negatives :math:`e_{c1}, \dots, e_{ck} \sim
+    U(\mathcal{E})`, drawn with replacement from all entities (a negative may equal the replaced
+    entity: :func:`chunk_negative_scores` masks those).
+
+    Args:
+        positives: Positive triples as integer ids.
+        head_probability: :math:`p_b` per positive.
+        num_entities: :math:`|\mathcal{E}| \ge 2`.
+        num_negatives: :math:`k`, negatives per chunk (and so per positive).
+        chunk_size: :math:`C \ge 1`, positives per chunk (the last chunk may be smaller).
+        generator: The random generator, on the device of ``positives``.
+
+    Returns:
+        ``corrupt_head`` (bool ``[B]``) and ``negatives`` (long ``[ceil(B / C), k]``).
+
+    Shapes:
+        ``positives: [B, 3]``, ``head_probability: [B]``.
+
+    Examples:
+        >>> g = torch.Generator().manual_seed(0)
+        >>> side, neg = chunk_negatives(torch.zeros(5, 3, dtype=torch.long), torch.full((5,), 0.5),
+        ...     10, num_negatives=4, chunk_size=2, generator=g)
+        >>> side.shape, neg.shape
+        (torch.Size([5]), torch.Size([3, 4]))
+    """
+    triples = _check_triples(positives, "positives")
+    if num_entities < 2:
+        raise GraphDataError(
+            f"num_entities: expected at least 2 entities to corrupt a triple, got {num_entities}"
+        )
+    for name, value in (("num_negatives", num_negatives), ("chunk_size", chunk_size)):
+        if not isinstance(value, int) or value < 1:
+            raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
+    b, device = triples.size(0), triples.device
+    u = torch.rand(b, device=device, generator=generator)  # [B]
+    corrupt_head = u < head_probability
+    chunks = -(-b // chunk_size)
+    negatives = torch.randint(
+        0, num_entities, (chunks, num_negatives), device=device, generator=generator
+    )  # [ceil(B / C), k]
+    return corrupt_head, negatives
+
+
+def chunk_negative_scores(
+    model: Any,
+    positives: Tensor,
+    corrupt_head: Tensor,
+    negatives: Tensor,
+    chunk: Tensor,
+) -> tuple[Tensor, Tensor]:
+    r"""Scores of every positive against its chunk's shared negatives, one kernel per chunk side.
+
+    For positive :math:`b = (h_b, r_b, t_b)` of chunk :math:`c = c(b)` with negatives
+    :math:`e_{c1}, \dots, e_{ck}` (:func:`chunk_negatives`):
+
+    .. math::
+        s_{bj} = \begin{cases} f(e_{cj}, r_b, t_b) & \text{corrupt\_head}_b \\
+        f(h_b, r_b, e_{cj}) & \text{otherwise} \end{cases}, \qquad
+        m_{bj} = \mathbb{1}[e_{cj} \ne x_b]
+
+    with :math:`f` the model's score and :math:`x_b` the replaced entity; :math:`m` marks the
+    negatives that differ from the positive (a sLCWA loss's ``mask``). Per chunk, the
+    head-corrupting positives are scored with one ``score_heads(r, t, entities=e_c)`` and the
+    others with one ``score_tails(h, r, entities=e_c)`` (a ``[C, k]`` matrix product or
+    distance kernel; one call when the model scores both sides at once), instead of
+    :math:`C k` gathered triples: the scores equal ``model._score_corrupted`` with
+    ``replacement = negatives[chunk]`` up to float rounding.
+
+    Args:
+        model: A :class:`kg.base.KGEModel`.
+        positives: This rank's positives ``(h, r, t)`` (a contiguous run of the global batch).
+        corrupt_head: Their sides, bool.
+        negatives: Every chunk's negatives (the global batch's).
+        chunk: Each positive's chunk id, non-decreasing.
+
+    Returns:
+        ``scores`` (float ``[B, k]``) and ``mask`` (bool ``[B, k]``).
+
+    Shapes:
+        ``positives: [B, 3]``, ``corrupt_head: [B]``, ``negatives: [n_c, k]``, ``chunk: [B]``.
+    """
+    head, rel, tail = positives.unbind(1)
+    pieces = []
+    ids, counts = torch.unique_consecutive(chunk, return_counts=True)
+    start = 0
+    for c, n in zip(ids.tolist(), counts.tolist()):
+        part = slice(start, start + n)
+        start += n
+        side = corrupt_head[part]  # [n]
+        at_head = torch.nonzero(side)[:, 0]
+        at_tail = torch.nonzero(~side)[:, 0]
+        cand = negatives[c]  # [k]
+        h, r, t = head[part], rel[part], tail[part]
+        head_side = (r[at_head], t[at_head])
+        tail_side = (h[at_tail], r[at_tail])
+        both = model._both_sides(head_side, tail_side, cand)
+        if both is None:
+            both = torch.cat(
+                [model.score_heads(*head_side, entities=cand), model.score_tails(*tail_side, cand)]
+            )  # [n, k], head-corrupting rows first
+        order = torch.cat([at_head, at_tail])  # row of ``both`` -> position in the chunk
+        pieces.append(both[torch.argsort(order)])  # [n, k]
+    scores = torch.cat(pieces) if pieces else negatives.new_zeros(0, negatives.size(1)).float()
+    replaced = torch.where(corrupt_head, head, tail)  # [B]
+    mask = negatives[chunk] != replaced[:, None]  # [B, k]
+    return scores, mask

@@ -25,7 +25,11 @@ good state.
 Regimes, for a batch of training triples (or, for KvsAll, of training queries):
 
 * ``"slcwa"``: ``num_negatives`` corrupted copies per positive (:mod:`kg.sampling`), one of the
-  pairwise/pointwise losses ``margin``, ``softplus``, ``bce``, ``nssa``.
+  pairwise/pointwise losses ``margin``, ``softplus``, ``bce``, ``nssa``. With
+  ``batched_negatives=C`` every chunk of ``C`` positives shares ``num_negatives`` entities
+  (PyTorch-BigGraph's batched negatives, :func:`kg.sampling.chunk_negatives`), and the
+  optimisers ``"rowwise_adagrad"`` / ``"sparse_adam"`` update only the embedding rows a batch
+  touches (:mod:`kg._sparse_optim`), which large tables need.
 * ``"kvsall"``: every distinct query :math:`(h, r, ?)` (and :math:`(?, r, t)` without reciprocal
   relations) against its multi-hot answers, :func:`kg.losses.kvsall_bce_loss`.
 * ``"1vsall"``: every triple as a softmax over all tails (and heads without reciprocal
@@ -62,6 +66,7 @@ from graphdata.errors import GraphDataError, NotFittedError
 from graphdata.tracking import Tracker
 from graphdata.triples import KGDataset
 from kg import _epochs
+from kg._sparse_optim import SPARSE_OPTIMIZERS, check_sparse_fit
 from kg.base import KGEModel, eval_mode
 from kg.checkpoint import (
     capture_rng_state,
@@ -196,6 +201,8 @@ class Trainer:
                 f"non-file entry {str(path)!r}; remove it or pass another checkpoint_path"
             )
         _check_sizes(model, dataset, cfg.reciprocal)
+        if cfg.optimizer in SPARSE_OPTIMIZERS:
+            check_sparse_fit(model, cfg.optimizer)
         device = next(model.parameters()).device
         optimizer = _make_optimizer(cfg.optimizer, list(model.parameters()), cfg.lr)
         run = _epochs.Run.build(model, dataset, cfg, device, optimizer)
@@ -283,7 +290,8 @@ class Trainer:
         )
         # Filter with every split, as for test (LibKGE's choice), so that validation and test
         # MRR are comparable; only candidates are removed, no test label is scored.
-        valid_index = dataset.filter_index().to(run.device)
+        # Built only when validating: at 10M triples the index is hundreds of megabytes.
+        valid_index = dataset.filter_index().to(run.device) if cfg.eval_every else None
         try:
             for epoch in range(state["epoch"] + 1, state["epoch"] + todo + 1):
                 started = time.perf_counter()
@@ -539,11 +547,13 @@ def _nonfinite_entries(state: dict[str, torch.Tensor]) -> str | None:
     """Name the floating-point entries of a state dict holding NaN or inf; ``None`` if none.
 
     One finiteness flag per tensor, read back together (a single device synchronisation).
+    Large tensors are checked in slices of 2^22 elements: ``isfinite`` of a whole million-row
+    table allocates more temporaries than the table itself (850 MB for 512 MB).
     """
     items = [(k, v) for k, v in state.items() if v.is_floating_point() or v.is_complex()]
     if not items:
         return None
-    flags = torch.stack([torch.isfinite(v).all().to(items[0][1].device) for _, v in items])
+    flags = torch.stack([_all_finite(v).to(items[0][1].device) for _, v in items])
     if bool(flags.all()):
         return None
     bad = [(k, v) for (k, v), ok in zip(items, flags.tolist()) if not ok]
@@ -552,13 +562,28 @@ def _nonfinite_entries(state: dict[str, torch.Tensor]) -> str | None:
     return ", ".join(names) + more
 
 
+def _all_finite(values: torch.Tensor) -> torch.Tensor:
+    """``torch.isfinite(values).all()`` ``[]``, over slices of at most 2^22 elements."""
+    flat = values.reshape(-1)
+    if flat.numel() <= 2**22:
+        return torch.isfinite(flat).all()
+    return torch.stack([torch.isfinite(part).all() for part in flat.split(2**22)]).all()
+
+
 def _probe_finite(model: KGEModel, triples: torch.Tensor) -> bool:
     """Whether the model scores the tails of a few training queries finitely (eval mode)."""
     if not triples.numel():
         return True
+    # Candidates in slices of at most 2^20 scores: a [64, E] matrix is 256 MB at a million
+    # entities, more than a training step needs.
+    step = max(1, 2**20 // triples.size(0))
     with torch.no_grad(), eval_mode(model):
-        scores = model.score_tails(triples[:, 0], triples[:, 1])  # [B, E]
-    return bool(torch.isfinite(scores).all())
+        for lo in range(0, model.num_entities, step):
+            piece = slice(lo, min(lo + step, model.num_entities))
+            scores = model.score_tails(triples[:, 0], triples[:, 1], piece)  # [B, C]
+            if not bool(torch.isfinite(scores).all()):
+                return False
+    return True
 
 
 def _check_sizes(model: KGEModel, dataset: KGDataset, reciprocal: bool) -> None:

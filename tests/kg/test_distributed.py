@@ -55,6 +55,33 @@ CASES: dict[str, tuple[type, dict[str, Any]]] = {
     # KvsAll's regulariser is a mean over answer triples, not over queries
     "kvsall_n3": (DistMult, dict(regime="kvsall", regularizer="n3", regularizer_weight=0.1)),
     "1vsall": (DistMult, dict(regime="1vsall", label_smoothing=0.1)),
+    # The sparse path: row gradients all-reduced over the union of touched rows. Chunks of 8
+    # positives share their negatives; a rank's slice (19 or 18 of 37) ends inside a chunk, and
+    # the mask of negatives equal to the replaced entity makes the margin's count vary per rank.
+    "slcwa_rowwise_adagrad_batched": (
+        DistMult,
+        dict(
+            regime="slcwa",
+            optimizer="rowwise_adagrad",
+            lr=0.1,
+            loss="margin",
+            num_negatives=5,
+            batched_negatives=8,
+            side_per_positive=True,
+        ),
+    ),
+    "slcwa_sparse_adam_filtered": (
+        DistMult,
+        dict(
+            regime="slcwa",
+            optimizer="sparse_adam",
+            loss="nssa",
+            num_negatives=4,
+            filter_negatives=True,
+            regularizer="n3",
+            regularizer_weight=0.05,
+        ),
+    ),
 }
 
 
