@@ -10,7 +10,10 @@ of epoch 1 when the spec has it (``bench_kg_scale --parts memory`` on FB15k-237,
 epoch takes minutes; :func:`benchmarks.bench_kg_scale.train_batches`); ``phase="eval"``:
 filtered both-sides evaluation of the test set (filter index construction included). Valid and
 test triples with labels unseen in train are dropped (``on_unknown="drop"``, PyKEEN's
-behaviour).
+behaviour). With ``announce_base`` in the spec, the baseline is printed as
+``{"base_mib": ...}`` before the phase starts, so a parent that stops the process at a time
+limit can turn the peak it reads from ``/proc/<pid>/status`` into a lower bound
+(:func:`benchmarks.bench_kg_scale.run_memory_jobs`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ def measure(spec: dict) -> dict:
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")  # reset VmHWM to the current resident size
     base = _kib("VmRSS")
+    if spec.get("announce_base"):  # for a parent that may stop this process (bench_kg_scale)
+        print(json.dumps({"base_mib": base / 1024}), flush=True)
     start = time.perf_counter()
     if spec["phase"] == "train" and spec.get("max_batches"):
         train_batches(model, dataset, config, spec["max_batches"])

@@ -22,7 +22,9 @@ A spec holds our resolved training config (``regime``, ``loss``, ``margin``, ``d
 * ``"memory"``: peak resident memory (VmHWM, reset through ``/proc/self/clear_refs``) above the
   resident memory after imports, data loading and model construction, while training
   ``epochs`` epochs, or only the first ``max_batches`` batches when the spec has it
-  (``phase="train"``), or while evaluating the test set (``phase="eval"``).
+  (``phase="train"``), or while evaluating the test set (``phase="eval"``). With
+  ``announce_base`` the baseline is printed first as ``{"base_mib": ...}`` (for a parent that
+  may stop the job at a time limit and read its peak from ``/proc``).
 * ``"quality_budget"``: train under a wall budget (``budget_s``), validating (filtered MRR on
   the whole validation split, or on the labelled triples ``valid_labels`` when given;
   train/valid/test filtered) at the end of the first epoch at or
@@ -442,6 +444,8 @@ def memory(spec):
     with open("/proc/self/clear_refs", "w") as handle:
         handle.write("5")  # reset VmHWM to the current resident size
     base = _kib("VmRSS")
+    if spec.get("announce_base"):  # for a parent that may stop this process (bench_kg_scale)
+        print(json.dumps({"base_mib": base / 1024}), flush=True)
     start = time.perf_counter()
     if spec["phase"] == "train" and spec.get("max_batches"):
         clock = _batch_clock(spec["max_batches"])
