@@ -3,7 +3,8 @@
 Tissues: :func:`spatial.simulate.simulate_tissue` (hex grid, 6-NN, Langevin, distinct signed
 truths), ``--cells`` cells, G in ``--genes``, seeds ``0 .. --seeds - 1``. Routes: the signed
 sphere coordinates (``allow_negative=True``), ``layers['counts']`` ~ Poisson(depth (1 + x))
-(:meth:`SimulatedTissue.to_anndata`), and scanpy ``normalize_total`` + ``log1p`` of the counts.
+(:meth:`SimulatedTissue.to_anndata`), scanpy ``normalize_total`` + ``log1p`` of the counts,
+and ``log_counts``: the counts with ``transform="log_counts"``.
 Configurations: ``ours`` (defaults), ``paper_energy`` (``fields=False``), ``old_default`` (the
 former default: Adam 300 epochs, no fields, ridge 1e-2 on the mean loss = lambda 0.01 N).
 
@@ -88,13 +89,14 @@ def main() -> None:
                 params = dict(params)
                 if "weight_decay_per_cell" in params:
                     params["weight_decay"] = params.pop("weight_decay_per_cell") * args.cells
-                for route in ("signed", "counts", "log1p"):
-                    est = Celcomen(progress=False, **params)
+                for route in ("signed", "counts", "log1p", "log_counts"):
+                    extra = {"transform": "log_counts"} if route == "log_counts" else {}
+                    est = Celcomen(progress=False, **params, **extra)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         if route == "signed":
                             est.fit(adata, allow_negative=True)
-                        elif route == "counts":
+                        elif route in ("counts", "log_counts"):
                             est.fit(adata, layer="counts")
                         else:
                             est.fit(logged)

@@ -44,6 +44,7 @@ __all__ = [
     "warn_expression_graph",
     "check_expression",
     "unit_rows",
+    "log_counts_coordinates",
     "check_edge_index",
     "graph_from_adata",
     "require_coordinates",
@@ -401,6 +402,50 @@ def _name_rows(rows: list[int], names: Sequence[str] | None) -> str:
 def unit_rows(x: Tensor) -> Tensor:
     r"""Project rows onto the unit sphere, :math:`x_i / \lVert x_i \rVert_2` (rows are non-zero)."""
     return x / x.norm(dim=-1, keepdim=True)
+
+
+def log_counts_coordinates(counts: Tensor) -> tuple[Tensor, Tensor]:
+    r"""Gene-centred log counts, the coordinates of the ``transform="log_counts"`` route.
+
+    .. math::
+        y_{ig} = \log(1 + c_{ig}) - m_g, \qquad m_g = \frac1N \sum_j \log(1 + c_{jg}),
+
+    for raw counts :math:`c` (cells :math:`i`, genes :math:`g`). Under a log link,
+    :math:`\log \mu_{ig} = \log \ell_i + a_g + \eta_{ig}` (library size :math:`\ell_i`, gene
+    baseline :math:`a_g`), centring removes the baselines, and the library sizes move every cell
+    along the all-ones direction only, which the fit reports as unidentified (couplings
+    reported as :math:`P W P`, :math:`P = I - \mathbf 1 \mathbf 1^\top / G`,
+    :mod:`spatial.celcomen`). The rows are then put on the sphere, :math:`x_i = y_i / \lVert
+    y_i \rVert`, so the fitted couplings act on directions of centred log expression, in the
+    original genes (no per-gene rescaling).
+
+    Args:
+        counts: Non-negative expression ``[N, G]`` (raw counts), floating point.
+
+    Returns:
+        ``(y, m)``: the centred log counts ``[N, G]`` (a new tensor) and the gene means
+        ``m`` ``[G]``.
+
+    Raises:
+        GraphDataError: If a cell equals the gene means exactly (no direction on the sphere).
+
+    Examples:
+        >>> y, m = log_counts_coordinates(torch.tensor([[0.0, 3.0], [1.0, 0.0]]))
+        >>> torch.allclose(y.sum(0), torch.zeros(2)), torch.allclose(m.exp(), torch.tensor([2 ** 0.5, 2.0]))
+        (True, True)
+    """  # noqa: E501
+    y = torch.log1p(counts)
+    m = y.mean(0)  # [G]
+    y -= m
+    flat = y.norm(dim=-1) == 0  # [N]
+    if bool(flat.any()):
+        rows = torch.nonzero(flat).flatten()[:5].tolist()
+        raise GraphDataError(
+            f"data: {int(flat.sum())} cells (first {rows}) have log counts equal to the gene "
+            "means, so no direction on the sphere after centring; drop them, or use "
+            "transform='sphere'"
+        )
+    return y, m
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int, argument: str = "edge_index") -> None:

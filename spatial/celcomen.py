@@ -35,6 +35,20 @@ the matrix minus its closest :math:`u v^\top + v u^\top` (``mean_direction_`` ho
 ``model_`` keeps the fitted energy, whose fields absorb the rest). Signed data (mean near the
 origin) are reported as fitted.
 
+**Raw counts** (``transform="log_counts"``). Under a log link, :math:`\log \mu_{ig} = \log
+\ell_i + a_g + \eta_{ig}`, the projection :math:`c_i / \lVert c_i \rVert` is dominated by the
+genes with the largest baselines :math:`a_g`. The log-counts route uses instead
+
+.. math::
+    x_i = \frac{y_i}{\lVert y_i \rVert}, \qquad y_{ig} = \log(1 + c_{ig}) - m_g, \qquad
+    m_g = \frac1N \sum_j \log(1 + c_{jg}),
+
+(:func:`spatial._inputs.log_counts_coordinates`): centring removes the baselines, and the
+library sizes :math:`\log \ell_i` shift every cell along :math:`\mathbf 1`, so the couplings
+are reported as :math:`P W P` with :math:`u = \mathbf 1 / \sqrt G` (``mean_direction_``). The
+matrices act on directions of centred log expression of the original genes (no per-gene
+rescaling: :math:`y^\top W y` in log-count units); ``gene_offset_`` holds :math:`m`.
+
 ``CelcomenConfig.reference()`` reproduces the reference protocol (3-D normaliser, symmetrised
 U(0, 1) start, plain SGD, clipping to [0, 1] and a unit diagonal after every step) for the
 benchmark.
@@ -117,6 +131,12 @@ class CelcomenConfig:
     # are unbiased); for "cg", cells per chunk of a pass (None: about 4M entries), which bounds
     # memory and leaves the result unchanged.
     batch_size: int | None = None
+    # How expression becomes sphere coordinates: "sphere" (the paper's x = c / ||c||) or
+    # "log_counts" (raw counts: x = y / ||y||, y = log1p(c) minus its gene means; couplings
+    # reported orthogonal to the library-size direction 1, module docstring). "log_counts"
+    # recovers signs on log-link counts (benchmarks/bench_celcomen_counts.py); counterfactuals
+    # (intervene) are not available for it yet.
+    transform: str = "sphere"
     # Start: "zeros" or "uniform" (symmetrised U(0,1), the reference start).
     init: str = "zeros"
     # After each step: "none", or "reference" = symmetrise, clip to [0, 1], unit diagonal.
@@ -161,6 +181,7 @@ class CelcomenConfig:
             "optimizer": ("auto", "cg", "adam", "sgd"),
             "init": ("zeros", "uniform"),
             "projection": ("none", "reference"),
+            "transform": ("sphere", "log_counts"),
         }
         for name, valid in choices.items():
             if getattr(self, name) not in valid:
@@ -215,6 +236,11 @@ class CelcomenConfig:
                 "projection: the 'reference' projection needs a step-wise optimizer, got "
                 "optimizer='cg'; use optimizer='sgd' (the reference protocol)"
             )
+        if self.transform == "log_counts" and self.objective == "reference":
+            raise GraphDataError(
+                "transform: 'log_counts' is not part of the reference protocol, got "
+                "objective='reference'; use transform='sphere' with it"
+            )
         if self.objective != "reference" and self.reference_beta != 0.1:
             raise GraphDataError(
                 f"reference_beta: only the 'reference' objective scales the energy, got "
@@ -224,7 +250,7 @@ class CelcomenConfig:
 
 
 class Celcomen:
-    """Fit the Celcomen energy to a tissue: scikit-learn lifecycle, learned state ends in ``_``.
+    r"""Fit the Celcomen energy to a tissue: scikit-learn lifecycle, learned state ends in ``_``.
 
     Args:
         config: Hyperparameters; None (default) uses :class:`CelcomenConfig` defaults.
@@ -238,7 +264,12 @@ class Celcomen:
             docstring).
         h_intra_: Fitted per-gene field ``[G]`` (zero with ``fields=False`` or "reference").
         h_inter_: Fitted strength-weighted per-gene field ``[G]``.
-        mean_direction_: Unit mean direction ``[G]`` of non-negative expression, else None.
+        mean_direction_: The unit direction ``[G]`` the couplings are reported orthogonal to:
+            the mean direction of non-negative expression (``transform="sphere"``), the
+            library-size direction :math:`\mathbf 1/\sqrt G` (``"log_counts"``), else None.
+        transform_: How expression became sphere coordinates (``config.transform``).
+        gene_offset_: ``"log_counts"``: the gene means :math:`m_g` of :math:`\log(1 + c)`
+            ``[G]`` subtracted before the projection; else None.
         losses_: Objective after every solver iteration ("cg"), or the mean objective per
             epoch (adam/sgd) (list of floats).
         n_iter_: Solver iterations (CG iterations, or epochs).
@@ -298,6 +329,8 @@ class Celcomen:
         estimator.W_inter_ = model.W_inter.detach().clone()
         estimator.losses_ = []
         estimator.var_names_ = None
+        estimator.transform_ = estimator.config.transform
+        estimator.gene_offset_ = None
         return estimator
 
     def __repr__(self) -> str:
@@ -382,8 +415,20 @@ class Celcomen:
             mask_var=mask_var,
             max_genes=max_genes,
             max_memory=max_memory,
+            project=self.config.transform == "sphere",
         )
         cfg = self.config
+        self.transform_ = cfg.transform
+        self.gene_offset_: Tensor | None = None
+        if cfg.transform == "log_counts":
+            if bool((x < 0).any()):
+                raise GraphDataError(
+                    "transform: 'log_counts' needs non-negative raw counts, got negative "
+                    "values; pass layer='counts' (raw counts), or transform='sphere' for "
+                    "signed coordinates"
+                )
+            y, self.gene_offset_ = _inputs.log_counts_coordinates(x)
+            x = y.div_(y.norm(dim=-1, keepdim=True))  # [N, G] on the sphere
         n, g = x.shape
         weight = edge_weights(
             edge_index, n, edge_weight=edge_weight, normalization=cfg.normalization, dtype=x.dtype
@@ -415,7 +460,13 @@ class Celcomen:
             w_intra -= torch.eye(g, dtype=x.dtype, device=x.device) * w_intra.diagonal().mean()
         w_inter = model.W_inter.detach().clone()
         self.mean_direction_ = None
-        if cfg.fields and cfg.objective != "reference" and bool((x >= 0).all()):
+        if cfg.transform == "log_counts":
+            # Library sizes move log counts along 1 (spatial._inputs.log_counts_coordinates):
+            # report the part orthogonal to it.
+            u = torch.full((g,), g**-0.5, dtype=x.dtype, device=x.device)
+            self.mean_direction_ = u
+            w_intra, w_inter = _orthogonal_part(w_intra, u), _orthogonal_part(w_inter, u)
+        elif cfg.fields and cfg.objective != "reference" and bool((x >= 0).all()):
             # Non-negative expression: the couplings along the mean direction are confounded
             # with the fields; report the identified part P W P (module docstring).
             u = x.mean(0)
@@ -782,6 +833,12 @@ class Celcomen:
         from spatial.counterfactual import simulate_intervention  # avoid an import cycle
 
         self._check_fitted()
+        if self.config.transform == "log_counts":
+            raise GraphDataError(
+                "transform: counterfactuals of a transform='log_counts' fit are not available "
+                "yet (the clamped values live in centred log units); refit with "
+                "transform='sphere' to intervene"
+            )
         device = device or self.model_.intra_raw.device
         # The genes the model was fitted on, read from the data (never all of its genes).
         raw, edge_index, edge_weight, var_names, _ = self._prepare(

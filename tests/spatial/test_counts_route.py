@@ -1,0 +1,137 @@
+"""The raw-counts route ``transform="log_counts"`` and its held-out world (issue 19).
+
+The route's coordinates are checked against hand values and against the invariance it is built
+for (a gene's baseline does not move the sphere coordinates); the fit against the reporting
+rule (orthogonal to the library-size direction 1); the third simulator's Gibbs sampler against
+the exact covariance of its Gaussian field.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from benchmarks import tissue_gibbs_pln as tg
+from benchmarks.tissue_metropolis import gcn_weights
+from graphdata.errors import GraphDataError
+from graphdata.spatial import knn_graph
+from spatial._inputs import log_counts_coordinates
+from spatial.celcomen import Celcomen, CelcomenConfig
+
+
+def test_log_counts_coordinates_by_hand():
+    counts = torch.tensor([[0.0, 3.0, 1.0], [1.0, 0.0, 1.0], [3.0, 1.0, 0.0]])
+    y, m = log_counts_coordinates(counts)
+    logs = np.log1p(counts.numpy())
+    np.testing.assert_allclose(m.numpy(), logs.mean(0), rtol=1e-6)
+    np.testing.assert_allclose(y.numpy(), logs - logs.mean(0), rtol=1e-6, atol=1e-7)
+    assert torch.equal(counts[0], torch.tensor([0.0, 3.0, 1.0]))  # input untouched
+
+
+def test_log_counts_refuses_a_cell_at_the_gene_means():
+    with pytest.raises(GraphDataError, match="no direction on the sphere after centring"):
+        log_counts_coordinates(torch.tensor([[1.0, 1.0], [1.0, 1.0]]))
+
+
+def _tissue(n: int = 400, g: int = 5, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    coords = torch.from_numpy(rng.random((n, 2)) * np.sqrt(n))
+    edge_index, _ = knn_graph(coords, 6)
+    # log-link counts with a shared spatial factor on genes 0, 1 and a private one on gene 2
+    field = rng.standard_normal((n, g)) * 0.3
+    neighbour = torch.zeros(n, g, dtype=torch.float64)
+    neighbour.index_add_(0, edge_index[1], torch.from_numpy(field)[edge_index[0]])
+    eta = field + 0.1 * neighbour.numpy()
+    eta[:, 1] += 0.5 * eta[:, 0]
+    rate = 2000.0 * np.exp(eta + rng.normal(0, 1, g))
+    return torch.from_numpy(rng.poisson(rate).astype(np.float32)), edge_index
+
+
+def test_log_counts_fit_ignores_gene_baselines_and_reports_orthogonal_to_ones():
+    counts, edge_index = _tissue()
+    fit = Celcomen(progress=False, transform="log_counts")
+    est = fit.fit(counts, edge_index)
+    g = counts.shape[1]
+    np.testing.assert_allclose(est.mean_direction_.numpy(), np.full(g, g**-0.5), rtol=1e-6)
+    for w in (est.W_intra_, est.W_inter_):
+        assert float((w @ torch.ones(g)).abs().max()) < 1e-4 * float(w.abs().max())
+    assert est.transform_ == "log_counts" and est.gene_offset_.shape == (g,)
+    # A 50x larger baseline of gene 3 shifts log1p(c) by log 50 (counts ~ 10^3: log1p ~ log):
+    # the centred coordinates, hence the couplings, barely move; the sphere route's do.
+    scaled = counts.clone()
+    scaled[:, 3] *= 50.0
+    again = Celcomen(progress=False, transform="log_counts").fit(scaled, edge_index)
+    sphere = [Celcomen(progress=False).fit(c, edge_index) for c in (counts, scaled)]
+    change = float((again.W_intra_ - est.W_intra_).norm() / est.W_intra_.norm())
+    sphere_change = float(
+        (sphere[1].W_intra_ - sphere[0].W_intra_).norm() / sphere[0].W_intra_.norm()
+    )
+    assert change < 0.02 < 0.2 < sphere_change
+
+
+def test_log_counts_recovers_a_positive_pair_on_log_link_counts():
+    counts, edge_index = _tissue(n=800)
+    est = Celcomen(progress=False, transform="log_counts").fit(counts, edge_index)
+    w = est.W_intra_.numpy()
+    off = w[np.triu_indices(5, 1)]
+    # eta_1 = eta_1' + 0.5 eta_0: the (0, 1) coupling is the largest positive one
+    assert w[0, 1] > 0 and w[0, 1] == pytest.approx(off.max())
+
+
+def test_log_counts_errors():
+    counts, edge_index = _tissue(n=60)
+    signed = counts.clone()
+    signed[0, 0] = -1.0
+    with pytest.raises(GraphDataError, match="non-negative raw counts"):
+        Celcomen(progress=False, transform="log_counts").fit(signed, edge_index)
+    with pytest.raises(GraphDataError, match="transform: expected one of"):
+        Celcomen(transform="log")
+    with pytest.raises(GraphDataError, match="not part of the reference protocol"):
+        CelcomenConfig.reference(transform="log_counts")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = Celcomen(progress=False, transform="log_counts", epochs=3).fit(counts, edge_index)
+    with pytest.raises(GraphDataError, match="not available"):
+        est.intervene(counts, {0: 0.0}, [0], edge_index=edge_index)
+
+
+def test_gibbs_sampler_matches_the_exact_covariance():
+    # 4 cells, a directed graph with unequal in-degrees, replicated into disjoint copies; the
+    # empirical covariance of the final states against Q^{-1}, Q = I (x) Lambda - (A + A^T) (x) K.
+    rng = np.random.default_rng(0)
+    edges = np.array([[1, 2, 0, 3, 2], [0, 0, 1, 2, 3]])
+    n, g, copies = 4, 4, 3000
+    weight = gcn_weights(edges, n)
+    lam, k0 = tg.draw_precision(g, rng)
+    k = 0.3 * k0
+    a = np.zeros((n, n))
+    a[edges[1], edges[0]] = weight
+    q = np.kron(np.eye(n), lam) - np.kron(a + a.T, k)
+    assert np.linalg.eigvalsh(q).min() > 0
+    cov = np.linalg.inv(q)
+    big = np.concatenate([edges + n * c for c in range(copies)], 1)
+    y, report = tg.gibbs_sample(big, np.tile(weight, copies), lam, k, n * copies, sweeps=30,
+                                burn_in=10, seed=1)  # fmt: skip
+    flat = y[:, 0].reshape(copies, n * g)
+    emp = flat.T @ flat / copies
+    se = np.sqrt((np.outer(cov.diagonal(), cov.diagonal()) + cov**2) / copies)
+    assert np.abs((emp - cov) / se).max() < 4.5  # 136 entries: the null max |z| is ~3
+    assert report.n_colours >= 2
+
+
+def test_gibbs_tissue_truth_is_in_celcomens_sign_convention():
+    tissue = tg.simulate(300, 6, seed=3)
+    lam_off = -2.0 * tissue.W_intra  # off-diagonal of Lambda
+    assert np.allclose(np.diag(tissue.W_intra), 0.0)
+    assert np.allclose(tissue.W_intra, tissue.W_intra.T)
+    assert np.allclose(tissue.W_inter, tissue.W_inter.T)
+    # a positive W_intra entry = a negative precision entry = positively correlated genes
+    cov = np.linalg.inv(np.diag(np.full(6, 1 / 0.36)) + lam_off - np.diag(np.diag(lam_off)))
+    i, j = np.unravel_index(np.argmax(tissue.W_intra), tissue.W_intra.shape)
+    assert cov[i, j] > 0
+    assert (tissue.counts >= 0).all() and (tissue.counts.sum(1) > 0).all()
+    again = tg.simulate(300, 6, seed=3)
+    assert np.array_equal(tissue.counts, again.counts)
