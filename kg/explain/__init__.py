@@ -5,7 +5,7 @@ Exploration and Evaluation", ICLR 2025 (arXiv 2404.03893), with a distilled rela
 evaluator, batched local re-training, fidelity metrics and ground-truth evaluation on the
 synthetic family KG.
 
-The package exports the 15 names of everyday use (issue #16: it exported 40, 7 of them option
+The package exports the 17 names of everyday use (issue #16: it exported 40, 7 of them option
 tuples). Everything else stays public in its module: the option tuples (``explainer.MODES``,
 ``BASELINES``, ``STRATEGIES``; ``search.OBJECTIVES``, ``SELECTIONS``, ``STOP_REASONS``;
 ``retrain.INITS``), the dispatch dicts (``baselines.BASELINES``, ``explainer.SEARCHES``), the
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kg.explain.evaluator.distilled import DistilledEvaluator
     from kg.explain.explainer import ExplainerConfig, KGExplainer
     from kg.explain.explanation import ExplainedPath, PathExplanation
+    from kg.explain.faithful import FaithfulConfig, FaithfulEvaluator
     from kg.explain.fidelity import (
         characterization_score,
         model_fidelity,
@@ -52,6 +53,8 @@ __all__ = [
     "phenomenon_fidelity",
     "characterization_score",
     "sparsity",
+    "FaithfulEvaluator",
+    "FaithfulConfig",
 ]
 
 #: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
@@ -60,6 +63,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "kg.explain.evaluator.distilled": ("DistilledEvaluator",),
     "kg.explain.explainer": ("ExplainerConfig", "KGExplainer"),
     "kg.explain.explanation": ("ExplainedPath", "PathExplanation"),
+    "kg.explain.faithful": ("FaithfulConfig", "FaithfulEvaluator"),
     "kg.explain.fidelity": (
         "characterization_score",
         "model_fidelity",

@@ -8,39 +8,92 @@ here one definition serves both: the ``k``-hop enclosing subgraph (Teru et al., 
 arXiv 1911.06962), edge directions ignored, with the target triple removed, and the candidate
 paths are the simple relation-labelled paths from :math:`h` to :math:`t` inside it. Every node
 of a path of length :math:`\le k + 1` lies within :math:`k` hops of both ends, so ``hops=2``
-holds every path of length up to 3. When there are more candidates than the cap, the budget is
-split evenly across path lengths (:func:`length_shares`): paths of length 3 outnumber shorter
-ones by far in a dense neighbourhood, and a cap that kept the shortest would drop every long
-rule body whenever the short paths alone filled it.
+holds every path of length up to 3.
 
-A capped target gives one :class:`CandidatesCapped` warning; over many targets
+**Pruning.** Around a hub (an FB15k-237 entity with thousands of neighbours) the candidate
+paths number in the tens of thousands, and the greedy search scores every remaining candidate at
+every step, so the candidates are pruned to a budget :math:`B` (``max_candidates``). Exactly
+when they fit, every path is kept in the order of :class:`graphdata.paths.Paths` (no pruning:
+the small worlds' results do not depend on it). Otherwise the budget is split across path
+lengths (:func:`length_shares`: paths of length 3 outnumber shorter ones by far, and a cap that
+kept the shortest would drop every long rule body) and, given a per-edge relevance
+:math:`I_e`, each length keeps its most relevant paths, path relevance being additive:
+
+.. math::
+    R(\pi) = \sum_{e \in \pi} I_e .
+
+With the distilled evaluator :math:`f(w)` over soft edge masks :math:`w \in [0, 1]^m`
+(:func:`gradient_relevance`), :math:`I_e = \tfrac12 \bigl(\partial_{w_e} f(\mathbf 0) +
+\partial_{w_e} f(\mathbf 1)\bigr)`, the two-point (trapezoid) integrated gradient (Sundararajan
+et al., "Axiomatic Attribution for Deep Networks", ICML 2017, arXiv 1703.01365). Then
+:math:`2 R(\pi) + f(G) - f(\varnothing)` is the first-order estimate of the search's first-step
+objective :math:`J_\text{both}(\pi) = f(\pi) - f(G \setminus \pi)` (:mod:`kg.explain.search`),
+expanding :math:`f(\pi)` at :math:`\mathbf 0` and :math:`f(G \setminus \pi)` at :math:`\mathbf 1`;
+ranking by :math:`R` is ranking by that estimate, one forward and backward pass for all paths.
+Without an evaluator (``mode="retrain"``), :func:`model_relevance` takes the KGE's calibrated
+log-probability of each edge, :math:`I_e = \log p(e)`, so that :math:`R(\pi)` is the log of the
+path's probability under the model.
+
+A length whose paths exceed ``max_enumerated`` is not enumerated; a beam search builds its
+paths from :math:`h`: every partial path is extended through every local edge of its end node
+(forwards or backwards, never revisiting a node, never reaching a node farther from :math:`t`
+than the steps left), and the ``beam_width`` partial paths of largest partial :math:`R` survive
+each step. With a beam at least as wide as the number of partial paths it is the exact top of
+the enumeration. :attr:`LocalStructure.pruning` records, per length, the paths enumerated or
+completed by the beam, the paths kept and how (:class:`Pruning`). Without a relevance the old
+cap applies (the first paths of each length in enumeration order) with a
+:class:`CandidatesCapped` warning.
+
+A pruned target gives one :class:`CandidatesCapped` warning; over many targets
 (:meth:`kg.explain.KGExplainer.explain_all`, a benchmark loop) :func:`capped_summary` turns them
-into a single summary line at the end, and each result's ``truncated`` says which were capped.
+into a single summary line at the end, and each result's ``truncated`` says which were pruned.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import math
 import statistics
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
+from graphdata._adjacency import build_csr, check_graph
 from graphdata.errors import GraphDataError
 from graphdata.paths import enumerate_paths
-from graphdata.subgraph import k_hop_enclosing_subgraph
+from graphdata.subgraph import (
+    EnclosingSubgraph,
+    EnclosingSubgraphBatch,
+    _extract,
+    k_hop_enclosing_subgraph,
+)
+from kg.base import KGEModel, eval_mode
 
 __all__ = [
+    "PRUNING_METHODS",
     "CandidatesCapped",
     "CandidatesCappedSummary",
+    "LocalIndex",
     "LocalStructure",
+    "Pruning",
+    "Relevance",
     "capped_summary",
+    "gradient_relevance",
     "length_shares",
     "local_structure",
+    "model_relevance",
 ]
+
+#: How candidate paths were chosen: all kept (``"exact"``), the most relevant of each length
+#: (``"relevance"``), the first of each length in enumeration order (``"order"``, no relevance).
+PRUNING_METHODS = ("exact", "relevance", "order")
+#: A per-edge relevance :math:`I_e`: a local structure (its paths not yet chosen) -> ``[m]``.
+Relevance = Callable[["LocalStructure"], Tensor]
 
 
 class CandidatesCapped(UserWarning):
@@ -54,6 +107,7 @@ class CandidatesCapped(UserWarning):
         overflow: Per length, whether the enumeration stopped at ``max_candidates``.
         max_candidates: The cap.
         max_length: The longest path length enumerated.
+        method: How the kept paths were chosen (:data:`PRUNING_METHODS`). Default ``"order"``.
     """
 
     def __init__(
@@ -66,8 +120,10 @@ class CandidatesCapped(UserWarning):
         overflow: tuple[bool, ...],
         max_candidates: int,
         max_length: int,
+        method: str = "order",
     ) -> None:
         super().__init__(message)
+        self.method = method
         self.target = target
         self.found = found
         self.kept = kept
@@ -78,6 +134,84 @@ class CandidatesCapped(UserWarning):
 
 class CandidatesCappedSummary(UserWarning):
     """The one line :func:`capped_summary` gives for all the capped targets of a block."""
+
+
+class LocalIndex:
+    """A graph's adjacency built once, for the local structures of many targets.
+
+    :func:`graphdata.subgraph.k_hop_enclosing_subgraph` sorts the whole edge list into an
+    adjacency on every call (about a second per target on FB15k-237's 270k triples); with an
+    index, one target costs its two breadth-first searches. The subgraph is the same: the
+    target triple is removed during the search (GraIL's per-pair removal) instead of before it.
+
+    Args:
+        edge_index: The graph's triples' heads (row 0) and tails (row 1), global ids.
+        edge_type: The graph's triples' relations.
+        num_nodes: The number of entities. Default ``None``: ``edge_index.max() + 1``.
+
+    Examples:
+        >>> ei = torch.tensor([[0, 1, 2, 0], [1, 2, 3, 2]])
+        >>> index = LocalIndex(ei, torch.tensor([0, 0, 1, 2]))
+        >>> index.enclosing((0, 2, 2), hops=1).nodes.tolist()
+        [0, 2, 1]
+    """
+
+    def __init__(self, edge_index: Tensor, edge_type: Tensor, num_nodes: int | None = None):
+        self.num_nodes = check_graph(edge_index, edge_type, num_nodes)
+        self.edge_index, self.edge_type = edge_index, edge_type
+        self._csr = build_csr(edge_index, self.num_nodes)
+        self._out_csr = build_csr(edge_index, self.num_nodes, both=False)
+
+    def enclosing(self, target: tuple[int, int, int], *, hops: int) -> EnclosingSubgraph:
+        """The ``hops``-hop enclosing subgraph of ``target`` with the target triple removed."""
+        head, relation, tail = target
+        for name, node in (("head", head), ("tail", tail)):
+            if not 0 <= node < self.num_nodes:
+                raise GraphDataError(
+                    f"target: {name} id {node} outside [0, {self.num_nodes}) (the graph's nodes)"
+                )
+        device = self.edge_index.device
+        pairs = torch.tensor([[head, tail]], device=device)
+        parts = _extract(
+            self._csr,
+            self._out_csr,
+            self.edge_index,
+            self.edge_type,
+            self.num_nodes,
+            pairs,
+            hops,
+            "intersection",
+            torch.tensor([relation], device=device),
+        )
+        return EnclosingSubgraphBatch(*parts)[0]
+
+
+@dataclass(frozen=True)
+class Pruning:
+    """How a target's candidate paths were chosen (module docstring, "Pruning").
+
+    Attributes:
+        method: One of :data:`PRUNING_METHODS`.
+        enumerated: Per length (length 1 first), the paths enumerated, or completed by the
+            beam search where ``overflow``.
+        kept: Per length, the paths kept.
+        overflow: Per length, whether there were more than ``max_enumerated`` paths (a beam
+            search of width ``beam_width`` built that length's paths with a relevance, the
+            enumeration was cut at ``max_enumerated`` without one).
+        budget: The budget :math:`B` (``max_candidates``).
+        max_enumerated: The most paths enumerated per length.
+        beam_width: The beam width (partial paths kept per step).
+        reason: One sentence saying why, for the reader.
+    """
+
+    method: str
+    enumerated: tuple[int, ...]
+    kept: tuple[int, ...]
+    overflow: tuple[bool, ...]
+    budget: int
+    max_enumerated: int
+    beam_width: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -95,9 +229,10 @@ class LocalStructure:
         truncated: Whether the candidate paths were capped.
         hops: The radius ``k`` of the enclosing subgraph.
         max_length: The longest path length ``L`` enumerated.
-        found: Candidate paths found per length, length 1 first, before the cap; each at most
-            ``max_candidates`` (a lower bound where the enumeration stopped there). Default
-            ``()``.
+        found: Candidate paths found per length, length 1 first, before pruning (as
+            ``pruning.enumerated``). Default ``()``.
+        pruning: How the candidates were chosen (:class:`Pruning`). Default ``None`` (a
+            structure built by hand).
 
     Shapes:
         ``nodes``: ``[n]``; ``edge_index``: ``[2, m]``; ``edge_type``: ``[m]``.
@@ -113,6 +248,7 @@ class LocalStructure:
     hops: int
     max_length: int
     found: tuple[int, ...] = ()
+    pruning: Pruning | None = None
 
     @property
     def num_nodes(self) -> int:
@@ -155,14 +291,21 @@ def local_structure(
     max_length: int = 3,
     max_candidates: int = 300,
     path_relations: Tensor | None = None,
+    relevance: Relevance | None = None,
+    max_enumerated: int | None = None,
+    beam_width: int | None = None,
+    index: LocalIndex | None = None,
 ) -> LocalStructure:
-    r"""Extract the enclosing subgraph of ``target`` and its ``h``-to-``t`` paths.
+    r"""Extract the enclosing subgraph of ``target`` and its ``h``-to-``t`` candidate paths.
 
     With :math:`G' = G \setminus \{(h, r, t)\}` and :math:`d` the undirected hop distance in
     :math:`G'`, the local nodes are :math:`V = \{h, t\} \cup \{v : d(h, v) \le k \wedge
     d(t, v) \le k\}`, the local triples are those of :math:`G'` between nodes of :math:`V`, and
     the candidates are the simple paths of length :math:`1 .. L` from :math:`h` to :math:`t`
-    over local triples, each step forwards or backwards (:func:`graphdata.paths.enumerate_paths`).
+    over local triples, each step forwards or backwards (:func:`graphdata.paths.enumerate_paths`),
+    all of them when they number at most :math:`B`, else the :math:`a_\ell` (:func:`length_shares`)
+    of largest :math:`R(\pi) = \sum_{e \in \pi} I_e` per length :math:`\ell` (module docstring,
+    "Pruning"; ties in enumeration order).
 
     Args:
         edge_index: The graph's triples' heads (row 0) and tails (row 1), global ids.
@@ -171,20 +314,31 @@ def local_structure(
         num_nodes: The number of entities. Default ``None``: ``edge_index.max() + 1``.
         hops: The radius :math:`k`. Default 2.
         max_length: The longest path :math:`L`. Default 3.
-        max_candidates: The most candidate paths kept, the budget split evenly across path
-            lengths (:func:`length_shares`; within a length, the first in the order of
-            :class:`graphdata.paths.Paths`); more give a :class:`CandidatesCapped` warning
-            that states the cap and the split (one line for many targets inside
-            :func:`capped_summary`). Default 300.
+        max_candidates: The budget :math:`B` of candidate paths, split across lengths by
+            :func:`length_shares`. Default 300. More candidates give a :class:`CandidatesCapped`
+            warning stating the split (one line for many targets inside
+            :func:`capped_summary`) and :attr:`LocalStructure.pruning` records it.
         path_relations: Relation ids candidate paths may use; default ``None``: all. The local
             graph keeps every relation (the scorer still sees all triples).
+        relevance: :math:`I_e` for the local triples, called once on the structure without
+            paths when pruning is needed (:func:`gradient_relevance`, :func:`model_relevance`);
+            must return ``[m]`` finite values. Default ``None``: keep the first paths of each
+            length in enumeration order (``pruning.method == "order"``).
+        max_enumerated: The most paths enumerated per length; a length with more is built by
+            the beam search (with a relevance) or cut there (without). Default ``None``:
+            ``20 * max_candidates``.
+        beam_width: Partial paths the beam search keeps per step. Default ``None``:
+            ``max_enumerated``.
+        index: A :class:`LocalIndex` of this same graph, to skip rebuilding its adjacency
+            (same result). Default ``None``.
 
     Returns:
         The :class:`LocalStructure`; without any path (``h`` and ``t`` not joined within the
         subgraph) its :attr:`~LocalStructure.paths` is empty.
 
     Raises:
-        GraphDataError: If ``h == t`` or an id is out of range.
+        GraphDataError: If ``h == t``, an id is out of range, a budget is not a positive int, or
+            the relevance is not ``[m]`` finite values.
 
     Shapes:
         ``edge_index``: ``[2, E]``; ``edge_type``: ``[E]``.
@@ -192,8 +346,8 @@ def local_structure(
     Examples:
         >>> ei = torch.tensor([[0, 2, 0], [2, 1, 1]])  # 0 -a-> 2 -b-> 1 and the target 0 -c-> 1
         >>> local = local_structure(ei, torch.tensor([0, 1, 2]), (0, 2, 1), hops=1, max_length=2)
-        >>> local.nodes.tolist(), local.paths, local.triples.tolist()
-        ([0, 1, 2], ((0, 1),), [[0, 0, 2], [2, 1, 1]])
+        >>> local.nodes.tolist(), local.paths, local.triples.tolist(), local.pruning.method
+        ([0, 1, 2], ((0, 1),), [[0, 0, 2], [2, 1, 1]], 'exact')
     """
     head, relation, tail = (int(x) for x in target)
     if head == tail:
@@ -201,25 +355,34 @@ def local_structure(
             f"target: expected a triple with head != tail, got {target!r}; a self-loop has no "
             "path between two distinct entities to explain it"
         )
-    if (
-        isinstance(max_candidates, bool)
-        or not isinstance(max_candidates, int)
-        or max_candidates < 1
-    ):
-        raise GraphDataError(f"max_candidates: expected a positive int, got {max_candidates!r}")
-    sub = k_hop_enclosing_subgraph(
-        head,
-        tail,
-        edge_index,
-        edge_type,
-        num_nodes,
-        k=hops,
-        exclude_triples=(head, relation, tail),
-    )
+    _check_positive("max_candidates", max_candidates)
+    max_enumerated = 20 * max_candidates if max_enumerated is None else max_enumerated
+    _check_positive("max_enumerated", max_enumerated)
+    beam_width = max_enumerated if beam_width is None else beam_width
+    _check_positive("beam_width", beam_width)
+    if index is None:
+        sub = k_hop_enclosing_subgraph(
+            head,
+            tail,
+            edge_index,
+            edge_type,
+            num_nodes,
+            k=hops,
+            exclude_triples=(head, relation, tail),
+        )
+    elif index.edge_index is not edge_index or index.edge_type is not edge_type:
+        raise GraphDataError(
+            "index: built from other edge_index/edge_type tensors than the ones passed; build "
+            "LocalIndex(edge_index, edge_type) from these (or pass index=None)"
+        )
+    else:
+        if isinstance(hops, bool) or not isinstance(hops, int) or hops < 0:
+            raise GraphDataError(f"hops: expected an int >= 0, got {hops!r}")
+        sub = index.enclosing((head, relation, tail), hops=hops)
     excluded = None
     if path_relations is not None:
         excluded = ~torch.isin(sub.edge_type, path_relations.to(sub.edge_type.device))
-    # Each length is enumerated on its own, up to the whole budget, so the cap can be split.
+    # Each length is enumerated on its own, up to max_enumerated, so the budget can be split.
     by_length = [
         enumerate_paths(
             sub.edge_index,
@@ -228,53 +391,262 @@ def local_structure(
             1,
             ell,
             num_nodes=sub.num_nodes,
-            max_paths=max_candidates,
+            max_paths=max_enumerated,
             on_overflow="truncate",
             exclude_edges=excluded,
             min_length=ell,
         )
         for ell in range(1, max_length + 1)
     ]
-    counts = [len(p) for p in by_length]
-    truncated = sum(counts) > max_candidates or any(p.truncated for p in by_length)
-    kept = length_shares(counts, max_candidates)
-    if truncated:
-        found = ", ".join(
-            f"{ell}: {n} of {c}{'+' if p.truncated else ''}"
-            for ell, (n, c, p) in enumerate(zip(kept, counts, by_length), start=1)
-        )
-        warnings.warn(
-            CandidatesCapped(
-                f"target {target}: more than max_candidates={max_candidates} candidate paths of "
-                f"length <= {max_length}; kept {sum(kept)}, the budget split evenly across "
-                f"lengths (kept of found per length: {found}) (raise max_candidates or lower "
-                "max_length to search more)",
-                target=(head, relation, tail),
-                found=tuple(counts),
-                kept=tuple(kept),
-                overflow=tuple(p.truncated for p in by_length),
-                max_candidates=max_candidates,
-                max_length=max_length,
-            ),
-            stacklevel=2,
-        )
-    edge_paths: list[tuple[int, ...]] = []
-    node_paths: list[tuple[int, ...]] = []
-    for ell, (paths, n) in enumerate(zip(by_length, kept), start=1):
-        edge_paths += [tuple(row[:ell]) for row in paths.edge_ids[:n].tolist()]
-        node_paths += [tuple(row[: ell + 1]) for row in paths.nodes[:n].tolist()]
-    return LocalStructure(
+    overflow = [p.truncated for p in by_length]
+    bare = LocalStructure(
         target=(head, relation, tail),
         nodes=sub.nodes,
         edge_index=sub.edge_index,
         edge_type=sub.edge_type,
-        paths=tuple(edge_paths),
-        path_nodes=tuple(node_paths),
-        truncated=truncated,
+        paths=(),
+        path_nodes=(),
+        truncated=False,
         hops=hops,
         max_length=max_length,
-        found=tuple(counts),
     )
+    # Per length: (edge ids [P, ell], node ids [P, ell + 1]) in the order they are to be kept.
+    chosen = [(p.edge_ids[:, :ell], p.nodes[:, : ell + 1]) for ell, p in enumerate(by_length, 1)]
+    counts = [len(p) for p in by_length]
+    pruned = sum(counts) > max_candidates or any(overflow)
+    method = "relevance" if pruned and relevance is not None else "order" if pruned else "exact"
+    if method == "relevance":
+        assert relevance is not None  # for mypy
+        weight = _checked_relevance(relevance(bare), bare.num_edges)
+        for i, ell in enumerate(range(1, max_length + 1)):
+            if overflow[i]:
+                chosen[i] = _beam_paths(bare, ell, weight, beam_width, excluded)
+            else:
+                edges, nodes = chosen[i]
+                order = torch.argsort(weight[edges].sum(1), descending=True, stable=True)
+                chosen[i] = (edges[order], nodes[order])
+        counts = [e.size(0) for e, _ in chosen]
+    kept = length_shares(counts, max_candidates)
+    edge_paths: list[tuple[int, ...]] = []
+    node_paths: list[tuple[int, ...]] = []
+    for (edges, nodes), n in zip(chosen, kept):
+        edge_paths += [tuple(row) for row in edges[:n].tolist()]
+        node_paths += [tuple(row) for row in nodes[:n].tolist()]
+    pruning = Pruning(
+        method=method,
+        enumerated=tuple(counts),
+        kept=tuple(kept),
+        overflow=tuple(overflow),
+        budget=max_candidates,
+        max_enumerated=max_enumerated,
+        beam_width=beam_width,
+        reason=_reason(method, counts, kept, overflow, max_candidates, beam_width),
+    )
+    if pruned:
+        _warn_capped((head, relation, tail), pruning, max_length)
+    return dataclasses.replace(
+        bare,
+        paths=tuple(edge_paths),
+        path_nodes=tuple(node_paths),
+        truncated=pruned,
+        found=tuple(counts),
+        pruning=pruning,
+    )
+
+
+def _check_positive(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
+
+
+def _checked_relevance(weight: Tensor, num_edges: int) -> Tensor:
+    """The relevance as a float ``[m]`` tensor, refused when misshapen or not finite."""
+    if not isinstance(weight, Tensor) or weight.shape != (num_edges,):
+        shape = tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
+        raise GraphDataError(
+            f"relevance: expected a tensor [m] = [{num_edges}] (one value per local triple), got "
+            f"{shape}; return one relevance per edge of local.edge_type"
+        )
+    weight = weight.detach().double()
+    if not bool(torch.isfinite(weight).all()):
+        bad = int((~torch.isfinite(weight)).sum())
+        raise GraphDataError(
+            f"relevance: expected finite values, got {bad} non-finite of {num_edges}; check the "
+            "evaluator or model that computes it (a diverged distillation gives NaN gradients)"
+        )
+    return weight
+
+
+def _reason(
+    method: str,
+    counts: Sequence[int],
+    kept: Sequence[int],
+    overflow: Sequence[bool],
+    budget: int,
+    beam_width: int,
+) -> str:
+    """The one sentence of :attr:`Pruning.reason`."""
+    if method == "exact":
+        return f"all {sum(counts)} candidate paths kept (budget {budget})"
+    per_length = ", ".join(
+        f"{ell}: {k} of {c}{'+' if o else ''}"
+        for ell, (k, c, o) in enumerate(zip(kept, counts, overflow), start=1)
+    )
+    how = (
+        "the most relevant paths of each length (R = sum of edge relevances"
+        + (f"; beam search of width {beam_width} where '+'" if any(overflow) else "")
+        + ")"
+        if method == "relevance"
+        else "the first paths of each length in enumeration order (no relevance given)"
+    )
+    return (
+        f"more candidate paths than the budget {budget}: kept {sum(kept)}, split evenly across "
+        f"lengths (kept of found per length: {per_length}), {how}"
+    )
+
+
+def _warn_capped(target: tuple[int, int, int], pruning: Pruning, max_length: int) -> None:
+    warnings.warn(
+        CandidatesCapped(
+            f"target {target}: more than max_candidates={pruning.budget} candidate paths of "
+            f"length <= {max_length}; {pruning.reason[pruning.reason.index('kept') :]} (raise "
+            "max_candidates or lower max_length to search more; LocalStructure.pruning records "
+            "it)",
+            target=target,
+            found=pruning.enumerated,
+            kept=pruning.kept,
+            overflow=pruning.overflow,
+            max_candidates=pruning.budget,
+            max_length=max_length,
+            method=pruning.method,
+        ),
+        stacklevel=3,
+    )
+
+
+def _beam_paths(
+    local: LocalStructure, length: int, weight: Tensor, width: int, excluded: Tensor | None
+) -> tuple[Tensor, Tensor]:
+    r"""Beam search for the simple ``h``-to-``t`` paths of ``length`` steps of largest :math:`R`.
+
+    Returns ``(edge ids [P, length], node ids [P, length + 1])`` in decreasing :math:`R`, at
+    most ``width`` paths (module docstring, "Pruning").
+    """
+    device = local.edge_type.device
+    n, m = local.num_nodes, local.num_edges
+    usable = torch.ones(m, dtype=torch.bool, device=device)
+    if excluded is not None:
+        usable &= ~excluded
+    eid = torch.arange(m, device=device)[usable]
+    a, b = local.edge_index[0, eid], local.edge_index[1, eid]
+    # Undirected incidence sorted by its source: entry j walks edge eids[j] from src[j] to dst[j].
+    src, dst, eids = torch.cat([a, b]), torch.cat([b, a]), torch.cat([eid, eid])
+    order = torch.argsort(src, stable=True)
+    src, dst, eids = src[order], dst[order], eids[order]
+    ptr = torch.zeros(n + 1, dtype=torch.long, device=device)
+    ptr[1:] = torch.bincount(src, minlength=n).cumsum(0)
+    # Hop distance to t (local id 1) over usable edges, up to length - 1.
+    far = length + 1
+    dist = torch.full((n,), far, dtype=torch.long, device=device)
+    dist[1] = 0
+    for step in range(1, length):
+        reach = torch.zeros(n, dtype=torch.bool, device=device)
+        reach[src[dist[dst] == step - 1]] = True
+        dist[reach & (dist == far)] = step
+    nodes = torch.zeros(1, 1, dtype=torch.long, device=device)  # [P, i + 1], h = local id 0
+    edges = torch.zeros(1, 0, dtype=torch.long, device=device)  # [P, i]
+    score = torch.zeros(1, dtype=torch.float64, device=device)  # [P]
+    for i in range(length):
+        left = length - i - 1  # steps left after this one
+        end = nodes[:, -1]
+        degree = ptr[end + 1] - ptr[end]
+        owner = torch.repeat_interleave(torch.arange(end.numel(), device=device), degree)
+        first = degree.cumsum(0) - degree
+        slot = ptr[end][owner] + torch.arange(owner.numel(), device=device) - first[owner]
+        nxt = dst[slot]  # [X] the node each extension reaches
+        ok = (dist[nxt] <= left) & ~(nodes[owner] == nxt.unsqueeze(1)).any(1)
+        ok &= (nxt == 1) if left == 0 else (nxt != 1)
+        owner, slot, nxt = owner[ok], slot[ok], nxt[ok]
+        total = score[owner] + weight[eids[slot]]
+        top = torch.argsort(total, descending=True, stable=True)[:width]
+        owner, slot, nxt = owner[top], slot[top], nxt[top]
+        nodes = torch.cat([nodes[owner], nxt.unsqueeze(1)], dim=1)
+        edges = torch.cat([edges[owner], eids[slot].unsqueeze(1)], dim=1)
+        score = total[top]
+    return edges, nodes
+
+
+def gradient_relevance(
+    score_local: Callable[[LocalStructure, Tensor], Tensor],
+) -> Relevance:
+    r"""Edge relevance from a differentiable mask scorer: the two-point integrated gradient.
+
+    .. math::
+        I_e = \tfrac12 \bigl(\partial_{w_e} f(\mathbf 0) + \partial_{w_e} f(\mathbf 1)\bigr),
+
+    with :math:`f(w)` the target's score under soft edge weights :math:`w \in [0, 1]^m`
+    (Sundararajan et al., ICML 2017, arXiv 1703.01365; module docstring, "Pruning", for why it
+    ranks paths by the first-order estimate of the search's objective). Both gradients come
+    from one forward and backward pass over the two masks.
+
+    Args:
+        score_local: ``(local, mask [C, m] float) -> [C]`` scores, differentiable in the mask,
+            e.g. :meth:`kg.explain.evaluator.DistilledEvaluator.score_local`.
+
+    Returns:
+        The relevance function for :func:`local_structure`.
+
+    Examples:
+        >>> def f(local, w):  # a scorer linear in the weights: I_e is its coefficient
+        ...     return w @ torch.tensor([1.0, -2.0])
+        >>> ei = torch.tensor([[0, 2], [2, 1]])
+        >>> local = local_structure(ei, torch.tensor([0, 1]), (0, 2, 1), hops=1, max_length=2)
+        >>> gradient_relevance(f)(local).tolist()
+        [1.0, -2.0]
+    """
+
+    def relevance(local: LocalStructure) -> Tensor:
+        ends = torch.tensor([0.0, 1.0], device=local.edge_type.device)
+        mask = ends.unsqueeze(1).expand(2, local.num_edges).clone().requires_grad_(True)
+        with torch.enable_grad():
+            (grad,) = torch.autograd.grad(score_local(local, mask).sum(), mask)
+        return 0.5 * (grad[0] + grad[1])
+
+    return relevance
+
+
+def model_relevance(model: KGEModel, calibration: tuple[float, float]) -> Relevance:
+    r"""Edge relevance from the KGE itself: its calibrated log-probability of each local triple.
+
+    .. math::
+        I_e = \log p(e) = \log \sigma\bigl((f(e) - \tau) / \sigma_f\bigr),
+
+    the probability map of :class:`kg.explain.KGExplainer` (``calibration_``), so that
+    :math:`R(\pi) = \log \prod_{e \in \pi} p(e)` (module docstring, "Pruning").
+
+    Args:
+        model: The KGE (evaluated in eval mode, no gradients; not modified).
+        calibration: :math:`(\tau, \sigma_f)`.
+
+    Returns:
+        The relevance function for :func:`local_structure`.
+    """
+    tau, sigma = calibration
+    if not (math.isfinite(tau) and math.isfinite(sigma) and sigma > 0):
+        raise GraphDataError(
+            f"calibration: expected finite (tau, sigma_f) with sigma_f > 0, got {calibration!r}"
+        )
+
+    def relevance(local: LocalStructure) -> Tensor:
+        triples = local.triples
+        with torch.no_grad(), eval_mode(model):
+            f = torch.cat(
+                [model(x[:, 0], x[:, 1], x[:, 2]) for x in triples.split(4096)]
+                or [triples.new_zeros(0, dtype=torch.float)]
+            )
+        return F.logsigmoid((f.double() - tau) / sigma)
+
+    return relevance
 
 
 def length_shares(counts: Sequence[int], budget: int) -> list[int]:
@@ -387,11 +759,11 @@ def capped_summary(num_targets: int | None = None) -> Iterator[list[CandidatesCa
 
 def _summary(capped: Sequence[CandidatesCapped], num_targets: int | None) -> str:
     """The summary line of :func:`capped_summary`."""
-    groups: dict[tuple[int, int], list[CandidatesCapped]] = {}
+    groups: dict[tuple[int, int, str], list[CandidatesCapped]] = {}
     for w in capped:
-        groups.setdefault((w.max_candidates, w.max_length), []).append(w)
+        groups.setdefault((w.max_candidates, w.max_length, w.method), []).append(w)
     clauses = []
-    for (cap, length), group in groups.items():
+    for (cap, length, method), group in groups.items():
         ranges = []
         for ell in range(length):
             found = [w.found[ell] for w in group if ell < len(w.found)]
@@ -406,8 +778,9 @@ def _summary(capped: Sequence[CandidatesCapped], num_targets: int | None) -> str
             ranges.append(f"{ell + 1}: {span} (median {median:g})")
         clauses.append(
             f"more than max_candidates={cap} candidate paths of length <= {length}; each kept "
-            f"{cap}, the budget split evenly across lengths (found per length over these "
-            f"targets: {', '.join(ranges)})"
+            f"{cap}, the budget split evenly across lengths"
+            + (", the most relevant paths of each length" if method == "relevance" else "")
+            + f" (found per length over these targets: {', '.join(ranges)})"
         )
     of = f" of {num_targets}" if num_targets is not None else ""
     return (

@@ -63,8 +63,9 @@ OBJECTIVE = "both"
 MIN_PATHS = 1
 
 #: Why a search ended: path budget reached, marginal gain below the threshold, every candidate
-#: used, no candidate path at all, a local graph that does not raise the score, or the node
-#: search (:mod:`kg.explain.node_search`) reaching the tail or not.
+#: used, no candidate path at all, a local graph that does not raise the score, the node
+#: search (:mod:`kg.explain.node_search`) reaching the tail or not, or the pattern search
+#: (:mod:`kg.explain.patterns`) ending on its confidence test.
 STOP_REASONS = (
     "budget",
     "min_gain",
@@ -73,6 +74,7 @@ STOP_REASONS = (
     "no_signal",
     "reached_tail",
     "tail_not_reached",
+    "confidence",
 )
 
 #: A perturbation scorer: keep masks ``[C, m]`` (bool) -> target scores ``[C]``.

@@ -1,0 +1,226 @@
+"""Candidate pruning by relevance and the beam search (kg.explain.local, "Pruning"; issue 18)."""
+
+import itertools
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from graphdata.errors import GraphDataError
+from graphdata.paths import enumerate_paths
+from kg.explain.explainer import KGExplainer
+from kg.explain.local import (
+    CandidatesCapped,
+    gradient_relevance,
+    length_shares,
+    local_structure,
+    model_relevance,
+)
+
+
+def _random_graph(seed, num_nodes=12, num_edges=45):
+    generator = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, num_nodes, (2, num_edges), generator=generator)
+    edge_type = torch.randint(0, 3, (num_edges,), generator=generator)
+    # A distinct real weight per global edge, looked up by the relevance through its triple.
+    weight = torch.randn(num_edges, generator=generator, dtype=torch.float64)
+    return edge_index, edge_type, weight
+
+
+def _by_triple(edge_index, edge_type, weight):
+    """A relevance that maps each local triple back to its global edge's weight."""
+    table = {}
+    for e, (h, r, t) in enumerate(zip(edge_index[0].tolist(), edge_type.tolist(), edge_index[1])):
+        table.setdefault((h, r, int(t)), []).append(float(weight[e]))
+
+    def relevance(local):
+        seen: dict = {}
+        out = []
+        for triple in map(tuple, local.triples.tolist()):
+            k = seen.get(triple, 0)  # parallel copies of a triple, in stored order
+            out.append(table[triple][k])
+            seen[triple] = k + 1
+        return torch.tensor(out, dtype=torch.float64)
+
+    return relevance
+
+
+def _global_paths(local, paths):
+    triples = local.triples.tolist()
+    return [tuple(tuple(triples[e]) for e in p) for p in paths]
+
+
+def _brute_force_top(local, relevance, budget, max_length):
+    """Every path enumerated, ranked by R = sum of edge relevances, top a_l per length."""
+    weight = relevance(local)
+    full = enumerate_paths(
+        local.edge_index, local.edge_type, 0, 1, max_length, num_nodes=local.num_nodes
+    )
+    rows = [tuple(row[:ell]) for row, ell in zip(full.edge_ids.tolist(), full.length.tolist())]
+    by_length = [[p for p in rows if len(p) == ell] for ell in range(1, max_length + 1)]
+    shares = length_shares([len(p) for p in by_length], budget)
+    kept = []
+    for paths, share in zip(by_length, shares):
+        ranked = sorted(paths, key=lambda p: -float(weight[list(p)].sum()))  # stable: ties in order
+        kept += ranked[:share]
+    return kept, [len(p) for p in by_length]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_relevance_keeps_the_most_relevant_paths_of_each_length(seed):
+    edge_index, edge_type, weight = _random_graph(seed)
+    relevance = _by_triple(edge_index, edge_type, weight)
+    target = (0, 7, 1)  # relation 7 is absent: nothing is removed
+    full = local_structure(edge_index, edge_type, target, num_nodes=12, max_candidates=10**6)
+    assert full.pruning.method == "exact"
+    total = len(full.paths)
+    if total < 4:
+        pytest.skip("too few paths to prune")
+    budget = max(2, total // 3)
+    with pytest.warns(CandidatesCapped, match="most relevant"):
+        pruned = local_structure(
+            edge_index, edge_type, target, num_nodes=12, max_candidates=budget, relevance=relevance
+        )
+    expected, counts = _brute_force_top(pruned, relevance, budget, 3)
+    assert pruned.pruning.method == "relevance" and pruned.truncated
+    assert pruned.pruning.enumerated == tuple(counts) and sum(pruned.pruning.kept) == budget
+    assert _global_paths(pruned, pruned.paths) == _global_paths(pruned, expected)
+    # The beam, forced by max_enumerated=1 and as wide as every partial path, is the exact top.
+    with pytest.warns(CandidatesCapped, match="beam search of width 100000"):
+        beam = local_structure(
+            edge_index,
+            edge_type,
+            target,
+            num_nodes=12,
+            max_candidates=budget,
+            relevance=relevance,
+            max_enumerated=1,
+            beam_width=100000,
+        )
+    assert any(beam.pruning.overflow)
+    assert sorted(_global_paths(beam, beam.paths)) == sorted(_global_paths(pruned, pruned.paths))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_narrow_beam_gives_valid_simple_paths_in_decreasing_relevance(seed):
+    edge_index, edge_type, weight = _random_graph(seed, num_nodes=10, num_edges=60)
+    relevance = _by_triple(edge_index, edge_type, weight)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CandidatesCapped)
+        local = local_structure(
+            edge_index,
+            edge_type,
+            (0, 7, 1),
+            num_nodes=10,
+            max_candidates=30,
+            relevance=relevance,
+            max_enumerated=2,
+            beam_width=3,
+        )
+    exact = set(
+        _global_paths(local, local_structure(edge_index, edge_type, (0, 7, 1), num_nodes=10).paths)
+    )
+    w = relevance(local)
+    for ell in (1, 2, 3):
+        paths = [(p, n) for p, n in zip(local.paths, local.path_nodes) if len(p) == ell]
+        assert len(paths) <= 3 or not local.pruning.overflow[ell - 1]
+        scores = [float(w[list(p)].sum()) for p, _ in paths]
+        assert scores == sorted(scores, reverse=True)
+        for p, nodes in paths:
+            assert nodes[0] == 0 and nodes[-1] == 1 and len(set(nodes)) == len(nodes)
+            for e, a, b in zip(p, nodes, nodes[1:]):
+                assert {a, b} == set(local.edge_index[:, e].tolist())
+    assert set(_global_paths(local, local.paths)) <= exact  # every beam path is a real path
+
+
+def test_under_the_budget_the_enumeration_is_exact_and_relevance_is_not_asked():
+    edge_index, edge_type, _ = _random_graph(0)
+
+    def never(local):
+        raise AssertionError("relevance computed for a structure that fits the budget")
+
+    local = local_structure(edge_index, edge_type, (0, 7, 1), num_nodes=12, relevance=never)
+    reference = local_structure(edge_index, edge_type, (0, 7, 1), num_nodes=12)
+    assert local.paths == reference.paths and not local.truncated
+    assert local.pruning.method == "exact" and local.pruning.kept == local.pruning.enumerated
+    assert local.pruning.reason.startswith(f"all {len(local.paths)} candidate paths kept")
+
+
+def test_gradient_relevance_is_the_two_point_integrated_gradient():
+    c = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+
+    def f(local, w):  # f(w) = (w . c)^2: df/dw = 2 (w . c) c, 0 at w = 0, 3 c at w = 1
+        return (w.double() @ c) ** 2
+
+    edge_index = torch.tensor([[0, 2, 0], [2, 1, 1]])
+    local = local_structure(edge_index, torch.tensor([0, 1, 2]), (0, 5, 1), hops=1, max_length=2)
+    assert torch.allclose(gradient_relevance(f)(local).double(), 0.5 * (0 + 3.0 * c))
+
+
+def test_model_relevance_is_the_calibrated_log_probability():
+    from kg.distmult import DistMult
+
+    torch.manual_seed(0)
+    model = DistMult(12, 3, dim=4)
+    edge_index, edge_type, _ = _random_graph(1)
+    local = local_structure(edge_index, edge_type, (0, 7, 1), num_nodes=12)
+    got = model_relevance(model, (0.1, 2.0))(local)
+    h, r, t = local.triples.t()
+    with torch.no_grad():
+        expected = F.logsigmoid((model(h, r, t).double() - 0.1) / 2.0)
+    assert torch.allclose(got, expected)
+    with pytest.raises(GraphDataError, match=r"calibration: expected finite \(tau, sigma_f\)"):
+        model_relevance(model, (0.0, 0.0))
+
+
+def test_bad_relevance_and_budgets_are_refused():
+    edge_index, edge_type, _ = _random_graph(2)
+    kwargs = dict(num_nodes=12, max_candidates=1)
+    with pytest.raises(GraphDataError, match=r"relevance: expected a tensor \[m\]"):
+        local_structure(
+            edge_index, edge_type, (0, 7, 1), relevance=lambda x: torch.zeros(1), **kwargs
+        )
+
+    def nan(local):
+        return torch.full((local.num_edges,), float("nan"))
+
+    with pytest.raises(GraphDataError, match="relevance: expected finite values"):
+        local_structure(edge_index, edge_type, (0, 7, 1), relevance=nan, **kwargs)
+    for name in ("max_enumerated", "beam_width"):
+        with pytest.raises(GraphDataError, match=f"{name}: expected a positive int, got 0"):
+            local_structure(edge_index, edge_type, (0, 7, 1), **{name: 0}, num_nodes=12)
+
+
+def test_the_explainer_prunes_by_the_evaluators_gradient(world, teacher, explainer, small_config):
+    capped = KGExplainer(teacher, small_config(max_candidates=6)).fit(
+        world.dataset, evaluator=explainer.evaluator_
+    )
+    targets = [t for t in world.derived_triples("test") if t[1] == "grandparent"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CandidatesCapped)
+        local = next(x for x in map(capped.local_structure, targets) if x.truncated)
+    assert local.pruning.method == "relevance" and sum(local.pruning.kept) == 6
+    relevance = gradient_relevance(explainer.evaluator_.score_local)(local)
+    expected, _ = _brute_force_top(local, lambda _: relevance, 6, 3)
+    assert local.paths == tuple(expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_index_gives_the_same_local_structure(seed):
+    from kg.explain.local import LocalIndex
+
+    edge_index, edge_type, _ = _random_graph(seed, num_nodes=15, num_edges=50)
+    # The target is one of the graph's triples (removed) or a new one, hops 1 and 2.
+    h, t = int(edge_index[0, seed]), int(edge_index[1, seed])
+    targets = [(h, int(edge_type[seed]), t), (0, 9, 1)]
+    index = LocalIndex(edge_index, edge_type, 15)
+    for target, hops in itertools.product(targets, (1, 2)):
+        if target[0] == target[2]:
+            continue
+        a = local_structure(edge_index, edge_type, target, num_nodes=15, hops=hops)
+        b = local_structure(edge_index, edge_type, target, num_nodes=15, hops=hops, index=index)
+        assert torch.equal(a.nodes, b.nodes) and torch.equal(a.edge_index, b.edge_index)
+        assert torch.equal(a.edge_type, b.edge_type) and a.paths == b.paths
+    with pytest.raises(GraphDataError, match="index: built from other edge_index"):
+        local_structure(edge_index.clone(), edge_type, (0, 9, 1), index=index)
