@@ -83,6 +83,7 @@ PACKAGES: dict[str, list[str]] = {
         "kg.explain.baselines",
         "kg.explain.fidelity",
         "kg.explain.faithful",
+        "kg.explain.patterns",
         "kg.explain.ground_truth",
         "kg.explain.evaluator",
         "kg.explain.evaluator.config",

@@ -5,13 +5,15 @@ Exploration and Evaluation", ICLR 2025 (arXiv 2404.03893), with a distilled rela
 evaluator, batched local re-training, fidelity metrics and ground-truth evaluation on the
 synthetic family KG.
 
-The package exports the 17 names of everyday use (issue #16: it exported 40, 7 of them option
+The package exports the 15 names of everyday use (issue #16: it exported 40, 7 of them option
 tuples). Everything else stays public in its module: the option tuples (``explainer.MODES``,
 ``BASELINES``, ``STRATEGIES``; ``search.OBJECTIVES``, ``SELECTIONS``, ``STOP_REASONS``;
 ``retrain.INITS``), the dispatch dicts (``baselines.BASELINES``, ``explainer.SEARCHES``), the
 baselines (:mod:`kg.explain.baselines`), the node search, the local structure type, the
 distillation targets, the evaluator's fingerprints, the re-training scorer, the ground-truth
-helpers, and the implementation constants that replaced knobs (:mod:`kg.explain.evaluator.config`,
+helpers, the model-faithful evaluator (:mod:`kg.explain.faithful`), the parallel map
+(:mod:`kg.explain.parallel`), the pattern search (:mod:`kg.explain.patterns`), and the
+implementation constants that replaced knobs (:mod:`kg.explain.evaluator.config`,
 ``search.MAX_PATHS`` ... ``MIN_PATHS``, ``retrain.LR`` ...).
 """
 
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
     from kg.explain.evaluator.distilled import DistilledEvaluator
     from kg.explain.explainer import ExplainerConfig, KGExplainer
     from kg.explain.explanation import ExplainedPath, PathExplanation
-    from kg.explain.faithful import FaithfulConfig, FaithfulEvaluator
     from kg.explain.fidelity import (
         characterization_score,
         model_fidelity,
@@ -53,8 +54,6 @@ __all__ = [
     "phenomenon_fidelity",
     "characterization_score",
     "sparsity",
-    "FaithfulEvaluator",
-    "FaithfulConfig",
 ]
 
 #: Submodule -> the public names it defines, imported on first use (PEP 562; graphdata._lazy).
@@ -63,7 +62,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "kg.explain.evaluator.distilled": ("DistilledEvaluator",),
     "kg.explain.explainer": ("ExplainerConfig", "KGExplainer"),
     "kg.explain.explanation": ("ExplainedPath", "PathExplanation"),
-    "kg.explain.faithful": ("FaithfulConfig", "FaithfulEvaluator"),
     "kg.explain.fidelity": (
         "characterization_score",
         "model_fidelity",
