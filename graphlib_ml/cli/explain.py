@@ -9,6 +9,14 @@ groundings in train and the explanation's precision, recall and F1 against the b
 one, on any dataset; without it, the planted ground truth when the dataset is the synthetic
 family KG.
 
+``--triples FILE`` explains many targets with one fitted explainer (one evaluator): FILE holds
+one ``head relation tail`` per line (whitespace- or tab-separated labels; blank lines and lines
+starting with ``#`` are skipped). Each explanation is printed; ``--workers N`` shares the fitted
+explainer among N processes (:func:`kg.explain.parallel.explain_parallel`; results in file
+order, equal to the serial ones); ``--json`` writes a JSON list of the explanations; figures are
+written only with ``--out FOLDER`` (``<line index>.png``, zero-padded); with ``--rules``, the mean
+precision/recall/F1 per rule length over the targets (:func:`graphdata.rules.score_targets`).
+
 The distilled evaluator is cached next to the checkpoint (issue #18): ``evaluator-<key>.pt`` in
 the checkpoint's folder, ``<key>`` the first 16 hex digits of a SHA-256 over the model's
 fingerprint (name, configuration and parameter values), the training graph's fingerprint
@@ -76,6 +84,33 @@ def _parse_triple(text: str) -> tuple[str, str, str]:
             f'--triple: expected three space-separated labels "head relation tail", got {text!r}'
         )
     return parts[0], parts[1], parts[2]
+
+
+def _read_triples(path: str) -> list[tuple[str, str, str]]:
+    """The targets of ``--triples FILE``: one ``head relation tail`` per line (module docstring)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise GraphDataError(
+            f"--triples: cannot read {path!r} ({err}); pass a UTF-8 text file with one "
+            '"head relation tail" per line'
+        ) from None
+    triples = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split()
+        if len(parts) != 3:
+            raise GraphDataError(
+                f"--triples: line {number} of {path!r}: expected three labels "
+                f'"head relation tail" separated by spaces or tabs, got {line.strip()!r}'
+            )
+        triples.append((parts[0], parts[1], parts[2]))
+    if not triples:
+        raise GraphDataError(
+            f'--triples: {path!r} holds no triple; write one "head relation tail" per line'
+        )
+    return triples
 
 
 def _load_evaluator(path: str, device: torch.device) -> DistilledEvaluator:
@@ -268,13 +303,23 @@ def _explain(args: argparse.Namespace) -> int:
     from kg.datasets import load_checkpoint_with_dataset
     from kg.explain import KGExplainer
 
-    triple = _parse_triple(args.triple)
+    triples = _read_triples(args.triples) if args.triples else [_parse_triple(args.triple)]
+    if isinstance(args.workers, bool) or args.workers < 1:
+        raise GraphDataError(f"--workers: expected a positive int, got {args.workers!r}")
+    if args.workers > 1 and not args.triples:
+        raise GraphDataError(
+            f"--workers: parallel explanation needs several targets, got --workers "
+            f"{args.workers} with --triple; pass --triples FILE, or drop --workers"
+        )
     rules = None
     if args.rules:
         from graphdata.rules import read_rules
 
         rules = read_rules(args.rules)  # before any work: a bad file fails at once
-    check_output_file(args.out, argument="--out")
+    if args.triples:
+        figures = _check_output_folder(args.out) if args.out else None
+    else:
+        check_output_file(args.out or "explanation.png", argument="--out")
     for flag, value in (("--json", args.json), ("--save-evaluator", args.save_evaluator)):
         if value:
             check_output_file(value, argument=flag)
@@ -316,6 +361,9 @@ def _explain(args: argparse.Namespace) -> int:
             _write_cache(explainer.evaluator_, cache)
     if explainer.evaluator_ is not None and args.save_evaluator and not args.evaluator:
         print(f"wrote {explainer.evaluator_.save(args.save_evaluator)}")
+    if args.triples:
+        return _explain_many(explainer, dataset, triples, rules, figures, args)
+    (triple,) = triples
     explanation = explainer.explain(triple)
     print(explanation.to_text())
     world = _world(dataset.name)
@@ -323,12 +371,88 @@ def _explain(args: argparse.Namespace) -> int:
         _print_ground_truth(world, triple, explanation.triples)
     if rules is not None:
         _print_rule_scores(rules, dataset, triple, explanation.triples)
-    out = explanation.plot(Path(args.out))
+    out = explanation.plot(Path(args.out or "explanation.png"))
     print(f"wrote {out}")
     if args.json:
         explanation.to_json(args.json)
         print(f"wrote {args.json}")
     return 0
+
+
+def _check_output_folder(path: str) -> Path:
+    """``--out`` with ``--triples``: a folder for the figures (created; not a file)."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise GraphDataError(
+            f"--out: with --triples, expected a folder for one figure per target, got the file "
+            f"{path!r}; pass a folder path (created if missing)"
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise GraphDataError(f"--out: cannot create the folder {path!r} ({err})") from None
+    return folder
+
+
+def _explain_many(
+    explainer: Any,
+    dataset: KGDataset,
+    triples: list[tuple[str, str, str]],
+    rules: Sequence[Rule] | None,
+    figures: Path | None,
+    args: argparse.Namespace,
+) -> int:
+    """``--triples``: explain every target with one fitted explainer; print, score, write."""
+    import time
+
+    from graphdata.atomic import write_text_atomic
+
+    start = time.perf_counter()
+    explanations = explainer.explain_all(
+        triples, progress=not args.no_progress, workers=args.workers
+    )
+    seconds = time.perf_counter() - start
+    for explanation in explanations:
+        print(explanation.to_text())
+    print(
+        f"explained {len(triples)} targets in {seconds:.1f} s ({seconds / len(triples):.2f} s "
+        f"each, {args.workers} worker{'s' if args.workers > 1 else ''})"
+    )
+    if rules is not None:
+        _print_mean_rule_scores(rules, dataset, triples, explanations)
+    if figures is not None:
+        width = len(str(len(triples) - 1))
+        for i, explanation in enumerate(explanations):
+            explanation.plot(figures / f"{i:0{width}d}.png")
+        print(f"wrote {len(triples)} figures to {figures}")
+    if args.json:
+        text = json.dumps([e.to_dict() for e in explanations], indent=1)
+        print(f"wrote {write_text_atomic(args.json, text)}")
+    return 0
+
+
+def _print_mean_rule_scores(
+    rules: Sequence[Rule],
+    dataset: KGDataset,
+    triples: Sequence[tuple[str, str, str]],
+    explanations: Sequence[Any],
+) -> None:
+    """Print the mean P/R/F1 per rule length of many explanations against ``--rules``."""
+    from graphdata.rules import score_targets
+
+    table = score_targets(
+        {t: e.triples for t, e in zip(triples, explanations)}, rules, dataset.train
+    )
+    grounded = sum(score is not None for score in table.rows.values())
+    print(
+        f"ground truth (--rules, {len(rules)} rules): {grounded} of {len(triples)} targets "
+        "grounded in train"
+    )
+    for length, row in sorted(table.by_length.items()):
+        print(
+            f"  length {length}: {row.count} targets, precision {row.precision:.2f} recall "
+            f"{row.recall:.2f} F1 {row.f1:.2f}"
+        )
 
 
 def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
@@ -355,7 +479,19 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
         "it and writes a PNG.",
     )
     ex.add_argument("checkpoint", help="a checkpoint.pt written by `graphlib kg train`")
-    ex.add_argument("--triple", required=True, help='"head relation tail" labels, space-separated')
+    targets = ex.add_mutually_exclusive_group(required=True)
+    targets.add_argument("--triple", help='"head relation tail" labels, space-separated')
+    targets.add_argument(
+        "--triples",
+        help='a file of targets, one "head relation tail" per line, explained with one fitted '
+        "explainer",
+    )
+    ex.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="with --triples: processes sharing the fitted explainer (default 1)",
+    )
     from kg.explain import EvaluatorConfig, ExplainerConfig, RetrainConfig
 
     _FLAGS["explainer"] = add_config_flags(ex, ExplainerConfig, aliases=_ALIASES)
@@ -392,7 +528,11 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
         "print the explanation's precision/recall/F1 against the best-matching grounding in "
         "train (graphdata.rules)",
     )
-    ex.add_argument("--out", default="explanation.png", help="PNG file (default explanation.png)")
+    ex.add_argument(
+        "--out",
+        help="PNG file (default explanation.png); with --triples a folder, one PNG per target "
+        "(default: no figures)",
+    )
     ex.add_argument("--json", help="also write the explanation to this JSON file")
     ex.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     ex.add_argument("--no-progress", action="store_true", help="no distillation progress bar")

@@ -1,0 +1,83 @@
+"""``graphlib kg explain --triples FILE [--workers N]``: many targets, one fitted explainer."""
+
+import json
+
+import pytest
+
+from graphdata.errors import GraphDataError
+from graphdata.rules import read_rules, score_targets
+from graphdata.synthetic import family_kg
+from tests.graphlib_ml.test_cli_explain import _run, checkpoint  # noqa: F401
+
+FLAGS = ["--evaluator-steps", "5", "--evaluator-hidden", "16", "--device", "cpu"]
+FLAGS += ["--max-candidates", "30", "--no-progress", "--no-evaluator-cache"]
+
+
+def _targets(n: int) -> list[tuple[str, str, str]]:
+    world = family_kg(40, seed=0)
+    return [t for t in world.derived_triples("test") if t[1] == "child_of"][:n]
+
+
+def test_triples_file_serial_and_parallel_agree_and_score(checkpoint, tmp_path, capsys):  # noqa: F811
+    path, dataset = checkpoint
+    targets = _targets(3)
+    lines = ["# targets", ""] + ["\t".join(t) for t in targets]
+    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rules = tmp_path / "rules.txt"
+    rules.write_text("child_of(X,Y) <- parent(Y,X)\n", encoding="utf-8")
+    argv = [str(path), "--triples", str(tmp_path / "t.txt"), *FLAGS, "--rules", str(rules)]
+    with pytest.warns(UserWarning):
+        assert _run([*argv, "--json", str(tmp_path / "serial.json")]) == 0
+    serial_out = capsys.readouterr().out
+    with pytest.warns(UserWarning):
+        assert (
+            _run(
+                [*argv, "--workers", "2", "--json", str(tmp_path / "par.json")]
+                + ["--out", str(tmp_path / "figs")]
+            )
+            == 0
+        )
+    out = capsys.readouterr().out
+    serial = json.loads((tmp_path / "serial.json").read_text())
+    parallel = json.loads((tmp_path / "par.json").read_text())
+    assert [e["target"] for e in serial] == [list(t) for t in targets]
+    for a, b in zip(serial, parallel):  # the same explanations but for the wall time
+        assert a["triples"] == b["triples"] and a["joint_score"] == b["joint_score"]
+    assert "explained 3 targets in" in out and "2 workers" in out
+    assert sorted(p.name for p in (tmp_path / "figs").iterdir()) == ["0.png", "1.png", "2.png"]
+    assert (tmp_path / "figs" / "0.png").read_bytes()[:4] == b"\x89PNG"
+    assert not list(tmp_path.glob("explanation.png"))  # no single-target figure in batch mode
+    # The printed means are score_targets' over the written explanations.
+    table = score_targets(
+        {tuple(e["target"]): [tuple(x) for x in e["triples"]] for e in serial},
+        read_rules(rules),
+        dataset.train,
+    )
+    (row,) = table.by_length.values()
+    expected = f"length 1: 3 targets, precision {row.precision:.2f} recall {row.recall:.2f} F1"
+    assert expected in serial_out and f"F1 {row.f1:.2f}" in serial_out
+    assert "3 of 3 targets grounded in train" in out
+
+
+def test_bad_batch_arguments_fail_before_any_work(checkpoint, tmp_path):  # noqa: F811
+    path, _ = checkpoint
+    bad = tmp_path / "bad.txt"
+    bad.write_text("a child_of b\n\nc child_of\n", encoding="utf-8")
+    with pytest.raises(GraphDataError, match=r"--triples: line 3 .* got 'c child_of'"):
+        _run([str(path), "--triples", str(bad)])
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(GraphDataError, match="holds no triple"):
+        _run([str(path), "--triples", str(empty)])
+    with pytest.raises(GraphDataError, match="cannot read"):
+        _run([str(path), "--triples", str(tmp_path / "missing.txt")])
+    with pytest.raises(GraphDataError, match="--workers: parallel explanation needs several"):
+        _run([str(path), "--triple", "a child_of b", "--workers", "2"])
+    good = tmp_path / "good.txt"
+    good.write_text("a child_of b\n", encoding="utf-8")
+    with pytest.raises(GraphDataError, match="--workers: expected a positive int, got 0"):
+        _run([str(path), "--triples", str(good), "--workers", "0"])
+    with pytest.raises(GraphDataError, match="--out: with --triples, expected a folder"):
+        _run([str(path), "--triples", str(good), "--out", str(bad)])
+    with pytest.raises(SystemExit):  # --triple and --triples together: argparse refuses
+        _run([str(path), "--triple", "a child_of b", "--triples", str(good)])
