@@ -1,4 +1,4 @@
-"""Celcomen on unseen data: recovery from counts, signed coordinates and log1p (issue 19).
+r"""Celcomen on unseen data: recovery from counts, signed coordinates and log1p (issue 19).
 
 Tissues come from :mod:`benchmarks.tissue_metropolis`, a simulator written independently of the
 library's (Metropolis on the sphere from the stated energy, negative-binomial counts with a log
@@ -19,7 +19,8 @@ written before the ``log_counts`` route and never used to tune it): there only s
 and Pearson compare, not the scale.
 
 Baselines on each route: ``benchmarks.bench_celcomen.correlation_baselines`` (gene-gene
-correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter). Metrics on the
+correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter) of the
+expression the route sees (``log_counts``: :math:`\log(1 + c)` of the raw counts). Metrics on the
 off-diagonal entries: sign agreement on the true non-zeros, support AUROC, Pearson, Spearman
 (``benchmarks.bench_celcomen.scores``), and the scale: one common beta by least squares
 of the fitted [intra, inter] off-diagonals on the true ones, then per matrix the least-squares
@@ -139,8 +140,13 @@ def fit_route(adata: Any, route: str, seed: int) -> tuple[tuple[np.ndarray, np.n
 
 
 def route_matrix(adata: Any, route: str) -> np.ndarray:
-    """The expression a route's baseline sees, dense float64 ``[N, G]``."""
-    return np.asarray(adata.layers[ROUTES[route]], dtype=np.float64)
+    r"""The expression a route's baseline sees, dense float64 ``[N, G]``.
+
+    ``log_counts`` sees :math:`\log(1 + c)` of the raw counts (its correlations are those of
+    the gene-centred log counts the route fits); the others their layer as stored.
+    """
+    x = np.asarray(adata.layers[ROUTES[route]], dtype=np.float64)
+    return np.log1p(x) if route == "log_counts" else x
 
 
 def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
