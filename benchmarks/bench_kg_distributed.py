@@ -8,14 +8,16 @@ init_method file://), the path ``graphlib kg train --nproc W`` takes. Reported p
 epoch's optimisation time (``history_[0]["seconds"]``) and its CPU time per rank, training
 triples per second by wall clock and by the slowest rank's CPU time (what one free core per
 process would give; on a loaded machine the wall clock also counts waiting for a core), the
-epoch loss (equal across sides up to float rounding: the same global batches,
-:mod:`kg.distributed`), and the bytes each rank hands to collectives per step, counted by
-wrapping ``torch.distributed.all_reduce`` / ``all_gather``: the dense gradients of every
-parameter, float32, plus the loss scalar (and denominators when they vary), or, with a row-wise
+epoch loss and the trained parameters (equal across sides up to float rounding: the same global
+batches, :mod:`kg.distributed`; the largest parameter difference is reported), and the bytes
+each rank hands to collectives per step, counted by wrapping ``torch.distributed.all_reduce``
+/ ``all_gather``: the dense gradients of every parameter, float32, plus the loss scalar (and
+denominators when they vary), or, with a row-wise
 optimiser (``--optimizer rowwise_adagrad``), the union-index all-reduce of the touched rows
 (counts, row ids and the ``[|U|, d]`` block, :func:`kg.distributed.all_reduce_gradients`).
 ``--batched-negatives C`` trains with PyTorch-BigGraph's batched negatives (chunks of ``C``
-positives share ``--num-negatives`` entities).
+positives share ``--num-negatives`` entities). ``--evaluate`` also ranks the test triples
+(filtered, both sides) with each side's trained parameters in the parent process.
 
 Per step, each rank's time is split into the gradient all-reduce (``all_reduce_gradients``,
 including the wait for the slower rank), the optimiser step (``Run._step``) and the rest
@@ -55,6 +57,7 @@ from graphdata.errors import UnknownLabelsDropped
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from kg import _epochs
+from kg.evaluation import evaluate
 from kg.training import Trainer, TrainingConfig, build_model
 
 FB15K237 = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "kg" / "fb15k237"
@@ -104,7 +107,6 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
             finally:
                 epoch_cpu.append(time.process_time() - start)
 
-        _epochs.Run.epoch = timed_epoch  # type: ignore[method-assign]
         sent = [0]  # bytes this rank hands to collectives during the epoch
         spent = {"comm": 0.0, "opt": 0.0}
         plain_reduce, plain_gather = dist.all_reduce, dist.all_gather
@@ -133,9 +135,15 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
             finally:
                 spent["opt"] += time.perf_counter() - start
 
-        dist.all_reduce, dist.all_gather = counted_reduce, counted_gather  # type: ignore[assignment]
-        _epochs.all_reduce_gradients = timed_grads  # type: ignore[assignment]
-        _epochs.Run._step = timed_step  # type: ignore[method-assign]
+        # Patched for the life of this worker process (a spawned child of run_side).
+        for owner, name, value in (
+            (_epochs.Run, "epoch", timed_epoch),
+            (dist, "all_reduce", counted_reduce),
+            (dist, "all_gather", counted_gather),
+            (_epochs, "all_reduce_gradients", timed_grads),
+            (_epochs.Run, "_step", timed_step),
+        ):
+            setattr(owner, name, value)
         if world > 1:
             dist.barrier()  # start the clocks together
         wall, cpu = time.perf_counter(), time.process_time()
@@ -158,6 +166,8 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
             ),
         }
         Path(out, f"w{world}_r{rank}.json").write_text(json.dumps(record))
+        if rank == 0:  # the trained parameters, compared across sides in main()
+            torch.save(model.state_dict(), Path(out, f"w{world}_params.pt"))
     finally:
         if world > 1:
             dist.destroy_process_group()
@@ -168,6 +178,7 @@ def run_side(world: int, spec: dict[str, Any]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         mp.spawn(_worker, args=(world, f"{tmp}/init", spec, tmp), nprocs=world, join=True)
         ranks = [json.loads(Path(tmp, f"w{world}_r{r}.json").read_text()) for r in range(world)]
+        params = torch.load(Path(tmp, f"w{world}_params.pt"), weights_only=True)
     first = ranks[0]
     epoch_s = max(r["epoch_s"] for r in ranks)
     return {
@@ -187,7 +198,27 @@ def run_side(world: int, spec: dict[str, Any]) -> dict[str, Any]:
         "comm_s_per_step": max(r["comm_s_per_step"] for r in ranks),
         "opt_s_per_step": max(r["opt_s_per_step"] for r in ranks),
         "step_s": epoch_s / first["steps"],
+        "params": params,  # popped by main() after the comparison
     }
+
+
+def _param_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> tuple[float, float]:
+    """Largest absolute entry difference of two state dicts, and it over the largest |entry|."""
+    diff = max(float((a[k].double() - b[k].double()).abs().max()) for k in a)
+    scale = max(float(a[k].double().abs().max()) for k in a)
+    return diff, diff / max(scale, 1e-300)
+
+
+def _test_metrics(
+    name: str, dataset: KGDataset, dim: int, params: dict[str, torch.Tensor]
+) -> dict[str, float]:
+    """Filtered test MRR and Hits@10 (both-sided, realistic ranks) of trained ``params``."""
+    config = TrainingConfig.from_defaults(name, regime="slcwa", reciprocal=False)
+    model = build_model(name, dataset, config, dim=dim)
+    model.load_state_dict(params)
+    model.eval()
+    metrics = evaluate(model, dataset.test.mapped_triples, dataset.filter_index())
+    return {"mrr": metrics.mrr, "hits@10": metrics.hits_at(10)}
 
 
 def scaling_model(base: dict[str, Any], two: dict[str, Any], worlds: list[int]) -> dict:
@@ -220,6 +251,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--optimizer", default=None, help="default: the model's tuned one")
     parser.add_argument("--lr", type=float, default=0.1, help="with --optimizer")
     parser.add_argument("--batched-negatives", type=int, default=0, help="chunk size C, 0: off")
+    parser.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="also evaluate each side's trained parameters (filtered test MRR, Hits@10)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="also write the results here")
     args = parser.parse_args(argv)
     name, dataset = _dataset(args.data)
@@ -263,11 +299,26 @@ def main(argv: list[str] | None = None) -> dict:
         side["speedup"] = base["epoch_s"] / side["epoch_s"]
         side["cpu_speedup"] = side["triples_per_cpu_s"] / base["triples_per_cpu_s"]
         side["loss_rel_diff"] = abs(side["loss"] - base["loss"]) / abs(base["loss"])
+        side["param_max_abs_diff"], side["param_max_rel_diff"] = _param_diff(
+            base["params"], side["params"]
+        )
         print(
             f"  W={side['world_size']} vs W={base['world_size']}: {side['speedup']:.2f}x "
             f"wall-clock throughput, {side['cpu_speedup']:.2f}x by CPU time (one core per "
-            f"process), epoch loss relative difference {side['loss_rel_diff']:.1e}"
+            f"process), epoch loss relative difference {side['loss_rel_diff']:.1e}, trained "
+            f"parameters max |diff| {side['param_max_abs_diff']:.1e} (relative to the largest "
+            f"|entry| {side['param_max_rel_diff']:.1e})"
         )
+    if args.evaluate:
+        torch.set_num_threads(args.threads)
+        for side in sides:
+            side["test"] = _test_metrics(args.model, dataset, args.dim, side["params"])
+            print(
+                f"  W={side['world_size']}: filtered test MRR {side['test']['mrr']:.6f}, "
+                f"Hits@10 {side['test']['hits@10']:.6f}"
+            )
+    for side in sides:
+        del side["params"]
     projection = None
     if len(sides) > 1 and sides[0]["world_size"] == 1 and sides[1]["world_size"] == 2:
         projection = scaling_model(sides[0], sides[1], [2, 8, 64])

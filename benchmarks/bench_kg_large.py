@@ -10,17 +10,26 @@ PyTorch-BigGraph's batched negatives (``--chunk`` positives share ``--negatives`
 entities) and the row-wise optimiser (``--optimizer``, default ``rowwise_adagrad``), which
 updates only the rows a batch touches (:mod:`kg._sparse_optim`).
 
+``--max-batches N`` (default 0: whole epochs) trains only the first ``N`` batches of each
+epoch's shuffled order, for a bounded measurement at 10M triples on a loaded machine; the epoch
+still draws the full permutation of the training triples and runs the trainer's end-of-epoch
+checks (finiteness of the whole state, the probe), so its seconds slightly overstate the time of
+``N`` steps. Throughput is then the triples of those ``N`` batches over the epoch's seconds.
+
 Reported: training triples per second (the epoch's ``seconds``, and by the process's CPU time of the
 epoch, which on a loaded machine excludes the wait for a core), the parameter bytes and the
-optimiser's state bytes, the peak resident memory during ``fit`` (sampled every 5 ms from
-``/proc/self/statm``) both in total and above the resident memory just before the model was
-built (Python, torch and the dataset), the ratio of that training memory to parameters plus
-optimiser rows, and the memory per entity. The machine's load average and torch's thread count
-are recorded.
+optimiser's state bytes (the tensors the run's optimiser holds after training: Adam's and
+SparseAdam's two moment tables, row-wise Adagrad's one float per row), the peak resident memory
+during ``fit`` (exact: the kernel's high-water mark ``VmHWM``, reset just before the model is
+built; where the reset is refused, a lower bound sampled every 5 ms) both in total and above the
+resident memory just before the model was built (Python, torch and the dataset), the ratio of
+that training memory to parameters plus optimiser state, and the memory per entity. The
+machine's load average and torch's thread count are recorded.
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.bench_kg_large [--entities 1000000
---triples 10000000 --dim 128 --threads 1 --out FILE.json]``; quick point: ``--entities 100000
---triples 1000000``.
+--triples 10000000 --dim 128 --threads 1 --max-batches N --out FILE.json]``; quick point:
+``--entities 100000 --triples 1000000``; the dense path for comparison: ``--optimizer adam
+--chunk 0`` (per-positive negatives, ``--negatives`` of them for every positive).
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import platform
 import threading
 import time
 from typing import Any
+from unittest import mock
 
 import torch
 
@@ -53,12 +63,32 @@ def _rss() -> int:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _high_water_mark() -> int | None:
+    """Peak resident set size of this process in bytes (``VmHWM`` of ``/proc/self/status``)."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 class _PeakRSS:
-    """Sample the resident memory every ``interval`` seconds in a thread; keep the maximum."""
+    """Peak resident memory inside the block.
+
+    Exact where Linux lets a process reset its high-water mark (``5`` written to
+    ``/proc/self/clear_refs``, Linux >= 4.0): ``VmHWM`` read at the end. Otherwise the maximum of
+    samples taken every ``interval`` seconds in a thread, a lower bound that can miss a
+    transient shorter than the interval (or longer, when a loaded machine delays the sampler).
+    """
 
     def __init__(self, interval: float = 0.005) -> None:
         self.interval, self.peak, self._stop = interval, _rss(), threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self.method = "sampled every 5 ms (a lower bound)"
+        self._exact = False
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -66,6 +96,14 @@ class _PeakRSS:
             time.sleep(self.interval)
 
     def __enter__(self) -> _PeakRSS:
+        try:
+            with open("/proc/self/clear_refs", "w") as handle:
+                handle.write("5")
+            self._exact = _high_water_mark() is not None
+        except OSError:
+            self._exact = False
+        if self._exact:
+            self.method = "VmHWM after a reset (exact)"
         self._thread.start()
         return self
 
@@ -73,6 +111,9 @@ class _PeakRSS:
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, _rss())
+        hwm = _high_water_mark() if self._exact else None
+        if hwm is not None:
+            self.peak = max(self.peak, hwm)
 
 
 def synthetic_kg(
@@ -122,24 +163,35 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
     )
     epoch_cpu: list[float] = []
-    plain_epoch = _epochs.Run.epoch
+    trained: list[int] = []  # triples trained per epoch (fewer with --max-batches)
+    optimizers: list[torch.optim.Optimizer] = []
+    plain_epoch, plain_batches = _epochs.Run.epoch, _epochs.Run.batches
 
     def timed_epoch(run: _epochs.Run, bar: Any, epoch: int) -> float:
         # CPU time of the epoch: on a loaded machine wall time also counts the wait for a core.
+        optimizers[:] = [run.optimizer]
         start = time.process_time()
         try:
             return plain_epoch(run, bar, epoch)
         finally:
             epoch_cpu.append(time.process_time() - start)
 
-    _epochs.Run.epoch = timed_epoch  # type: ignore[method-assign]
-    with _PeakRSS() as peak:
+    def bounded_batches(run: _epochs.Run) -> list[torch.Tensor]:
+        batches = plain_batches(run)
+        if args.max_batches:
+            batches = batches[: args.max_batches]
+        trained.append(sum(b.numel() for b in batches))
+        return batches
+
+    with (
+        mock.patch.object(_epochs.Run, "epoch", timed_epoch),
+        mock.patch.object(_epochs.Run, "batches", bounded_batches),
+        _PeakRSS() as peak,
+    ):
         model = MODELS[args.model](dataset.num_entities, dataset.num_relations, args.dim)
         trainer = Trainer(model, cfg).fit(dataset)
-    _epochs.Run.epoch = plain_epoch  # type: ignore[method-assign]
     params = sum(p.numel() * p.element_size() for p in model.parameters())
-    # The optimiser's state of the last run: RowwiseAdagrad's row sums, SparseAdam's moments.
-    optimizer_bytes = _optimizer_bytes(model, cfg)
+    optimizer_bytes = _optimizer_bytes(optimizers[0])
     epoch = trainer.history_[-1]
     training = peak.peak - base_rss
     result = {
@@ -153,15 +205,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "config": {k: v for k, v in vars(args).items() if k != "out"},
         "model": repr(model),
+        "triples_trained_per_epoch": trained[-1],
+        "batches_per_epoch": -(-trained[-1] // args.batch_size),
         "epoch_seconds": epoch["seconds"],
-        "triples_per_second": args.triples / epoch["seconds"],
+        "triples_per_second": trained[-1] / epoch["seconds"],
         "epoch_cpu_seconds": epoch_cpu[-1],
-        "triples_per_cpu_second": args.triples / epoch_cpu[-1],
+        "triples_per_cpu_second": trained[-1] / epoch_cpu[-1],
         "losses": [h["loss"] for h in trainer.history_],
         "parameter_bytes": params,
         "optimizer_bytes": optimizer_bytes,
         "rss_before_model_bytes": base_rss,
         "peak_rss_bytes": peak.peak,
+        "peak_rss_method": peak.method,
         "training_peak_bytes": training,
         "training_peak_over_params_and_optimizer": training / (params + optimizer_bytes),
         "total_peak_over_params_and_optimizer": peak.peak / (params + optimizer_bytes),
@@ -174,17 +229,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def _optimizer_bytes(model: torch.nn.Module, cfg: TrainingConfig) -> int:
-    """Bytes of optimiser state the config's optimiser keeps for ``model`` (built afresh)."""
-    from kg.training import _make_optimizer
-
-    params = list(model.parameters())
-    opt = _make_optimizer(cfg.optimizer, params, cfg.lr)
-    if cfg.optimizer == "sparse_adam":
-        return 2 * sum(p.numel() * p.element_size() for p in params)  # exp_avg, exp_avg_sq
+def _optimizer_bytes(optimizer: torch.optim.Optimizer) -> int:
+    """Bytes of the tensors ``optimizer`` holds in its state (after training: lazily built too)."""
     return sum(
         t.numel() * t.element_size()
-        for state in opt.state.values()
+        for state in optimizer.state.values()
         for t in state.values()
         if isinstance(t, torch.Tensor)
     )
@@ -205,6 +254,12 @@ def main() -> None:
     parser.add_argument("--loss", default="softplus")
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument(
+        "--max-batches",
+        type=int,
+        default=0,
+        help="train only the first N batches of each epoch (0: whole epochs); see the docstring",
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="also write the result here (JSON)")

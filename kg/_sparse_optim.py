@@ -210,10 +210,16 @@ class RowGradients:
                 values.append(dense.index_select(0, touched))
             if pieces:
                 index = torch.cat(pieces)  # [N]
-                flat = torch.cat(values).to(weight.dtype)  # [N, d]
                 rows, inverse = torch.unique(index, sorted=True, return_inverse=True)  # [U]
-                summed = flat.new_zeros(rows.numel(), flat.size(1))
-                summed.index_add_(0, inverse, flat)  # [U, d]
+                summed = weight.new_zeros(rows.numel(), weight.size(1))  # [U, d]
+                # Piece by piece, in recording order (the order of one index_add_ over their
+                # concatenation), without copying the [N, d] rows into one fresh block: with
+                # per-positive negatives N is B k rows, hundreds of megabytes per step.
+                start = 0
+                for piece, value in zip(pieces, values):
+                    stop = start + piece.numel()
+                    summed.index_add_(0, inverse[start:stop], value.to(weight.dtype))
+                    start = stop
             else:
                 rows = torch.zeros(0, dtype=torch.long, device=weight.device)
                 summed = weight.new_zeros(0, weight.size(1))
