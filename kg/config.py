@@ -83,7 +83,8 @@ class TrainingConfig:
     filter_negatives: bool = False  # sLCWA: mask corruptions that are training triples
     # sLCWA: PyTorch-BigGraph's batched negatives: each chunk of this many positives shares
     # num_negatives uniform entities, scored with one kernel per chunk (needs side_per_positive);
-    # 0: every positive draws its own negatives.
+    # PBG's extra in-chunk negatives (the chunk's own heads/tails) are not used, see
+    # kg.sampling.chunk_negatives. 0: every positive draws its own negatives.
     batched_negatives: int = 0
     margin: float | None = None  # margin/nssa gamma; None: 1.0 for margin, 0.0 for nssa
     adversarial_temperature: float = 1.0  # nssa: alpha of the self-adversarial weights

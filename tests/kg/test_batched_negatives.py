@@ -1,10 +1,11 @@
 """PyTorch-BigGraph's batched negatives (kg.sampling.chunk_negatives / chunk_negative_scores).
 
-Oracle: the per-positive path. With the same negatives given to every positive of a chunk
-(``replacement = negatives[chunk]``), the chunk kernels' scores, the sLCWA losses and their
-gradients equal those of ``model._score_corrupted``; the mask is the brute-force
-"negative differs from the replaced entity"; a rank's slice of a batch scores as the same rows
-of the whole batch.
+Oracles: the model's own ``forward``, triple by triple, against every positive's chunk
+negatives, with the brute-force mask "negative differs from the replaced entity"; the
+per-positive path (``model._score_corrupted`` with ``replacement = negatives[chunk]``) for the
+losses and gradients; the sLCWA loss of the training path against the same sums over the kept
+pairs (its normaliser counts them); a rank's slice of a batch scores as the same rows of the
+whole batch.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import torch
 
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import family_kg
+from kg._epochs import Run
 from kg.complex import ComplEx
 from kg.distmult import DistMult
 from kg.losses import margin_ranking_loss, nssa_loss
+from kg.rescal import RESCAL
 from kg.rotate import RotatE
 from kg.sampling import chunk_negative_scores, chunk_negatives
 from kg.training import Trainer, TrainingConfig
@@ -130,3 +133,124 @@ def test_training_with_batched_negatives_lowers_the_loss() -> None:
     )
     history = Trainer(model, cfg).fit(dataset).history_
     assert history[-1]["loss"] < 0.9 * history[0]["loss"]
+
+
+@pytest.mark.parametrize("model", _models() + [RESCAL(E, R, D)], ids=repr)
+def test_chunk_scores_and_mask_equal_forward_triple_by_triple(model: torch.nn.Module) -> None:
+    """Every positive against every negative of its chunk, one ``forward`` call per triple."""
+    k, size = 4, 5
+    pos, side, neg, chunk = _batch(b=13, k=k, chunk_size=size)
+    neg[1, 0] = pos[6, 0] if bool(side[6]) else pos[6, 2]  # positive 6's own entity, in chunk 1
+    scores, mask = chunk_negative_scores(model, pos, side, neg, chunk)
+    assert scores.shape == mask.shape == (13, k)
+    with torch.no_grad():
+        for b in range(pos.size(0)):
+            h, r, t = (int(x) for x in pos[b])
+            x = h if bool(side[b]) else t  # the replaced entity
+            for j, e in enumerate(neg[b // size].tolist()):
+                triple = (e, r, t) if bool(side[b]) else (h, r, e)
+                expected = model(*(torch.tensor([v]) for v in triple))[0]
+                torch.testing.assert_close(scores[b, j], expected, rtol=1e-5, atol=1e-5)
+                assert bool(mask[b, j]) == (e != x)
+    assert not bool(mask[6, 0])  # the positive's own entity is never a negative
+
+
+def test_the_mask_drops_the_replaced_entity_and_keeps_duplicates() -> None:
+    """All positives share head 0: a head-corrupting positive masks every copy of 0 among its
+    chunk's negatives, a tail-corrupting one keeps them; a duplicated entity counts twice."""
+    model = DistMult(E, R, D)
+    pos = torch.tensor([[0, 0, 10 + i] for i in range(4)])
+    side = torch.tensor([True, False, True, False])
+    neg = torch.tensor([[5, 5, 0, 10], [0, 13, 7, 0]])
+    _, mask = chunk_negative_scores(model, pos, side, neg, torch.arange(4) // 2)
+    assert mask.tolist() == [
+        [True, True, False, True],  # head 0 replaced: the 0 is masked, both 5s kept
+        [True, True, True, True],  # tail 11 replaced: 0 kept, 10 (another's tail) kept
+        [False, True, True, False],  # head 0 replaced: both 0s masked
+        [True, False, True, True],  # tail 13 replaced: its own 13 masked
+    ]
+
+
+def test_a_chunk_with_one_side_trains_a_model_without_a_fused_kernel() -> None:
+    """RESCAL scores each side separately; a chunk whose positives all corrupt one side must
+    not score (and differentiate) an empty other side."""
+    dataset = family_kg(40, seed=0).dataset
+    model = RESCAL(dataset.num_entities, dataset.num_relations, 8)
+    cfg = TrainingConfig(
+        epochs=1,
+        batch_size=64,
+        num_negatives=4,
+        batched_negatives=2,
+        side_per_positive=True,
+        optimizer="rowwise_adagrad",
+        lr=0.1,
+        eval_every=0,
+        progress=False,
+    )
+    history = Trainer(model, cfg).fit(dataset).history_
+    assert history[-1]["loss"] == history[-1]["loss"]  # finite, no error
+
+
+@pytest.mark.parametrize("loss", ["margin", "bce", "nssa"])
+def test_the_training_loss_normalises_by_the_kept_negatives(loss: str) -> None:
+    """``Run._slcwa_parts`` on a batch with a short last chunk against the loss summed over the
+    kept pairs by hand: margin averages over the kept pairs, bce over positives plus kept
+    pairs, nssa over positives (halved)."""
+    dataset = family_kg(30, seed=2).dataset
+    torch.manual_seed(0)
+    model = DistMult(dataset.num_entities, dataset.num_relations, 8)
+    k, size, b = 40, 8, 21  # 40 negatives of few entities: some equal the replaced one
+    cfg = TrainingConfig(
+        loss=loss,
+        num_negatives=k,
+        batched_negatives=size,
+        side_per_positive=True,
+        adversarial_temperature=0.5,
+        progress=False,
+    )
+    cfg.validate()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    run = Run.build(model, dataset, cfg, torch.device("cpu"), optimizer)
+    index = torch.arange(b)  # chunks of 8, 8 and 5
+    state = run.generator.get_state()
+    (value, count), _ = run._slcwa_parts(index)
+    pos = run.train[index]
+    run.generator.set_state(state)
+    side, neg = chunk_negatives(
+        pos,
+        torch.full((b,), 0.5),
+        dataset.num_entities,
+        num_negatives=k,
+        chunk_size=size,
+        generator=run.generator,
+    )
+    with torch.no_grad():
+        head, rel, tail = pos.unbind(1)
+        pos_score = model(head, rel, tail)
+        pairs: list[torch.Tensor] = []  # kept negative scores per positive
+        for i in range(b):
+            h, r, t = (int(x) for x in pos[i])
+            x = h if bool(side[i]) else t
+            kept = [e for e in neg[i // size].tolist() if e != x]
+            triples = [(e, r, t) if bool(side[i]) else (h, r, e) for e in kept]
+            hs, rs, ts = torch.tensor(triples).unbind(1)
+            pairs.append(model(hs, rs, ts))
+    kept_total = sum(p.numel() for p in pairs)
+    assert kept_total < b * k  # some negatives equal the replaced entity and are masked
+    fn = torch.nn.functional
+    if loss == "margin":
+        hinge = [fn.relu(1.0 - pos_score[i] + p).sum() for i, p in enumerate(pairs)]
+        expected = float(sum(hinge)) / kept_total
+        assert float(count) == kept_total
+    elif loss == "bce":
+        negative = sum(float(fn.softplus(p).sum()) for p in pairs)
+        expected = (float(fn.softplus(-pos_score).sum()) + negative) / (b + kept_total)
+        assert float(count) == b + kept_total
+    else:  # nssa, margin 0: -log sigma(s) - sum_j softmax(alpha s'_j) log sigma(-s'_j)
+        terms = [
+            -fn.logsigmoid(pos_score[i]) - (torch.softmax(0.5 * p, 0) * fn.logsigmoid(-p)).sum()
+            for i, p in enumerate(pairs)
+        ]
+        expected = float(sum(terms)) / (2 * b)  # the two parts are averaged and halved
+        assert float(count) == b
+    assert float(torch.as_tensor(value).detach()) == pytest.approx(expected, rel=1e-5)
