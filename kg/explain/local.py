@@ -44,6 +44,25 @@ completed by the beam, the paths kept and how (:class:`Pruning`). Without a rele
 cap applies (the first paths of each length in enumeration order) with a
 :class:`CandidatesCapped` warning.
 
+**The local graph of a pruned target** is the union of its kept paths: the triples
+:math:`E' = \bigcup_{\pi \text{ kept}} \pi` and the nodes :math:`\{h, t\}` and those the paths
+visit, re-indexed in their old order (``h`` local id 0, ``t`` local id 1; the paths, their
+nodes and edge ids refer to the new graph; :func:`restrict_to_paths`). The reason: an
+explanation can only consist of candidate paths, and the scorer's context (the evaluator's
+subgraph, or the graph the model is re-trained on without the removed triples) is the evidence
+the search can remove or keep; a triple on no kept path can never be part of an explanation,
+and around a hub the 2-hop enclosing subgraph holds 50k-131k triples on FB15k-237, so scoring
+every perturbation on it took 3-101 s per target or did not finish, against a union of at
+most :math:`B L` triples. What is lost: the context triples off every kept path (the
+neighbourhood of :math:`h` and :math:`t` that lies on no kept candidate, e.g. an entity type
+or a degree the model also leans on), so the scores
+:math:`f(G)`, :math:`f(G \setminus S)` of a pruned target are those of the union graph, not of
+the whole enclosing subgraph, and fidelity is measured against that union. The evaluator is
+distilled on training subgraphs capped the same way (:mod:`kg.explain.evaluator.training`), so
+it meets such unions in training. :attr:`Pruning.triples` and :attr:`Pruning.nodes` record the
+sizes before and after, :attr:`LocalStructure.found` the paths found. When every candidate
+fits (``"exact"``) the local graph is the whole enclosing subgraph, as before.
+
 A pruned target gives one :class:`CandidatesCapped` warning; over many targets
 (:meth:`kg.explain.KGExplainer.explain_all`, a benchmark loop) :func:`capped_summary` turns them
 into a single summary line at the end, and each result's ``truncated`` says which were pruned.
@@ -87,6 +106,7 @@ __all__ = [
     "length_shares",
     "local_structure",
     "model_relevance",
+    "restrict_to_paths",
 ]
 
 #: How candidate paths were chosen: all kept (``"exact"``), the most relevant of each length
@@ -202,6 +222,10 @@ class Pruning:
         max_enumerated: The most paths enumerated per length.
         beam_width: The beam width (partial paths kept per step).
         reason: One sentence saying why, for the reader.
+        triples: The local graph's triples ``(before, after)``: the enclosing subgraph's, and
+            the union of the kept paths' where pruned (:func:`restrict_to_paths`; equal when
+            ``method == "exact"``). Default ``(0, 0)``: not recorded.
+        nodes: The local graph's nodes ``(before, after)``, likewise. Default ``(0, 0)``.
     """
 
     method: str
@@ -212,6 +236,8 @@ class Pruning:
     max_enumerated: int
     beam_width: int
     reason: str
+    triples: tuple[int, int] = (0, 0)
+    nodes: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -305,7 +331,8 @@ def local_structure(
     over local triples, each step forwards or backwards (:func:`graphdata.paths.enumerate_paths`),
     all of them when they number at most :math:`B`, else the :math:`a_\ell` (:func:`length_shares`)
     of largest :math:`R(\pi) = \sum_{e \in \pi} I_e` per length :math:`\ell` (module docstring,
-    "Pruning"; ties in enumeration order).
+    "Pruning"; ties in enumeration order), and then the local graph shrinks to the kept paths'
+    triples :math:`E' = \bigcup_{\pi \text{ kept}} \pi` and their nodes with :math:`h, t`.
 
     Args:
         edge_index: The graph's triples' heads (row 0) and tails (row 1), global ids.
@@ -318,8 +345,9 @@ def local_structure(
             :func:`length_shares`. Default 300. More candidates give a :class:`CandidatesCapped`
             warning stating the split (one line for many targets inside
             :func:`capped_summary`) and :attr:`LocalStructure.pruning` records it.
-        path_relations: Relation ids candidate paths may use; default ``None``: all. The local
-            graph keeps every relation (the scorer still sees all triples).
+        path_relations: Relation ids candidate paths may use; default ``None``: all. Unpruned,
+            the local graph keeps every relation (the scorer still sees all triples); pruned,
+            it is the union of the kept paths, so only these relations.
         relevance: :math:`I_e` for the local triples, called once on the structure without
             paths when pruning is needed (:func:`gradient_relevance`, :func:`model_relevance`);
             must return ``[m]`` finite values. Default ``None``: keep the first paths of each
@@ -334,7 +362,9 @@ def local_structure(
 
     Returns:
         The :class:`LocalStructure`; without any path (``h`` and ``t`` not joined within the
-        subgraph) its :attr:`~LocalStructure.paths` is empty.
+        subgraph) its :attr:`~LocalStructure.paths` is empty. When pruned (``truncated``), its
+        local graph is the union of the kept paths, :math:`E' = \bigcup_{\pi \text{ kept}} \pi`
+        (:func:`restrict_to_paths`; module docstring, "Pruning"), re-indexed.
 
     Raises:
         GraphDataError: If ``h == t``, an id is out of range, a budget is not a positive int, or
@@ -382,23 +412,6 @@ def local_structure(
     excluded = None
     if path_relations is not None:
         excluded = ~torch.isin(sub.edge_type, path_relations.to(sub.edge_type.device))
-    # Each length is enumerated on its own, up to max_enumerated, so the budget can be split.
-    by_length = [
-        enumerate_paths(
-            sub.edge_index,
-            sub.edge_type,
-            0,
-            1,
-            ell,
-            num_nodes=sub.num_nodes,
-            max_paths=max_enumerated,
-            on_overflow="truncate",
-            exclude_edges=excluded,
-            min_length=ell,
-        )
-        for ell in range(1, max_length + 1)
-    ]
-    overflow = [p.truncated for p in by_length]
     bare = LocalStructure(
         target=(head, relation, tail),
         nodes=sub.nodes,
@@ -410,6 +423,45 @@ def local_structure(
         hops=hops,
         max_length=max_length,
     )
+    local = _choose_paths(bare, max_candidates, relevance, max_enumerated, beam_width, excluded)
+    assert local.pruning is not None  # for mypy
+    if local.truncated:
+        _warn_capped((head, relation, tail), local.pruning, max_length)
+        local = restrict_to_paths(local)
+    return local
+
+
+def _choose_paths(
+    bare: LocalStructure,
+    max_candidates: int,
+    relevance: Relevance | None,
+    max_enumerated: int,
+    beam_width: int,
+    excluded: Tensor | None,
+) -> LocalStructure:
+    """``bare`` (no paths yet) with its candidate paths chosen and :class:`Pruning` recorded.
+
+    The rule of :func:`local_structure` (module docstring, "Pruning"), without its warning and
+    without restricting the local graph; the distillation caps its training subgraphs with it.
+    """
+    max_length = bare.max_length
+    # Each length is enumerated on its own, up to max_enumerated, so the budget can be split.
+    by_length = [
+        enumerate_paths(
+            bare.edge_index,
+            bare.edge_type,
+            0,
+            1,
+            ell,
+            num_nodes=bare.num_nodes,
+            max_paths=max_enumerated,
+            on_overflow="truncate",
+            exclude_edges=excluded,
+            min_length=ell,
+        )
+        for ell in range(1, max_length + 1)
+    ]
+    overflow = [p.truncated for p in by_length]
     # Per length: (edge ids [P, ell], node ids [P, ell + 1]) in the order they are to be kept.
     chosen = [(p.edge_ids[:, :ell], p.nodes[:, : ell + 1]) for ell, p in enumerate(by_length, 1)]
     counts = [len(p) for p in by_length]
@@ -441,9 +493,9 @@ def local_structure(
         max_enumerated=max_enumerated,
         beam_width=beam_width,
         reason=_reason(method, counts, kept, overflow, max_candidates, beam_width),
+        triples=(bare.num_edges, bare.num_edges),
+        nodes=(bare.num_nodes, bare.num_nodes),
     )
-    if pruned:
-        _warn_capped((head, relation, tail), pruning, max_length)
     return dataclasses.replace(
         bare,
         paths=tuple(edge_paths),
@@ -452,6 +504,70 @@ def local_structure(
         found=tuple(counts),
         pruning=pruning,
     )
+
+
+def restrict_to_paths(local: LocalStructure) -> LocalStructure:
+    r"""The local structure restricted to the union of its candidate paths, re-indexed.
+
+    With :math:`\Pi` the candidate paths, the new local graph is
+
+    .. math::
+        E' = \bigcup_{\pi \in \Pi} \pi, \qquad
+        V' = \{h, t\} \cup \{v : v \text{ visited by some } \pi \in \Pi\},
+
+    each kept in its old relative order (so ``h`` stays local id 0, ``t`` local id 1, and the
+    edges stay sorted by head, tail and edge id); :attr:`~LocalStructure.paths` and
+    :attr:`~LocalStructure.path_nodes` are mapped to the new ids, so every path is the same
+    sequence of global triples as before. :func:`local_structure` applies it to every pruned
+    target (module docstring, "Pruning"); ``pruning.triples`` and ``pruning.nodes`` record the
+    sizes before and after.
+
+    Args:
+        local: A local structure; its paths index its own ``edge_index``.
+
+    Returns:
+        The restricted :class:`LocalStructure` (``target``, ``truncated``, ``found``, ``hops``
+        and ``max_length`` unchanged).
+
+    Examples:
+        >>> ei = torch.tensor([[0, 0, 2, 3], [1, 2, 1, 2]])  # 0 -> 1, 0 -> 2 -> 1, 3 -> 2
+        >>> local = local_structure(ei, torch.tensor([0, 1, 2, 3]), (0, 9, 1), hops=2)
+        >>> local.num_edges, local.paths
+        (4, ((0,), (1, 2)))
+        >>> small = restrict_to_paths(dataclasses.replace(local, paths=local.paths[1:],
+        ...                                               path_nodes=local.path_nodes[1:]))
+        >>> small.nodes.tolist(), small.paths, small.triples.tolist()
+        ([0, 1, 2], ((0, 1),), [[0, 1, 2], [2, 2, 1]])
+    """
+    device = local.edge_type.device
+    edge_used = torch.zeros(local.num_edges, dtype=torch.bool, device=device)
+    node_used = torch.zeros(local.num_nodes, dtype=torch.bool, device=device)
+    node_used[:2] = True  # h and t
+    for edges, nodes in zip(local.paths, local.path_nodes):
+        edge_used[list(edges)] = True
+        node_used[list(nodes)] = True
+    new_edge = torch.cumsum(edge_used.long(), 0) - 1  # old edge id -> new, where used
+    new_node = torch.cumsum(node_used.long(), 0) - 1
+    edge_map, node_map = new_edge.tolist(), new_node.tolist()
+    before = local.pruning
+    restricted = dataclasses.replace(
+        local,
+        nodes=local.nodes[node_used],
+        edge_index=new_node[local.edge_index[:, edge_used]],
+        edge_type=local.edge_type[edge_used],
+        paths=tuple(tuple(edge_map[e] for e in p) for p in local.paths),
+        path_nodes=tuple(tuple(node_map[v] for v in p) for p in local.path_nodes),
+    )
+    if before is not None:
+        restricted = dataclasses.replace(
+            restricted,
+            pruning=dataclasses.replace(
+                before,
+                triples=(before.triples[0], restricted.num_edges),
+                nodes=(before.nodes[0], restricted.num_nodes),
+            ),
+        )
+    return restricted
 
 
 def _check_positive(name: str, value: object) -> None:
@@ -638,15 +754,20 @@ def model_relevance(model: KGEModel, calibration: tuple[float, float]) -> Releva
         )
 
     def relevance(local: LocalStructure) -> Tensor:
-        triples = local.triples
-        with torch.no_grad(), eval_mode(model):
-            f = torch.cat(
-                [model(x[:, 0], x[:, 1], x[:, 2]) for x in triples.split(4096)]
-                or [triples.new_zeros(0, dtype=torch.float)]
-            )
-        return F.logsigmoid((f.double() - tau) / sigma)
+        return _log_probability(model, (tau, sigma), local.triples)
 
     return relevance
+
+
+def _log_probability(model: KGEModel, calibration: tuple[float, float], triples: Tensor) -> Tensor:
+    r""":math:`\log \sigma((f(e) - \tau) / \sigma_f)` of triples ``[m, 3]``, float64."""
+    tau, sigma = calibration
+    with torch.no_grad(), eval_mode(model):
+        f = torch.cat(
+            [model(x[:, 0], x[:, 1], x[:, 2]) for x in triples.split(4096)]
+            or [triples.new_zeros(0, dtype=torch.float)]
+        )
+    return F.logsigmoid((f.double() - tau) / sigma)
 
 
 def length_shares(counts: Sequence[int], budget: int) -> list[int]:

@@ -45,6 +45,12 @@ PERTURB_FRACTION = 0.5
 PATH_FRACTION = 0.5
 #: Paths enumerated per training subgraph for the path reduction.
 PATHS_PER_GRAPH = 200
+#: The explainer's default candidate budget :math:`B` (``ExplainerConfig.max_candidates``; a
+#: test checks that they agree). A training subgraph of more than :math:`B L` triples (``L`` =
+#: ``max_length``), more than the union of any :math:`B` paths can hold, is cut to the union of
+#: its top candidate paths, as the explainer cuts a pruned target's local graph
+#: (:func:`kg.explain.evaluator.sampling.bank_and_ids`; :mod:`kg.explain.local`, "Pruning").
+CANDIDATE_BUDGET = 300
 
 
 @dataclass

@@ -9,12 +9,14 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from graphdata._adjacency import build_csr, check_graph, check_pairs
 from graphdata.errors import GraphDataError
-from graphdata.subgraph import k_hop_enclosing_subgraphs
+from graphdata.subgraph import EnclosingSubgraphBatch, _extract, k_hop_enclosing_subgraphs
 from graphdata.triples import TripleSet
-from kg.base import KGEModel
+from kg.base import KGEModel, eval_mode
 from kg.explain._batch import GraphBatch, SubgraphBank
 from kg.explain.evaluator.config import (
+    CANDIDATE_BUDGET,
     HARD_NEGATIVE_FRACTION,
     HARD_NEGATIVE_POOL,
     NUM_NEGATIVES,
@@ -153,17 +155,45 @@ def bank_and_ids(
     num_entities: int,
     hops: int,
     removed_relations: Tensor | None = None,
+    *,
+    teacher: KGEModel | None = None,
+    max_length: int = 3,
+    seed: int = 0,
 ) -> tuple[SubgraphBank, Tensor]:
-    """:func:`bank` and the graph's edge id of every bank edge, ``[E_bank]``.
+    r""":func:`bank` and the graph's edge id of every bank edge, ``[E_bank]``.
 
     Subgraph ``b`` lacks the triple :math:`(h_b, r^{rm}_b, t_b)` with ``removed_relations``
     :math:`r^{rm}` (default: the scored relation ``triples[:, 1]``): a relation-corrupted
     negative lives on its positive's subgraph, without the positive triple.
+
+    With a ``teacher`` (the distillation), a subgraph of more than :math:`B L` triples
+    (:math:`B` = ``CANDIDATE_BUDGET``, the explainer's default budget; :math:`L` =
+    ``max_length``), more than the union of any :math:`B` candidate paths can hold, is cut as
+    the explainer cuts a pruned target's local graph (:mod:`kg.explain.local`, "Pruning"):
+
+    .. math::
+        E'_b = \bigcup_{\pi \in \Pi_b} \pi, \qquad
+        \Pi_b = \text{the top } a_\ell \text{ paths of each length } \ell \text{ by }
+        R(\pi) = \sum_{e \in \pi} \log \sigma\bigl((f(e) - \tau) / \sigma_f\bigr),
+
+    the teacher's calibrated edge log-probabilities (:func:`kg.explain.local.model_relevance`,
+    :math:`(\tau, \sigma_f)` from :func:`teacher_calibration` with ``seed``), with the nodes
+    :math:`h_b, t_b` and those the paths visit. Every subgraph then holds at most :math:`B L`
+    triples, so memory is bounded per subgraph, and the evaluator is trained on what the
+    explainer scores. Unlike the explainer, which keeps a whole enclosing subgraph whose
+    candidates all fit the budget, such a large subgraph is cut to the union of all its
+    candidates too (memory). Subgraphs of at most :math:`B L` triples are untouched (small
+    graphs' banks are the same as without a teacher), and the pairs are extracted in chunks
+    of at most ``_BANK_CHUNK`` so that the uncut subgraphs of one chunk only are held at once.
     """
     edge_index, edge_type = _graph(graph)
     edge_index, edge_type = edge_index.to(triples.device), edge_type.to(triples.device)
     if removed_relations is None:
         removed_relations = triples[:, 1]
+    if teacher is not None:
+        return _capped_bank(
+            triples, graph, num_entities, hops, removed_relations, teacher, max_length, seed
+        )
     sub = k_hop_enclosing_subgraphs(
         triples[:, [0, 2]],
         edge_index,
@@ -174,6 +204,135 @@ def bank_and_ids(
     )
     bank = SubgraphBank(sub.node_ptr, sub.edge_ptr, sub.edge_index, sub.edge_type, triples[:, 1])
     return bank, sub.edge_id
+
+
+class _FixedRelevance:
+    """A relevance that returns precomputed values ``[m]`` (the teacher's, per bank edge)."""
+
+    def __init__(self, weight: Tensor) -> None:
+        self.weight = weight
+
+    def __call__(self, local: object) -> Tensor:
+        return self.weight
+
+
+#: Pairs extracted at once by the capped bank (their uncut subgraphs are held together).
+_BANK_CHUNK = 32
+
+
+def teacher_calibration(teacher: KGEModel, graph: TripleSet, seed: int) -> tuple[float, float]:
+    r"""The explainer's probability map :math:`(\tau, \sigma_f)` of the teacher's scores.
+
+    .. math::
+        \tau = \tfrac12 \bigl(\overline{f(\tau^+)} + \overline{f(\tau^-)}\bigr), \qquad
+        \sigma_f = \operatorname{std}\bigl(f(\tau^+) \cup f(\tau^-)\bigr),
+
+    over up to 2000 training triples :math:`\tau^+` and one uniform tail corruption
+    :math:`\tau^-` each, drawn from a generator seeded with ``seed`` (the rule and draws of
+    :class:`kg.explain.KGExplainer`'s ``calibration_``; the distillation's own random stream is
+    not touched).
+    """
+    triples = graph.mapped_triples.to(next(teacher.parameters()).device)
+    generator = torch.Generator().manual_seed(seed)
+    pick = torch.randperm(triples.size(0), generator=generator)[:2000].to(triples.device)
+    pos = triples[pick]
+    tails = torch.randint(teacher.num_entities, (pos.size(0),), generator=generator)
+    with torch.no_grad(), eval_mode(teacher):
+        f_pos = teacher(pos[:, 0], pos[:, 1], pos[:, 2])
+        f_neg = teacher(pos[:, 0], pos[:, 1], tails.to(triples.device))
+    sigma = float(torch.cat([f_pos, f_neg]).std().clamp_min(1e-8))
+    return 0.5 * float(f_pos.mean() + f_neg.mean()), sigma
+
+
+def _capped_bank(
+    triples: Tensor,
+    graph: TripleSet,
+    num_entities: int,
+    hops: int,
+    removed_relations: Tensor,
+    teacher: KGEModel,
+    max_length: int,
+    seed: int,
+) -> tuple[SubgraphBank, Tensor]:
+    """:func:`bank_and_ids` with a teacher: subgraphs over ``B L`` triples cut (see there)."""
+    from kg.explain.local import LocalStructure, _choose_paths, _log_probability, restrict_to_paths
+
+    edge_index, edge_type = _graph(graph)
+    device = triples.device
+    edge_index, edge_type = edge_index.to(device), edge_type.to(device)
+    num_nodes = check_graph(edge_index, edge_type, num_entities)
+    pairs = triples[:, [0, 2]]
+    check_pairs(pairs, edge_index, num_nodes, "(head, tail)")
+    if bool((pairs[:, 0] == pairs[:, 1]).any()):
+        raise GraphDataError("triples: expected head != tail (a self-pair has no subgraph)")
+    csr = build_csr(edge_index, num_nodes)
+    out_csr = build_csr(edge_index, num_nodes, both=False)
+    limit = CANDIDATE_BUDGET * max_length
+    weight: Tensor | None = None  # the teacher's edge log-probabilities, when first needed
+    sizes: list[int] = []
+    local_edges: list[Tensor] = []
+    types: list[Tensor] = []
+    ids: list[Tensor] = []
+    for start in range(0, pairs.size(0), _BANK_CHUNK):
+        stop = min(start + _BANK_CHUNK, pairs.size(0))
+        chunk = EnclosingSubgraphBatch(
+            *_extract(
+                csr,
+                out_csr,
+                edge_index,
+                edge_type,
+                num_nodes,
+                pairs[start:stop],
+                hops,
+                "intersection",
+                removed_relations[start:stop],
+            )
+        )
+        for b in range(stop - start):
+            sub = chunk[b]
+            nodes, ei, et, eid = sub.nodes, sub.edge_index, sub.edge_type, sub.edge_id
+            if sub.num_edges > limit:
+                if weight is None:
+                    calibration = teacher_calibration(teacher, graph, seed)
+                    weight = _log_probability(teacher, calibration, graph.mapped_triples.to(device))
+                g = start + b
+                bare = LocalStructure(
+                    target=(int(pairs[g, 0]), int(removed_relations[g]), int(pairs[g, 1])),
+                    nodes=nodes,
+                    edge_index=ei,
+                    edge_type=et,
+                    paths=(),
+                    path_nodes=(),
+                    truncated=False,
+                    hops=hops,
+                    max_length=max_length,
+                )
+                budget = 20 * CANDIDATE_BUDGET  # local_structure's max_enumerated, beam_width
+                chosen = _choose_paths(
+                    bare, CANDIDATE_BUDGET, _FixedRelevance(weight[eid]), budget, budget, None
+                )
+                used = chosen.edge_mask(range(len(chosen.paths)))
+                cut = restrict_to_paths(chosen)
+                nodes, ei, et, eid = cut.nodes, cut.edge_index, cut.edge_type, eid[used]
+            sizes.append(nodes.numel())
+            local_edges.append(ei)
+            types.append(et)
+            ids.append(eid)
+    node_counts = torch.tensor(sizes, dtype=torch.long, device=device)
+    edge_counts = torch.tensor([e.numel() for e in ids], dtype=torch.long, device=device)
+    node_ptr = torch.cat([node_counts.new_zeros(1), node_counts.cumsum(0)])
+    edge_ptr = torch.cat([edge_counts.new_zeros(1), edge_counts.cumsum(0)])
+    shift = torch.repeat_interleave(node_ptr[:-1], edge_counts)
+    empty = torch.zeros(0, dtype=torch.long, device=device)
+    all_edges = torch.cat(local_edges, dim=1) if local_edges else empty.view(2, 0)
+    bank = SubgraphBank(
+        node_ptr,
+        edge_ptr,
+        all_edges + shift,
+        torch.cat(types) if types else empty,
+        triples[:, 1],
+    )
+    return bank, torch.cat(ids) if ids else empty
 
 
 def thin(

@@ -245,7 +245,18 @@ def _draw_sample(
     )
     removed = torch.where(same_pair, positives[:, None, 1], negatives[..., 1])
     removed = torch.cat([positives[:, 1], removed.reshape(-1)])
-    bank, edge_id = bank_and_ids(everything, graph, teacher.num_entities, cfg.hops, removed)
+    # Subgraphs larger than the explainer would score are cut to the union of their top
+    # candidate paths by the teacher (bank_and_ids; kg.explain.local, "Pruning").
+    bank, edge_id = bank_and_ids(
+        everything,
+        graph,
+        teacher.num_entities,
+        cfg.hops,
+        removed,
+        teacher=teacher,
+        max_length=cfg.max_length,
+        seed=cfg.seed,
+    )
     table = None
     if PATH_FRACTION > 0:
         table = path_table(everything, graph, bank, edge_id, cfg.max_length, PATHS_PER_GRAPH)

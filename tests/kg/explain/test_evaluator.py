@@ -13,6 +13,7 @@ from kg.explain._teacher import triple_representation
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig, distillation_targets
 from kg.explain.evaluator.rgcn import RelationalConv
 from kg.explain.evaluator.sampling import draw_negatives
+from kg.explain.local import local_structure
 from kg.rotate import RotatE
 from kg.transe import TransE
 
@@ -221,12 +222,25 @@ def test_batched_perturbations_equal_one_by_one(explainer, world):
     torch.testing.assert_close(batched, single, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(batched, chunked, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(batched, soft, rtol=1e-4, atol=1e-5)
-    # The full mask scores the target's own enclosing subgraph, as score_triples does.
+    # The full mask of the unpruned structure scores the target's own enclosing subgraph, as
+    # score_triples does (a pruned one's local graph is the union of its kept paths:
+    # kg.explain.local, "Pruning"; tests/kg/explain/test_local_union.py).
+    assert local.truncated and local.pruning.triples[1] < local.pruning.triples[0]
+    whole = local_structure(
+        explainer._edge_index,
+        explainer._edge_type,
+        local.target,
+        num_nodes=world.dataset.train.num_entities,
+        hops=local.hops,
+        max_length=local.max_length,
+        max_candidates=10**6,
+    )
+    assert whole.num_edges == local.pruning.triples[0]
     triple = torch.tensor([local.target])
-    full = torch.ones(1, local.num_edges, dtype=torch.bool)
+    full = torch.ones(1, whole.num_edges, dtype=torch.bool)
     with torch.no_grad():
         torch.testing.assert_close(
-            evaluator.score_local(local, full),
+            evaluator.score_local(whole, full),
             evaluator.score_triples(triple),
             rtol=1e-4,
             atol=1e-5,

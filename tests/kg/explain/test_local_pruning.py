@@ -46,6 +46,17 @@ def _by_triple(edge_index, edge_type, weight):
     return relevance
 
 
+def _first_copies(edge_index, edge_type):
+    """The graph's triples without parallel copies: ``(triples, ids of the first copies)``."""
+    seen, first = set(), []
+    for e, triple in enumerate(zip(edge_index[0].tolist(), edge_type.tolist(), edge_index[1])):
+        key = (triple[0], triple[1], int(triple[2]))
+        if key not in seen:
+            seen.add(key)
+            first.append(e)
+    return seen, torch.tensor(first)
+
+
 def _global_paths(local, paths):
     triples = local.triples.tolist()
     return [tuple(tuple(triples[e]) for e in p) for p in paths]
@@ -82,10 +93,12 @@ def test_relevance_keeps_the_most_relevant_paths_of_each_length(seed):
         pruned = local_structure(
             edge_index, edge_type, target, num_nodes=12, max_candidates=budget, relevance=relevance
         )
-    expected, counts = _brute_force_top(pruned, relevance, budget, 3)
+    # The brute force runs on the whole enclosing subgraph (the unpruned structure); the pruned
+    # structure's local graph is the union of its kept paths (test_local_union.py).
+    expected, counts = _brute_force_top(full, relevance, budget, 3)
     assert pruned.pruning.method == "relevance" and pruned.truncated
     assert pruned.pruning.enumerated == tuple(counts) and sum(pruned.pruning.kept) == budget
-    assert _global_paths(pruned, pruned.paths) == _global_paths(pruned, expected)
+    assert _global_paths(pruned, pruned.paths) == _global_paths(full, expected)
     # The beam, forced by max_enumerated=1 and as wide as every partial path, is the exact top.
     with pytest.warns(CandidatesCapped, match="beam search of width 100000"):
         beam = local_structure(
@@ -105,6 +118,10 @@ def test_relevance_keeps_the_most_relevant_paths_of_each_length(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_a_narrow_beam_gives_valid_simple_paths_in_decreasing_relevance(seed):
     edge_index, edge_type, weight = _random_graph(seed, num_nodes=10, num_edges=60)
+    # No parallel copies of a triple: the relevance of the pruned (restricted) local graph's
+    # triples is then the one the beam saw on the enclosing subgraph.
+    _, first = _first_copies(edge_index, edge_type)
+    edge_index, edge_type, weight = edge_index[:, first], edge_type[first], weight[first]
     relevance = _by_triple(edge_index, edge_type, weight)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CandidatesCapped)
@@ -118,9 +135,8 @@ def test_a_narrow_beam_gives_valid_simple_paths_in_decreasing_relevance(seed):
             max_enumerated=2,
             beam_width=3,
         )
-    exact = set(
-        _global_paths(local, local_structure(edge_index, edge_type, (0, 7, 1), num_nodes=10).paths)
-    )
+    whole = local_structure(edge_index, edge_type, (0, 7, 1), num_nodes=10)
+    exact = set(_global_paths(whole, whole.paths))
     w = relevance(local)
     for ell in (1, 2, 3):
         paths = [(p, n) for p, n in zip(local.paths, local.path_nodes) if len(p) == ell]
@@ -201,9 +217,19 @@ def test_the_explainer_prunes_by_the_evaluators_gradient(world, teacher, explain
         warnings.simplefilter("ignore", CandidatesCapped)
         local = next(x for x in map(capped.local_structure, targets) if x.truncated)
     assert local.pruning.method == "relevance" and sum(local.pruning.kept) == 6
-    relevance = gradient_relevance(explainer.evaluator_.score_local)(local)
-    expected, _ = _brute_force_top(local, lambda _: relevance, 6, 3)
-    assert local.paths == tuple(expected)
+    # The relevance is taken on the whole enclosing subgraph (the unpruned structure).
+    full = local_structure(
+        capped._edge_index,
+        capped._edge_type,
+        local.target,
+        num_nodes=world.dataset.train.num_entities,
+        hops=local.hops,
+        max_length=local.max_length,
+        max_candidates=10**6,
+    )
+    relevance = gradient_relevance(explainer.evaluator_.score_local)(full)
+    expected, _ = _brute_force_top(full, lambda _: relevance, 6, 3)
+    assert _global_paths(local, local.paths) == _global_paths(full, expected)
 
 
 @pytest.mark.parametrize("seed", range(6))
