@@ -13,9 +13,10 @@ world's rules over the training graph: F1 against the best-matching grounding pe
 (L1 / L2 / L3, the target's shortest grounding), the share of targets whose full body is
 recovered (recall 1 of the best-matching grounding) and seconds per explanation.
 
-Methods: ``patterns`` (the default, :mod:`kg.explain.patterns`), ``greedy`` (the old default,
-the evaluator's greedy search with ``selection="shortest"``), and the baselines ``shortest``,
-``single_best`` and ``random`` of :mod:`kg.explain.baselines`. The family world is the family
+Methods: ``patterns`` (the default since issue #18, :mod:`kg.explain.patterns`), ``greedy``
+(the old default, the evaluator's greedy search with ``selection="shortest"``), and the
+baselines ``shortest``, ``single_best``, ``edge_mask`` and ``random`` of
+:mod:`kg.explain.baselines`. The family world is the family
 KG's base facts and rules re-closed and re-split by :func:`graphdata.worlds.build_world`
 (``--family-size`` people). Biology is the held-out world: run it with ``--worlds biology`` only
 once the method is frozen.
@@ -44,11 +45,12 @@ from kg.explain.evaluator import DistilledEvaluator
 from kg.training import Trainer, TrainingConfig, build_model
 
 #: Method name -> (strategy, baseline); ``baseline=None`` runs ``explain`` with the strategy.
-METHODS = {
+METHODS: dict[str, tuple[str, str | None]] = {
     "patterns": ("patterns", None),
     "greedy": ("paths", None),
     "shortest": ("paths", "shortest"),
     "single_best": ("paths", "single_best"),
+    "edge_mask": ("paths", "edge_mask"),
     "random": ("paths", "random"),
 }
 
@@ -186,15 +188,21 @@ def markdown(results: dict) -> str:
     lines = []
     for key, entry in results.items():
         lines.append(f"\n{key} (ComplEx test MRR {entry['mrr']:.3f}, {entry['n']} targets)\n")
-        lines.append("| method | F1 L1 | F1 L2 | F1 L3 | overall | full body | s / expl. |")
+        lines.append(
+            "| method | F1 L1 | F1 L2 | F1 L3 | overall | full body L1 / L2 / L3 | s / expl. |"
+        )
         lines.append("| --- | --- | --- | --- | --- | --- | --- |")
         for method, r in entry["methods"].items():
             cells = [
                 f"{r['f1'].get(n, float('nan')):.2f} (n={r['count'].get(n, 0)})" for n in (1, 2, 3)
             ]
+            full = " / ".join(
+                f"{r['recovered_by_length'][n]:.2f}" if n in r["recovered_by_length"] else "-"
+                for n in (1, 2, 3)
+            )
             lines.append(
-                f"| {method} | {' | '.join(cells)} | {r['overall_f1']:.2f} | "
-                f"{r['recovered']:.2f} | {r['seconds']:.3f} |"
+                f"| {method} | {' | '.join(cells)} | {r['overall_f1']:.2f} | {full} | "
+                f"{r['seconds']:.3f} |"
             )
     return "\n".join(lines)
 

@@ -486,9 +486,11 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
         help='a file of targets, one "head relation tail" per line, explained with one fitted '
         "explainer",
     )
+    from graphdata import cli_types
+
     ex.add_argument(
         "--workers",
-        type=int,
+        type=cli_types.integer(1),
         default=1,
         help="with --triples: processes sharing the fitted explainer (default 1)",
     )

@@ -7,64 +7,114 @@ parsimony tie-break (issue #18: one academic-world explanation picked ``knows`` 
 paper, F1 0). Whether a path is a *reason* is a property of its **pattern** over the whole
 graph, the question rule miners ask (AMIE: Galárraga et al., "AMIE: Association Rule Mining under
 Incomplete Evidence in Ontological Knowledge Bases", WWW 2013, doi:10.1145/2488388.2488425):
-does :math:`r(x, y)` hold wherever the pattern joins :math:`x` to :math:`y`?
+does :math:`r(x, y)` hold wherever the pattern joins :math:`x` to :math:`y`, and does the
+pattern join the pairs where :math:`r` holds?
 
 **Pattern.** A candidate path :math:`h = v_0, v_1, \dots, v_L = t` has the pattern
-:math:`\pi = (r_1^{d_1}, \dots, r_L^{d_L})`, :math:`d_i = +1` when its :math:`i`-th triple is
-:math:`(v_{i-1}, r_i, v_i)` and :math:`-1` when it is :math:`(v_i, r_i, v_{i-1})`. With
-:math:`A_s` the training graph's adjacency of relation :math:`s` (:math:`A_s^{+1} = A_s`,
-:math:`A_s^{-1} = A_s^\top`), the pattern joins :math:`x` to :math:`y` when
-:math:`R_\pi[x, y] = \mathbb{1}[(A_{r_1}^{d_1} \cdots A_{r_L}^{d_L})[x, y] > 0]`, :math:`x \ne y`.
+:math:`\pi = ((r_1, d_1, a_1), \dots, (r_L, d_L, a_L))`: :math:`d_i = +1` (``forward``) when its
+:math:`i`-th triple is :math:`(v_{i-1}, r_i, v_i)` and :math:`-1` when it is
+:math:`(v_i, r_i, v_{i-1})`; :math:`a_i` is the entity :math:`v_i` when that node is a constant
+of the pattern (an *anchor*, such as the language in ``speaks(X, english)``) and :math:`-1`
+otherwise. With :math:`A_s` the training graph's 0/1 adjacency of relation :math:`s`
+(:math:`A_s^{+1} = A_s`, :math:`A_s^{-1} = A_s^\top`) and :math:`E_a` the diagonal 0/1 matrix
+that keeps column :math:`a` only (:math:`E_{-1} = I`),
 
-**Confidence** (AMIE's PCA confidence, over the heads that have an :math:`r` fact):
-with :math:`X_r = \{x : \exists y\; r(x, y) \in \mathcal{G}\}` and :math:`T_r[x, y] =
-\mathbb{1}[r(x, y) \in \mathcal{G}]`,
+.. math::
+    R_\pi[x, y] = \mathbb{1}\big[(A_{r_1}^{d_1} E_{a_1} \cdots A_{r_L}^{d_L} E_{a_L})[x, y] > 0
+    \big]\; \mathbb{1}[x \ne y].
+
+A conjunction of patterns (a body of several paths between :math:`h` and :math:`t`, such as
+``borders(X, Y), speaks(X, L), speaks(Y, L)``) joins :math:`R_{\pi_1} \odot R_{\pi_2} \odot
+\cdots`.
+
+**Counts.** Over a seeded draw :math:`X_r` of at most ``max_heads`` heads that have an :math:`r`
+fact (AMIE's partial-completeness assumption: only their :math:`r` facts are taken as known),
+with :math:`T_r[x, y] = \mathbb{1}[r(x, y) \in \mathcal{G}]`,
 
 .. math::
     s_\pi = \sum_{x \in X_r} \sum_y R_\pi[x, y]\, T_r[x, y], \qquad
     b_\pi = \sum_{x \in X_r} \sum_y R_\pi[x, y], \qquad
-    c_\pi = \frac{s_\pi + 1}{b_\pi + 2},
+    n_r = \sum_{x \in X_r} \sum_{y \ne x} T_r[x, y],
 
-the support, the body size and the confidence with a uniform Beta prior (Laplace's rule of
-succession: a pattern seen twice is not certain). A rule body holds wherever it is grounded, up
-to the rule's exceptions and the facts held out of training, so :math:`c_\pi \approx (1 - q)
-(1 - f_\text{held out})`; a shortcut holds only on the share of its pairs the rule covers. A
-conjunction of patterns (a body of several paths between :math:`h` and :math:`t`, such as
-``borders(X, Y), speaks(X, L), speaks(Y, L)``) uses :math:`R_{\pi_1} \odot R_{\pi_2}`.
+the support, the body size and the number of :math:`r` facts (:meth:`PatternBank.counts`).
 
-**Explanation** (:func:`pattern_search`). The first path is a candidate of largest
-:math:`c_\pi`; among paths of the same best pattern the first (shortest, then lexicographic).
-A second path of another pattern joins it only when the conjunction is more reliable beyond
-doubt: the Wilson lower bound of :math:`s_{12} / b_{12}` (95 %) exceeds :math:`c_{\pi_1}`, and so
-on up to ``max_paths``. Nothing here depends on the local graph's score, so a correlated path is
-chosen only when it is the more reliable pattern over the whole graph.
+**Score**: the Dice agreement of the pattern's pairs with the :math:`r` facts,
 
-Heads: at most ``max_heads`` of :math:`X_r` (seeded draw), so the cost per pattern is bounded
-by ``max_heads`` times the reach of the pattern.
+.. math::
+    D_\pi = \frac{2\, s_\pi}{b_\pi + n_r}
+
+(:meth:`PatternBank.agreement`; 0 when :math:`s_\pi = 0`). A rule body joins nearly every pair
+:math:`r` holds on and little else, so :math:`D_\pi \approx 1` up to the rule's exceptions and
+the facts held out of training; a correlated shortcut joins pairs :math:`r` does not hold on
+(:math:`b_\pi > s_\pi`) or misses some that it does (:math:`s_\pi < n_r`), and a rare pattern
+such as an anchored one holds on few of the :math:`r` facts (:math:`s_\pi \ll n_r`). Measured
+and removed (issue #18, ``benchmarks/bench_explain_worlds.py``, RESULTS.md): AMIE's PCA
+confidence :math:`(s + 1) / (b + 2)`, the Wilson lower bound of :math:`s / b`, and the Dice
+agreement with the explained model's facts (:math:`T_r` replaced by
+:math:`\mathbb{1}[p(x, r, y) \ge 1/2]`, or by the model's top :math:`|T_r[x]|` tails) did not
+recover the rule bodies better on every tuning world.
+
+**Explanation** (:func:`pattern_search`). Below :math:`S(\Pi) = D_\Pi`, the agreement of a
+conjunction :math:`\Pi` (pairs :math:`R_{\pi_1} \odot R_{\pi_2} \odot \cdots`). The candidate
+patterns are every candidate path's
+pattern and, with ``anchors``, each of its patterns with one intermediate node held constant. A
+path of length two or more that uses the target's relation :math:`r` is no candidate: a body of
+:math:`r` does not route through another :math:`r` fact (the length-1 inverse :math:`r^{-1}`, a
+symmetry, stays one). The first pattern :math:`\pi_1` is one of largest score :math:`S` (the
+first of the largest: the shortest path, then the candidates' order). With the conjunction
+:math:`\Pi = (\pi_1, \dots, \pi_k)` so far, of counts :math:`s, b`, and :math:`s', b'` those of
+:math:`(\Pi, \pi')`, the pairs :math:`\pi'` removes number :math:`d = b - b'`, of which
+:math:`d_1 = s - s'` are facts. Removing pairs of which a share :math:`\rho` are facts raises the
+agreement iff :math:`\rho < s / (b + n_r) = D_\Pi / 2`, so :math:`\pi'` is *admissible* when the
+one-sided binomial test rejects :math:`\rho \ge D_\Pi / 2` at level :math:`\alpha = 0.05`:
+
+.. math::
+    P\big(\mathrm{Bin}(d, D_\Pi / 2) \le d_1\big) < \alpha,
+
+and :math:`S(\Pi, \pi') > S(\Pi)` (a correlated filter that raises the agreement by chance alone
+is refused). The admissible :math:`\pi'` of largest :math:`S(\Pi, \pi')` whose path's triples are
+not all chosen already is added, up to ``max_paths`` paths; after each addition one exchange
+pass replaces each earlier :math:`\pi_i` by the candidate that raises :math:`S` of the
+conjunction most, if any does (a first pick that only ties the body is undone once the second
+pattern shows which first pattern it completes). Nothing here depends on the local graph's
+perturbation scores, so a correlated path is chosen only when it is the better-agreeing pattern
+over the whole graph. No candidate pattern (no path, or only paths through other :math:`r`
+facts) gives an empty choice.
+
+Cost: a pattern's reach is ``max_heads`` sparse rows pushed through :math:`L` sparse products;
+counts are cached per ``(relation, patterns)``, so targets of one relation share them.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.stats import binom
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
 from kg.explain.local import LocalStructure
 
-__all__ = ["Pattern", "PatternBank", "PatternChoice", "path_pattern", "pattern_search"]
+__all__ = [
+    "Pattern",
+    "PatternBank",
+    "PatternChoice",
+    "path_pattern",
+    "pattern_mask",
+    "pattern_search",
+]
 
 #: A relation-path pattern: ``((relation, forward, anchor), ...)``, one step from h to t;
 #: ``anchor`` is the entity the step must end on (a constant of the pattern), or -1 for any.
 Pattern = tuple[tuple[int, bool, int], ...]
 
-#: Normal quantile of the one-sided 95 % Wilson bound that admits a further path.
-_Z = 1.6448536269514722
+#: Level of the one-sided binomial test that admits a further pattern (module docstring): the
+#: conventional 5 %, not tuned.
+ALPHA = 0.05
 
 
 def path_pattern(local: LocalStructure, path: int, anchor: int | None = None) -> Pattern:
@@ -78,8 +128,16 @@ def path_pattern(local: LocalStructure, path: int, anchor: int | None = None) ->
 
     Returns:
         ``((relation id, forward, anchor entity or -1), ...)`` from ``h`` to ``t``.
+
+    Raises:
+        GraphDataError: For an ``anchor`` that is not an intermediate node of the path.
     """
     edges, nodes = local.paths[path], local.path_nodes[path]
+    if anchor is not None and not 1 <= anchor < len(edges):
+        raise GraphDataError(
+            f"anchor: expected an intermediate node 1 .. {len(edges) - 1} of path {path} "
+            f"(length {len(edges)}), got {anchor!r}; pass None for a pattern without constants"
+        )
     heads = local.edge_index[0]
     steps = []
     for i, e in enumerate(edges):
@@ -88,30 +146,10 @@ def path_pattern(local: LocalStructure, path: int, anchor: int | None = None) ->
     return tuple(steps)
 
 
-def wilson_lower(support: float, body: float, z: float = _Z) -> float:
-    r"""The Wilson score lower bound of a proportion ``support / body`` (0 when ``body`` is 0).
-
-    .. math::
-        \frac{\hat p + \frac{z^2}{2n} - z\sqrt{\frac{\hat p (1 - \hat p)}{n} +
-        \frac{z^2}{4n^2}}}{1 + \frac{z^2}{n}}
-
-    Args:
-        support: Successes :math:`s`.
-        body: Trials :math:`n`.
-        z: The normal quantile. Default the one-sided 95 % quantile.
-    """
-    if body <= 0:
-        return 0.0
-    p = support / body
-    centre = p + z * z / (2 * body)
-    spread = z * math.sqrt(p * (1 - p) / body + z * z / (4 * body * body))
-    return (centre - spread) / (1 + z * z / body)
-
-
 class PatternBank:
-    """Confidences of relation-path patterns over a training graph (module docstring).
+    r"""Counts :math:`s_\pi, b_\pi, n_r` of relation-path patterns over a graph (module docstring).
 
-    Counts are cached per ``(relation, pattern)``; reach rows are recomputed per call.
+    Counts are cached per ``(relation, patterns)``; reach rows are recomputed per call.
 
     Args:
         edge_index: ``[2, E]`` heads and tails of the training triples (global ids).
@@ -132,8 +170,11 @@ class PatternBank:
         max_heads: int = 1000,
         seed: int = 0,
     ) -> None:
-        if max_heads < 1:
-            raise GraphDataError(f"max_heads: expected a positive int, got {max_heads!r}")
+        if isinstance(max_heads, bool) or not isinstance(max_heads, int) or max_heads < 1:
+            raise GraphDataError(
+                f"max_heads: expected a positive int (heads sampled per relation), got "
+                f"{max_heads!r}; pass e.g. 1000"
+            )
         heads = edge_index[0].cpu().numpy()
         tails = edge_index[1].cpu().numpy()
         types = edge_type.cpu().numpy()
@@ -155,19 +196,30 @@ class PatternBank:
             if x.size > max_heads:
                 x = np.sort(rng.choice(x, size=max_heads, replace=False))
             self._heads.append(x)
-        self._num_facts = [
-            float(self._adjacency[r][self._heads[r]].sum()) for r in range(num_relations)
-        ]
+        self._truth: dict[int, sp.csr_matrix] = {}
         self._counts: dict[tuple[int, tuple[Pattern, ...]], tuple[float, float]] = {}
 
+    def _facts(self, relation: int) -> sp.csr_matrix:
+        """``[X, N]`` 0/1 rows of :math:`T_r` over :math:`X_r`, without :math:`y = x`."""
+        if relation not in self._truth:
+            x = self._heads[relation]
+            rows = self._adjacency[relation][x].tocoo()
+            keep = x[rows.row] != rows.col  # y != x, as in R_pi
+            ones = np.ones(int(keep.sum()), dtype=np.float32)
+            self._truth[relation] = sp.csr_matrix(
+                (ones, (rows.row[keep], rows.col[keep])), shape=(x.size, self.num_nodes)
+            )
+        return self._truth[relation]
+
     def _reach(self, relation: int, pattern: Pattern) -> sp.csr_matrix:
+        r""":math:`R_\pi` restricted to the rows :math:`X_r` (``[X, N]``, 0/1)."""
         x = self._heads[relation]
         ones = np.ones(x.size, dtype=np.float32)
         reach = sp.csr_matrix((ones, (np.arange(x.size), x)), shape=(x.size, self.num_nodes))
         for rel, forward, anchor in pattern:
             step = self._adjacency[rel] if forward else self._transpose[rel]
             reach = reach @ step  # [X, N] walks of the prefix
-            if anchor >= 0:  # a constant: keep the walks that end on it
+            if anchor >= 0:  # E_a: keep the walks that end on the constant
                 column = reach[:, [anchor]].tocoo()
                 reach = sp.csr_matrix(
                     (column.data, (column.row, np.full(column.nnz, anchor))), shape=reach.shape
@@ -180,7 +232,15 @@ class PatternBank:
         )
 
     def counts(self, relation: int, patterns: Sequence[Pattern]) -> tuple[float, float]:
-        r"""``(s, b)`` of the conjunction of ``patterns`` for head relation ``relation``."""
+        r"""``(s, b)`` of the conjunction of ``patterns`` for head relation ``relation``.
+
+        :math:`s = \sum_{x \in X_r} \sum_y (R_{\pi_1} \odot \cdots)[x, y]\, T_r[x, y]` and
+        :math:`b = \sum_{x \in X_r} \sum_y (R_{\pi_1} \odot \cdots)[x, y]` (module docstring).
+        """
+        if not patterns:
+            raise GraphDataError(
+                "patterns: expected at least one pattern, got none; pass [path_pattern(...)]"
+            )
         key = (relation, tuple(sorted(patterns)))
         if key not in self._counts:
             joint = None
@@ -188,20 +248,18 @@ class PatternBank:
                 reach = self._reach(relation, pattern)
                 joint = reach if joint is None else joint.multiply(reach).tocsr()
             assert joint is not None
-            truth = self._adjacency[relation][self._heads[relation]]  # [X, N]
-            support = float(joint.multiply(truth).sum())
+            support = float(joint.multiply(self._facts(relation)).sum())
             self._counts[key] = (support, float(joint.sum()))
         return self._counts[key]
 
-    def confidence(self, relation: int, patterns: Sequence[Pattern]) -> float:
-        r""":math:`c = (s + 1) / (b + 2)` of the conjunction of ``patterns`` (module docstring)."""
-        support, body = self.counts(relation, patterns)
-        return (support + 1.0) / (body + 2.0)
+    def num_facts(self, relation: int) -> float:
+        r""":math:`n_r = \sum_{x \in X_r} \sum_{y \ne x} T_r[x, y]` (module docstring)."""
+        return float(self._facts(relation).sum())
 
     def agreement(self, relation: int, patterns: Sequence[Pattern]) -> float:
-        r"""Dice :math:`2 s / (b + n_r)` of the conjunction of ``patterns`` (module docstring)."""
+        r"""Dice :math:`D = 2 s / (b + n_r)` of the conjunction of ``patterns`` (0 when s = 0)."""
         support, body = self.counts(relation, patterns)
-        return 2.0 * support / (body + self._num_facts[relation]) if support else 0.0
+        return 2.0 * support / (body + self.num_facts(relation)) if support else 0.0
 
 
 @dataclass(frozen=True)
@@ -210,12 +268,13 @@ class PatternChoice:
 
     Attributes:
         chosen: Indices of the chosen candidate paths, in the order they were added.
-        confidence: :math:`c` of the conjunction of the chosen patterns after each addition.
+        scores: The score :math:`S` of the conjunction of the chosen patterns after each
+            addition (the last one after the exchange pass).
         num_patterns: How many distinct candidate patterns were scored.
     """
 
     chosen: tuple[int, ...]
-    confidence: tuple[float, ...]
+    scores: tuple[float, ...]
     num_patterns: int
 
 
@@ -224,56 +283,77 @@ def pattern_search(
     bank: PatternBank,
     *,
     max_paths: int,
-    score: str = "agreement",
     anchors: bool = True,
 ) -> PatternChoice:
-    """Choose the explanation paths by mined pattern agreement (module docstring).
+    """Choose the explanation paths by their mined patterns' scores (module docstring).
 
     Args:
         local: The target's local structure and candidate paths.
-        bank: The training graph's :class:`PatternBank`.
+        bank: The graph's :class:`PatternBank`.
         max_paths: The most paths (distinct patterns) in the explanation.
-        score: ``"agreement"`` (Dice, :meth:`PatternBank.agreement`, default) or
-            ``"confidence"`` (:meth:`PatternBank.confidence`).
         anchors: Also score each path's patterns with one intermediate node held constant.
             Default True.
 
     Returns:
         The :class:`PatternChoice` (empty when there is no candidate path).
+
+    Raises:
+        GraphDataError: For a ``max_paths`` below 1.
     """
+    if isinstance(max_paths, bool) or not isinstance(max_paths, int) or max_paths < 1:
+        raise GraphDataError(f"max_paths: expected a positive int, got {max_paths!r}")
     if not local.paths:
         return PatternChoice((), (), 0)
     relation = local.target[1]
-    value = bank.agreement if score == "agreement" else bank.confidence
     first: dict[Pattern, int] = {}
     for p, edges in enumerate(local.paths):  # candidates are ordered shortest first
+        if len(edges) > 1 and any(int(local.edge_type[e]) == relation for e in edges):
+            continue  # not a body of r: it routes through another r fact
         for anchor in [None, *range(1, len(edges))] if anchors else [None]:
             first.setdefault(path_pattern(local, p, anchor), p)
     distinct = list(first)
-    single = [value(relation, [pi]) for pi in distinct]
-    best = int(np.argmax(single))
+    if not distinct:
+        return PatternChoice((), (), 0)
+    single = [bank.agreement(relation, [pi]) for pi in distinct]
+    best = int(np.argmax(single))  # the first of the largest
     chosen_patterns = [distinct[best]]
-    chosen, confidence = [first[distinct[best]]], [single[best]]
+    chosen, scores = [first[distinct[best]]], [single[best]]
     while len(chosen) < max_paths:
         used = set(local.edge_mask(chosen).nonzero().flatten().tolist())
+        support, body = bank.counts(relation, chosen_patterns)
+        rate = support / (body + bank.num_facts(relation))  # D / 2
         options = []
         for pi in distinct:
             if pi in chosen_patterns or set(local.paths[first[pi]]) <= used:
                 continue
-            options.append((value(relation, [*chosen_patterns, pi]), pi))
+            joint = [*chosen_patterns, pi]
+            s_joint, b_joint = bank.counts(relation, joint)
+            dropped, dropped_true = body - b_joint, support - s_joint
+            if dropped > 0 and binom.cdf(dropped_true, dropped, rate) < ALPHA:
+                value = bank.agreement(relation, joint)
+                if value > scores[-1]:
+                    options.append((value, pi))
         if not options:
             break
-        top, pi = max(options, key=lambda o: o[0])
-        if not top > confidence[-1]:
-            break
+        top, pi = max(options, key=lambda o: o[0])  # the first of the largest
         chosen_patterns.append(pi)
         chosen.append(first[pi])
-        confidence.append(top)
-    return PatternChoice(tuple(chosen), tuple(confidence), len(distinct))
+        scores.append(top)
+        for i in range(len(chosen_patterns) - 1):  # one exchange pass over the earlier ones
+            rest = chosen_patterns[:i] + chosen_patterns[i + 1 :]
+            swaps = [
+                (bank.agreement(relation, [*rest, other]), other)
+                for other in distinct
+                if other not in chosen_patterns
+            ]
+            better = max(swaps, key=lambda o: o[0], default=(scores[-1], None))
+            if better[0] > scores[-1] and better[1] is not None:
+                chosen_patterns[i], chosen[i], scores[-1] = better[1], first[better[1]], better[0]
+    return PatternChoice(tuple(chosen), tuple(scores), len(distinct))
 
 
 def pattern_mask(local: LocalStructure, choice: PatternChoice) -> Tensor:
-    """The edge mask ``[m]`` of the chosen paths."""
+    """The edge mask ``[m]`` of the chosen paths (all False when none is chosen)."""
     return (
         local.edge_mask(choice.chosen)
         if choice.chosen

@@ -65,7 +65,7 @@ MIN_PATHS = 1
 #: Why a search ended: path budget reached, marginal gain below the threshold, every candidate
 #: used, no candidate path at all, a local graph that does not raise the score, the node
 #: search (:mod:`kg.explain.node_search`) reaching the tail or not, or the pattern search
-#: (:mod:`kg.explain.patterns`) ending on its confidence test.
+#: (:mod:`kg.explain.patterns`) ending when no further pattern is admitted.
 STOP_REASONS = (
     "budget",
     "min_gain",
@@ -74,7 +74,7 @@ STOP_REASONS = (
     "no_signal",
     "reached_tail",
     "tail_not_reached",
-    "confidence",
+    "agreement",
 )
 
 #: A perturbation scorer: keep masks ``[C, m]`` (bool) -> target scores ``[C]``.

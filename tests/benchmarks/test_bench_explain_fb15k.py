@@ -51,7 +51,9 @@ def _run(folder: Path, tmp: Path, *extra: str) -> dict:
 def test_runs_and_compares_at_equal_size(folder: Path, tmp_path: Path) -> None:
     first = _run(folder, tmp_path)
     assert first["distil_seconds"] is not None and (tmp_path / "evaluator.pt").exists()
-    assert first["explained"] == 3 and first["strategy"] == "paths"
+    from kg.explain import ExplainerConfig
+
+    assert first["explained"] == 3 and first["strategy"] == ExplainerConfig().strategy
     assert json.loads((tmp_path / "out.json").read_text())["explained"] == 3
     assert first["pruned_targets"] >= 1
     for row in first["rows"]:

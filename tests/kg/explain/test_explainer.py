@@ -32,6 +32,8 @@ class OracleExplainer(KGExplainer):
         labels = self.graph_.entities.labels
         rels = self.graph_.relations.labels
         triples = [(labels[h], rels[r], labels[t]) for h, r, t in local.triples.tolist()]
+        if not all(t in triples for t in PLANTED):  # pruned away (a candidate cap): never 1
+            return lambda keep: torch.zeros(keep.size(0))
         planted = [triples.index(t) for t in PLANTED]
         return lambda keep: keep[:, planted].all(dim=1).float()
 
@@ -45,7 +47,9 @@ def toy():
 
 def test_oracle_pipeline_recovers_the_planted_path(toy):
     dataset, model = toy
-    explainer = OracleExplainer(model, ExplainerConfig(mode="retrain", max_length=2, hops=1))
+    explainer = OracleExplainer(
+        model, ExplainerConfig(mode="retrain", strategy="paths", max_length=2, hops=1)
+    )
     explanation = explainer.fit(dataset).explain(("ann", "likes", "cat"))
     assert [p.triples for p in explanation.paths] == [tuple(PLANTED)]
     assert explanation.triples == tuple(PLANTED)
@@ -69,7 +73,9 @@ def test_disconnected_pair_gives_an_empty_explanation_that_says_so(toy):
 
 def test_candidate_cap_warns_with_the_cap(toy):
     dataset, model = toy
-    config = ExplainerConfig(mode="retrain", max_length=2, hops=1, max_candidates=1)
+    config = ExplainerConfig(
+        mode="retrain", strategy="paths", max_length=2, hops=1, max_candidates=1
+    )
     explainer = OracleExplainer(model, config).fit(dataset)
     with pytest.warns(UserWarning, match="max_candidates=1 candidate paths"):
         explanation = explainer.explain(("ann", "likes", "cat"))
@@ -203,3 +209,33 @@ def test_a_new_baseline_is_one_function_and_one_dict_line(explainer, world, monk
     )
     # Fidelity is measured like every baseline's: the scores of the kept and removed triples.
     assert explanation.joint_score != explanation.complement_score
+
+
+def _shortcut_rows():
+    """gp(x, z) <- p(x, y), p(y, z) on 8 chains; a shortcut s covers 6 of the 8 gp pairs and 4
+    non-gp pairs; chain 0's gp fact (c0x, gp, c0z) is held out (the target)."""
+    rows = []
+    for c in range(8):
+        x, y, z = f"c{c}x", f"c{c}y", f"c{c}z"
+        rows += [(x, "p", y), (y, "p", z)]
+        if c > 0:
+            rows.append((x, "gp", z))
+        if c < 6:
+            rows.append((x, "s", z))
+    rows += [(f"c{c}x", "s", f"c{c + 1}y") for c in range(4)]
+    return rows
+
+
+def test_pattern_strategy_takes_the_rule_body_over_the_shorter_shortcut():
+    # Oracle: the body is planted; by agreement D(body) = 1 > D(s) = 10 / 15 over the training
+    # graph (tests/kg/explain/test_patterns.py works the counts out by hand).
+    rows = _shortcut_rows()
+    dataset = KGDataset.from_labeled(rows, rows[:1], rows[:1], name="shortcut")
+    model = DistMult(dataset.num_entities, dataset.num_relations, dim=4)
+    config = ExplainerConfig(
+        mode="retrain", strategy="patterns", max_length=2, hops=2, retrain=RetrainConfig(steps=2)
+    )
+    explainer = KGExplainer(model, config).fit(dataset)
+    explanation = explainer.explain(("c0x", "gp", "c0z"))
+    assert explanation.triples == (("c0x", "p", "c0y"), ("c0y", "p", "c0z"))
+    assert explanation.stop_reason == "agreement"

@@ -1,4 +1,4 @@
-"""Mined path-pattern confidences and the pattern search (kg.explain.patterns)."""
+"""Mined path-pattern agreements and the pattern search (kg.explain.patterns)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from graphdata.errors import GraphDataError
 from kg.explain.local import local_structure
-from kg.explain.patterns import PatternBank, path_pattern, pattern_search, wilson_lower
+from kg.explain.patterns import PatternBank, path_pattern, pattern_mask, pattern_search
 
 
 def _graph(triples):
@@ -18,50 +18,56 @@ def _graph(triples):
     return t[:, [0, 2]].t().contiguous(), t[:, 1].contiguous()
 
 
-def _brute_counts(triples, relation, patterns, num_nodes):
-    """(s, b) of a conjunction of patterns by enumerating every walk (the oracle)."""
+def _brute_counts(triples, relation, patterns, num_nodes, truth=None):
+    """(s, b) of a conjunction of patterns by enumerating every walk (the oracle).
+
+    ``truth``: the set of pairs (x, y) taken as r facts; default the graph's r facts.
+    """
     facts = {(h, r, t) for h, r, t in triples}
     heads = sorted({h for h, r, _ in facts if r == relation})
+    if truth is None:
+        truth = {(h, t) for h, r, t in facts if r == relation}
 
     def reach(x, pattern):
         frontier = {x}
-        for rel, forward in pattern:
+        for rel, forward, anchor in pattern:
             nxt = set()
             for u in frontier:
                 for v in range(num_nodes):
                     if ((u, rel, v) if forward else (v, rel, u)) in facts:
                         nxt.add(v)
-            frontier = nxt
+            frontier = nxt if anchor < 0 else nxt & {anchor}
         return frontier - {x}
 
     s = b = 0
     for x in heads:
         joint = set.intersection(*(reach(x, p) for p in patterns))
         b += len(joint)
-        s += sum((x, relation, y) in facts for y in joint)
+        s += sum((x, y) in truth for y in joint)
     return s, b
 
 
+def _random_triples(seed, n=9, r=3, m=40):
+    generator = torch.Generator().manual_seed(seed)
+    rows = torch.stack(
+        [
+            torch.randint(n, (m,), generator=generator),
+            torch.randint(r, (m,), generator=generator),
+            torch.randint(n, (m,), generator=generator),
+        ],
+        dim=1,
+    ).tolist()
+    return sorted({tuple(x) for x in rows if x[0] != x[2]})
+
+
 def test_counts_match_brute_force_walks():
-    generator = torch.Generator().manual_seed(3)
     n, r = 9, 3
-    triples = sorted(
-        {
-            tuple(x)
-            for x in torch.stack(
-                [
-                    torch.randint(n, (40,), generator=generator),
-                    torch.randint(r, (40,), generator=generator),
-                    torch.randint(n, (40,), generator=generator),
-                ],
-                dim=1,
-            ).tolist()
-            if x[0] != x[2]
-        }
-    )
+    triples = _random_triples(3, n, r)
     bank = PatternBank(*_graph(triples), n, r)
-    steps = [(rel, fwd) for rel in range(r) for fwd in (True, False)]
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    anchored = [(rel, fwd, a) for rel in range(r) for fwd in (True, False) for a in (2, 5)]
     patterns = [(a,) for a in steps] + list(itertools.product(steps, repeat=2))[:12]
+    patterns += [(a, b) for a, b in zip(anchored, steps * 2)]
     for relation in range(r):
         for pattern in patterns:
             assert bank.counts(relation, [pattern]) == _brute_counts(
@@ -69,26 +75,17 @@ def test_counts_match_brute_force_walks():
             )
         pair = [patterns[0], patterns[7]]
         assert bank.counts(relation, pair) == _brute_counts(triples, relation, pair, n)
+        facts = {(h, t) for h, rel, t in triples if rel == relation and h != t}
+        assert bank.num_facts(relation) == len(facts)
 
 
 def test_path_pattern_reads_directions():
     # 0 -p-> 2 <-q- 1 (target 0 -gp-> 1): the pattern is (p forward, q backward).
     edge_index, edge_type = _graph([(0, 0, 2), (1, 1, 2)])
     local = local_structure(edge_index, edge_type, (0, 2, 1), hops=1, num_nodes=3)
-    assert [path_pattern(local, p) for p in range(len(local.paths))] == [((0, True), (1, False))]
-
-
-def test_wilson_lower_is_the_lower_root_of_the_score_interval():
-    # Oracle: the lower root of (p_hat - p)^2 = z^2 p (1 - p) / n, solved as a quadratic.
-    z = 1.6448536269514722
-    for s, n in ((8, 10), (1, 2), (95, 100), (0, 7)):
-        p_hat = s / n
-        a = 1 + z * z / n
-        b = -(2 * p_hat + z * z / n)
-        c = p_hat * p_hat
-        root = (-b - math.sqrt(b * b - 4 * a * c)) / (2 * a)
-        assert wilson_lower(s, n) == pytest.approx(root, abs=1e-12)
-    assert wilson_lower(0, 0) == 0.0
+    assert [path_pattern(local, p) for p in range(len(local.paths))] == [
+        ((0, True, -1), (1, False, -1))
+    ]
 
 
 def _shortcut_world():
@@ -107,56 +104,75 @@ def _shortcut_world():
     return triples, (0, 1, 2)
 
 
-def test_confidence_prefers_the_body_over_a_correlated_shortcut():
+def test_agreement_prefers_the_body_over_a_correlated_shortcut():
     triples, target = _shortcut_world()
     bank = PatternBank(*_graph(triples), 24, 3)
-    body = ((0, True), (0, True))
-    shortcut = ((2, True),)
-    # body: 7 gp heads, each reaches its z: s = 7, b = 7; shortcut: 5 gp pairs among the
-    # s-links of gp heads (chains 1-5) and chains 1-3 also have an unrelated s-link.
+    body = ((0, True, -1), (0, True, -1))
+    shortcut = ((2, True, -1),)
+    # body: 7 gp heads (chains 1-7), each reaches its z: s = 7, b = 7; shortcut: 5 gp pairs
+    # among the s-links of gp heads (chains 1-5), and chains 1-3 also have an unrelated s-link.
     assert bank.counts(1, [body]) == (7, 7)
     assert bank.counts(1, [shortcut]) == (5, 8)
-    assert bank.confidence(1, [body]) == pytest.approx(8 / 9)
-    assert bank.confidence(1, [shortcut]) == pytest.approx(6 / 10)
+    assert bank.num_facts(1) == 7
+    assert bank.agreement(1, [body]) == pytest.approx(2 * 7 / (7 + 7))
+    assert bank.agreement(1, [shortcut]) == pytest.approx(2 * 5 / (8 + 7))
     edge_index, edge_type = _graph(triples)
     local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=24)
-    # The shortcut is the shorter candidate; the search still takes the body.
+    # The shortcut is the shorter candidate; the search still takes the body, and only it
+    # (body + shortcut: s = b = 5, D = 10 / 12 < 1).
     assert path_pattern(local, 0) == shortcut
     choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen] == [body]
-    assert choice.confidence == (pytest.approx(8 / 9),)
+    assert choice.scores == (pytest.approx(1.0),)
+    mask = pattern_mask(local, choice)
+    assert mask.equal(local.edge_mask(choice.chosen)) and int(mask.sum()) == 2
 
 
-def test_a_second_path_joins_only_when_the_conjunction_is_reliable_beyond_doubt():
-    # ln(x, y) <- b(x, y), sp(x, l), sp(y, l): b alone and sp-sp alone hold half the time.
-    # Relations: b=0, sp=1, ln=2.
+def test_path_pattern_anchors_an_intermediate_node():
+    triples, target = _shortcut_world()
+    edge_index, edge_type = _graph(triples)
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=24)
+    body = next(p for p in range(len(local.paths)) if len(local.paths[p]) == 2)
+    assert path_pattern(local, body, anchor=1) == ((0, True, 1), (0, True, -1))
+    with pytest.raises(GraphDataError, match="anchor: expected an intermediate node"):
+        path_pattern(local, body, anchor=2)
+
+
+def test_a_second_path_joins_only_when_the_conjunction_agrees_better():
+    # ln(x, y) <- b(x, y), sp(x, l), sp(y, l): b alone and sp-sp alone each join one pair
+    # that is not an ln fact per head. Relations: b=0, sp=1, ln=2.
     triples = []
     for c in range(30):
         x, y, lang, far, near = (5 * c + i for i in range(5))
         triples += [(x, 0, y), (x, 1, lang), (y, 1, lang), (x, 2, y)]
         triples += [(x, 0, far), (near, 1, lang)]  # a border without, a language without
     num_nodes = 150
-    edge_index, edge_type = _graph(triples)
-    bank = PatternBank(edge_index, edge_type, num_nodes, 3)
-    border, language = ((0, True),), ((1, True), (1, False))
-    joint = bank.counts(2, [border, language])
-    assert joint[0] == joint[1] == 30  # the conjunction always holds
-    assert bank.confidence(2, [border]) < 0.8 and bank.confidence(2, [language]) < 0.8
-    # Explain a held-out pair of chain 0 (remove its ln fact from the graph).
+    border, language = ((0, True, -1),), ((1, True, -1), (1, False, -1))
+    # Explain a held-out pair of chain 0 (remove its ln fact from the graph): 29 ln heads.
     kept = [t for t in triples if t != (0, 2, 1)]
     edge_index, edge_type = _graph(kept)
     bank = PatternBank(edge_index, edge_type, num_nodes, 3)
+    assert bank.counts(2, [border]) == (29, 58) and bank.counts(2, [language]) == (29, 58)
+    assert bank.counts(2, [border, language]) == (29, 29)  # the conjunction always holds
     local = local_structure(edge_index, edge_type, (0, 2, 1), hops=1, num_nodes=num_nodes)
-    chosen = pattern_search(local, bank, max_paths=3).chosen
-    assert sorted(path_pattern(local, p) for p in chosen) == sorted([border, language])
-    one = pattern_search(local, bank, max_paths=1).chosen
-    assert len(one) == 1
+    choice = pattern_search(local, bank, max_paths=3)
+    # D(border) = D(language) = 58 / 87; the shorter (first) wins the tie; D(both) = 1.
+    assert [path_pattern(local, p) for p in choice.chosen] == [border, language]
+    assert choice.scores == (pytest.approx(2 / 3), pytest.approx(1.0))
+    one = pattern_search(local, bank, max_paths=1)
+    assert [path_pattern(local, p) for p in one.chosen] == [border]
 
 
-def test_bank_rejects_a_bad_head_budget():
+def test_bank_and_search_reject_bad_arguments():
     edge_index, edge_type = _graph([(0, 0, 1)])
     with pytest.raises(GraphDataError, match="max_heads"):
         PatternBank(edge_index, edge_type, 2, 1, max_heads=0)
+    bank = PatternBank(edge_index, edge_type, 3, 2)
+    local = local_structure(*_graph([(0, 0, 1), (1, 0, 2)]), (0, 1, 2), hops=1, num_nodes=3)
+    with pytest.raises(GraphDataError, match="patterns: expected at least one pattern"):
+        bank.counts(0, [])
+    with pytest.raises(GraphDataError, match="max_paths: expected a positive int"):
+        pattern_search(local, bank, max_paths=0)
 
 
 def test_no_candidate_gives_an_empty_choice():
@@ -165,3 +181,102 @@ def test_no_candidate_gives_an_empty_choice():
     local = local_structure(edge_index, edge_type, (0, 1, 3), hops=1, num_nodes=4)
     choice = pattern_search(local, bank, max_paths=3)
     assert choice.chosen == () and choice.num_patterns == 0
+    assert not pattern_mask(local, choice).any()
+
+
+def _binom_cdf(k, n, p):
+    """P(Bin(n, p) <= k) by the closed-form sum (the oracle of the admission test)."""
+    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+
+
+def _filter_world(kept_true, kept_false, dropped_true, dropped_false):
+    """r(x, y) <- p(x, y) over 4 groups of pairs; a filter path q-q^-1 through a hub holds on
+    the first two groups only (and joins each of their heads to a third node). Relations: p=0,
+    r=1, q=2. Pair i is (2i, 2i + 1).
+
+    Groups, in order: p-pairs with r and with the filter, without r and with it, with r and
+    without it, without r or it. A head without r on its p-pair has an r fact to a node no
+    path reaches (so it is in X_r: AMIE's partial completeness). The target is an extra p-pair
+    with the filter, r held out.
+    """
+    triples, pair = [], 0
+    hub, elsewhere, third = 10_000, 20_000, 30_000
+    sizes = (kept_true, kept_false, dropped_true, dropped_false)
+    for group, size in enumerate(sizes):
+        for _ in range(size):
+            x, y = 2 * pair, 2 * pair + 1
+            triples.append((x, 0, y))
+            triples.append((x, 1, y) if group in (0, 2) else (x, 1, elsewhere + pair))
+            if group in (0, 1):  # the hub also joins x to a third node, off the p-pairs
+                triples += [(x, 2, hub + pair), (y, 2, hub + pair), (third + pair, 2, hub + pair)]
+            pair += 1
+    x, y = 2 * pair, 2 * pair + 1
+    triples += [(x, 0, y), (x, 2, hub + pair), (y, 2, hub + pair)]
+    return triples, (x, 1, y), third + pair + 1
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [(40, 2, 10, 12), (40, 2, 6, 14), (40, 3, 4, 16), (40, 1, 3, 20), (30, 0, 2, 28)],
+)
+def test_a_filter_joins_exactly_when_the_binomial_test_rejects(sizes):
+    # Oracle: the closed-form binomial tail at the Dice-neutral rate s / (b + n_r).
+    triples, target, num_nodes = _filter_world(*sizes)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, 3)
+    body, hub = ((0, True, -1),), ((2, True, -1), (2, False, -1))
+    kept_true, kept_false, dropped_true, dropped_false = sizes
+    s, b, n = kept_true + dropped_true, sum(sizes), sum(sizes)
+    assert bank.counts(1, [body]) == (s, b) and bank.num_facts(1) == n
+    assert bank.counts(1, [hub]) == (kept_true, 2 * (kept_true + kept_false))
+    assert bank.counts(1, [body, hub]) == (kept_true, kept_true + kept_false)
+    d, d_true = b - kept_true - kept_false, dropped_true
+    raises = 2 * kept_true / (kept_true + kept_false + n) > 2 * s / (b + n)
+    admitted = raises and _binom_cdf(d_true, d, s / (b + n)) < 0.05
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    choice = pattern_search(local, bank, max_paths=2, anchors=False)
+    patterns = [path_pattern(local, p) for p in choice.chosen]
+    assert patterns == ([body, hub] if admitted else [body])
+
+
+def test_the_admission_test_refuses_a_filter_that_helps_by_chance():
+    # (40, 2, 6, 14): the filter drops 20 pairs with 6 facts, 6 / 20 < D / 2 = 46 / 124, so
+    # D rises (.742 -> .779), but P(Bin(20, 46 / 124) <= 6) = .34: refused. (40, 1, 3, 20):
+    # 3 facts among 23 dropped pairs, P = .025: admitted.
+    for sizes, joins in (((40, 2, 6, 14), False), ((40, 1, 3, 20), True)):
+        triples, target, num_nodes = _filter_world(*sizes)
+        edge_index, edge_type = _graph(triples)
+        bank = PatternBank(edge_index, edge_type, num_nodes, 3)
+        local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+        choice = pattern_search(local, bank, max_paths=2, anchors=False)
+        assert len(choice.chosen) == (2 if joins else 1)
+        assert _binom_cdf(sizes[2], sizes[2] + sizes[3], 46 / 124 if not joins else 43 / 128) == (
+            pytest.approx(0.342, abs=1e-3) if not joins else pytest.approx(0.025, abs=1e-3)
+        )
+
+
+def test_a_path_through_another_fact_of_the_target_relation_is_no_candidate():
+    # r is an equivalence within cliques of 3 (r(x, z) <- r(x, y), r(y, z) holds exactly),
+    # and the rule body is a shared group g: r(x, y) <- g(x, c), g(y, c), held in 9 of 10
+    # cliques. The path r-r would score D = 1 > the body's; it is excluded, the inverse r^-1
+    # (symmetry) stays a candidate. Relations: g=0, r=1.
+    triples = []
+    for c in range(10):
+        members = [3 * c, 3 * c + 1, 3 * c + 2]
+        for m in members:
+            triples.append((m, 0, 100 + c))
+        for a in members:
+            for b in members:
+                if a != b and (c > 0 or (a, b) not in ((0, 1), (1, 0))):
+                    triples.append((a, 1, b))
+    triples += [(200 + i, 0, 100 + (i % 9) + 1) for i in range(9)]  # g without r: body < 1
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, 209, 2)
+    local = local_structure(edge_index, edge_type, (0, 1, 1), hops=2, num_nodes=209)
+    through_r = ((1, True, -1), (1, True, -1))
+    body = ((0, True, -1), (0, False, -1))
+    assert bank.agreement(1, [through_r]) > bank.agreement(1, [body])
+    candidates = {path_pattern(local, p) for p in range(len(local.paths))}
+    assert through_r in candidates
+    choice = pattern_search(local, bank, max_paths=1)
+    assert [path_pattern(local, p) for p in choice.chosen] == [body]
