@@ -42,6 +42,7 @@ from kg.base import KGEModel, eval_mode
 from kg.explain import baselines
 from kg.explain._assemble import Context, assemble
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
+from kg.explain.evaluator.sampling import calibration
 from kg.explain.explanation import PathExplanation
 from kg.explain.local import (
     LocalIndex,
@@ -545,13 +546,9 @@ def _check_evaluator_config(cfg: ExplainerConfig) -> None:
 
 @torch.no_grad()
 def _calibrate(model: KGEModel, triples: Tensor, seed: int) -> tuple[float, float]:
-    """``(tau, sigma_f)`` from up to 2000 training triples and one tail corruption each."""
-    generator = torch.Generator().manual_seed(seed)
-    pick = torch.randperm(triples.size(0), generator=generator)[:2000].to(triples.device)
-    pos = triples[pick]
-    tails = torch.randint(model.num_entities, (pos.size(0),), generator=generator)
-    with eval_mode(model):
-        f_pos = model(pos[:, 0], pos[:, 1], pos[:, 2])
-        f_neg = model(pos[:, 0], pos[:, 1], tails.to(triples.device))
-    sigma = float(torch.cat([f_pos, f_neg]).std().clamp_min(1e-8))
-    return 0.5 * float(f_pos.mean() + f_neg.mean()), sigma
+    """``(tau, sigma_f)`` from up to 2000 training triples and one tail corruption each.
+
+    The distillation ranks its training subgraphs' paths with the same map
+    (:func:`kg.explain.evaluator.sampling.calibration`, one implementation).
+    """
+    return calibration(model, triples, seed)

@@ -232,14 +232,18 @@ def teacher_calibration(teacher: KGEModel, graph: TripleSet, seed: int) -> tuple
     :class:`kg.explain.KGExplainer`'s ``calibration_``; the distillation's own random stream is
     not touched).
     """
-    triples = graph.mapped_triples.to(next(teacher.parameters()).device)
+    return calibration(teacher, graph.mapped_triples.to(next(teacher.parameters()).device), seed)
+
+
+def calibration(model: KGEModel, triples: Tensor, seed: int) -> tuple[float, float]:
+    """:func:`teacher_calibration` of ``model`` over the training triples ``[E, 3]``."""
     generator = torch.Generator().manual_seed(seed)
     pick = torch.randperm(triples.size(0), generator=generator)[:2000].to(triples.device)
     pos = triples[pick]
-    tails = torch.randint(teacher.num_entities, (pos.size(0),), generator=generator)
-    with torch.no_grad(), eval_mode(teacher):
-        f_pos = teacher(pos[:, 0], pos[:, 1], pos[:, 2])
-        f_neg = teacher(pos[:, 0], pos[:, 1], tails.to(triples.device))
+    tails = torch.randint(model.num_entities, (pos.size(0),), generator=generator)
+    with torch.no_grad(), eval_mode(model):
+        f_pos = model(pos[:, 0], pos[:, 1], pos[:, 2])
+        f_neg = model(pos[:, 0], pos[:, 1], tails.to(triples.device))
     sigma = float(torch.cat([f_pos, f_neg]).std().clamp_min(1e-8))
     return 0.5 * float(f_pos.mean() + f_neg.mean()), sigma
 
