@@ -84,7 +84,12 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import eigsh
 from scipy.stats import norm
 
-from benchmarks.tissue_metropolis import gcn_weights, greedy_colouring, knn_edges
+from benchmarks.tissue_metropolis import (
+    _log1p_normalised,
+    gcn_weights,
+    greedy_colouring,
+    knn_edges,
+)
 from graphdata.errors import GraphDataError
 
 __all__ = [
@@ -267,16 +272,6 @@ def counts_from_field(
         zero = counts.sum(1) == 0
     params = {"library_size": library, "baseline": baseline, "type_profile": profile}
     return counts.astype(np.int64), params
-
-
-def _log1p_normalised(counts: np.ndarray) -> np.ndarray:
-    import scanpy as sc
-    from anndata import AnnData
-
-    tmp = AnnData(counts.astype(np.float32))
-    sc.pp.normalize_total(tmp)
-    sc.pp.log1p(tmp)
-    return np.asarray(tmp.X, dtype=np.float32)
 
 
 @dataclass
