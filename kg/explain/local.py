@@ -30,9 +30,11 @@ et al., "Axiomatic Attribution for Deep Networks", ICML 2017, arXiv 1703.01365).
 objective :math:`J_\text{both}(\pi) = f(\pi) - f(G \setminus \pi)` (:mod:`kg.explain.search`),
 expanding :math:`f(\pi)` at :math:`\mathbf 0` and :math:`f(G \setminus \pi)` at :math:`\mathbf 1`;
 ranking by :math:`R` is ranking by that estimate, one forward and backward pass for all paths.
-Without an evaluator (``mode="retrain"``), :func:`model_relevance` takes the KGE's calibrated
-log-probability of each edge, :math:`I_e = \log p(e)`, so that :math:`R(\pi)` is the log of the
-path's probability under the model.
+:func:`model_relevance` takes the KGE's calibrated log-probability of each edge,
+:math:`I_e = \log p(e)`, so that :math:`R(\pi)` is the log of the path's probability under the
+model; :class:`kg.explain.KGExplainer` prunes with it in every mode, as the distillation's cap
+does (the gradient needs a pass over the whole enclosing subgraph, seconds at a hub, and gave
+no better F1 on the synthetic worlds: ``benchmarks/RESULTS.md``).
 
 A length whose paths exceed ``max_enumerated`` is not enumerated; a beam search builds its
 paths from :math:`h`: every partial path is extended through every local edge of its end node

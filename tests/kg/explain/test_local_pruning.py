@@ -208,7 +208,9 @@ def test_bad_relevance_and_budgets_are_refused():
             local_structure(edge_index, edge_type, (0, 7, 1), **{name: 0}, num_nodes=12)
 
 
-def test_the_explainer_prunes_by_the_evaluators_gradient(world, teacher, explainer, small_config):
+def test_the_explainer_prunes_by_the_models_edge_probabilities(
+    world, teacher, explainer, small_config
+):
     capped = KGExplainer(teacher, small_config(max_candidates=6)).fit(
         world.dataset, evaluator=explainer.evaluator_
     )
@@ -217,7 +219,9 @@ def test_the_explainer_prunes_by_the_evaluators_gradient(world, teacher, explain
         warnings.simplefilter("ignore", CandidatesCapped)
         local = next(x for x in map(capped.local_structure, targets) if x.truncated)
     assert local.pruning.method == "relevance" and sum(local.pruning.kept) == 6
-    # The relevance is taken on the whole enclosing subgraph (the unpruned structure).
+    # The relevance is the KGE's calibrated log-probability of each edge of the whole enclosing
+    # subgraph (the unpruned structure), as the distillation's cap ranks them, with or without
+    # an evaluator.
     full = local_structure(
         capped._edge_index,
         capped._edge_type,
@@ -227,7 +231,7 @@ def test_the_explainer_prunes_by_the_evaluators_gradient(world, teacher, explain
         max_length=local.max_length,
         max_candidates=10**6,
     )
-    relevance = gradient_relevance(explainer.evaluator_.score_local)(full)
+    relevance = model_relevance(teacher, capped.calibration_)(full)
     expected, _ = _brute_force_top(full, lambda _: relevance, 6, 3)
     assert _global_paths(local, local.paths) == _global_paths(full, expected)
 
