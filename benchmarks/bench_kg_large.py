@@ -45,6 +45,7 @@ from unittest import mock
 
 import torch
 
+from benchmarks.bench_kg_scale import _status_kib
 from graphdata.atomic import write_text_atomic
 from graphdata.triples import KGDataset
 from graphdata.tripleset import TripleSet
@@ -64,15 +65,9 @@ def _rss() -> int:
 
 
 def _high_water_mark() -> int | None:
-    """Peak resident set size of this process in bytes (``VmHWM`` of ``/proc/self/status``)."""
-    try:
-        with open("/proc/self/status") as handle:
-            for line in handle:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    """Peak resident set size of this process in bytes (``VmHWM``); None where unreadable."""
+    kib = _status_kib(os.getpid(), "VmHWM")
+    return None if kib is None else kib * 1024
 
 
 class _PeakRSS:

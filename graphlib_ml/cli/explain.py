@@ -304,8 +304,6 @@ def _explain(args: argparse.Namespace) -> int:
     from kg.explain import KGExplainer
 
     triples = _read_triples(args.triples) if args.triples else [_parse_triple(args.triple)]
-    if isinstance(args.workers, bool) or args.workers < 1:
-        raise GraphDataError(f"--workers: expected a positive int, got {args.workers!r}")
     if args.workers > 1 and not args.triples:
         raise GraphDataError(
             f"--workers: parallel explanation needs several targets, got --workers "

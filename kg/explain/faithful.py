@@ -810,10 +810,10 @@ def necessity(
     target: Sequence[str] | Sequence[int],
     removed_triples: Mapping[str, Sequence[Sequence[str]]] | Sequence[Sequence[str]],
     *,
-    steps: int = 100,
-    lr: float = 0.05,
-    init: str = "random",
-    seed: int = 0,
+    steps: int = FaithfulConfig.steps,
+    lr: float = FaithfulConfig.lr,
+    init: str = FaithfulConfig.init,
+    seed: int = FaithfulConfig.seed,
     training: TrainingConfig | None = None,
 ) -> FaithfulReport:
     r"""Necessity of removal sets for one target: :meth:`FaithfulEvaluator.necessity`.
@@ -832,11 +832,9 @@ def necessity(
     Returns:
         The :class:`FaithfulReport`.
     """
-    sets = removed_triples if isinstance(removed_triples, Mapping) else {"removed": removed_triples}
     config = FaithfulConfig(steps=steps, lr=lr, init=init, seed=seed)
-    return FaithfulEvaluator(model, dataset, training=training, config=config).necessity(
-        target, sets
-    )
+    evaluator = FaithfulEvaluator(model, dataset, training=training, config=config)
+    return evaluator.necessity(target, _arms(removed_triples, "removed"))
 
 
 def sufficiency(
@@ -845,10 +843,10 @@ def sufficiency(
     target: Sequence[str] | Sequence[int],
     explanation_triples: Mapping[str, Sequence[Sequence[str]]] | Sequence[Sequence[str]],
     *,
-    steps: int = 100,
-    lr: float = 0.05,
-    init: str = "random",
-    seed: int = 0,
+    steps: int = FaithfulConfig.steps,
+    lr: float = FaithfulConfig.lr,
+    init: str = FaithfulConfig.init,
+    seed: int = FaithfulConfig.seed,
     training: TrainingConfig | None = None,
 ) -> FaithfulReport:
     r"""Sufficiency of explanations for one target: :meth:`FaithfulEvaluator.sufficiency`.
@@ -867,12 +865,13 @@ def sufficiency(
     Returns:
         The :class:`FaithfulReport`.
     """
-    sets = (
-        explanation_triples
-        if isinstance(explanation_triples, Mapping)
-        else {"explanation": explanation_triples}
-    )
     config = FaithfulConfig(steps=steps, lr=lr, init=init, seed=seed)
-    return FaithfulEvaluator(model, dataset, training=training, config=config).sufficiency(
-        target, sets
-    )
+    evaluator = FaithfulEvaluator(model, dataset, training=training, config=config)
+    return evaluator.sufficiency(target, _arms(explanation_triples, "explanation"))
+
+
+def _arms(
+    triples: Mapping[str, Sequence[Sequence[str]]] | Sequence[Sequence[str]], name: str
+) -> Mapping[str, Sequence[Sequence[str]]]:
+    """Arm name -> triples: a mapping as given, one set as the single arm ``name``."""
+    return triples if isinstance(triples, Mapping) else {name: triples}

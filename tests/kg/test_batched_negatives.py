@@ -10,6 +10,9 @@ whole batch.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import pytest
 import torch
 
@@ -117,21 +120,19 @@ def test_the_config_refuses_batched_negatives_where_they_do_not_apply() -> None:
         TrainingConfig(batched_negatives=8, regime="1vsall", side_per_positive=True).validate()
 
 
-def test_training_with_batched_negatives_lowers_the_loss() -> None:
+def _fit_family(model_class: type, dim: int, **overrides: Any) -> list[dict]:
+    """Train on the 40-person family KG with row-wise Adagrad and batched negatives."""
     dataset = family_kg(40, seed=0).dataset
-    model = DistMult(dataset.num_entities, dataset.num_relations, 16)
-    cfg = TrainingConfig(
-        epochs=6,
-        batch_size=128,
-        num_negatives=16,
-        batched_negatives=32,
-        side_per_positive=True,
-        optimizer="rowwise_adagrad",
-        lr=0.1,
-        eval_every=0,
-        progress=False,
+    model = model_class(dataset.num_entities, dataset.num_relations, dim)
+    settings = dict(side_per_positive=True, optimizer="rowwise_adagrad", lr=0.1)
+    cfg = TrainingConfig(**settings, eval_every=0, progress=False, **overrides)
+    return Trainer(model, cfg).fit(dataset).history_
+
+
+def test_training_with_batched_negatives_lowers_the_loss() -> None:
+    history = _fit_family(
+        DistMult, 16, epochs=6, batch_size=128, num_negatives=16, batched_negatives=32
     )
-    history = Trainer(model, cfg).fit(dataset).history_
     assert history[-1]["loss"] < 0.9 * history[0]["loss"]
 
 
@@ -174,21 +175,8 @@ def test_the_mask_drops_the_replaced_entity_and_keeps_duplicates() -> None:
 def test_a_chunk_with_one_side_trains_a_model_without_a_fused_kernel() -> None:
     """RESCAL scores each side separately; a chunk whose positives all corrupt one side must
     not score (and differentiate) an empty other side."""
-    dataset = family_kg(40, seed=0).dataset
-    model = RESCAL(dataset.num_entities, dataset.num_relations, 8)
-    cfg = TrainingConfig(
-        epochs=1,
-        batch_size=64,
-        num_negatives=4,
-        batched_negatives=2,
-        side_per_positive=True,
-        optimizer="rowwise_adagrad",
-        lr=0.1,
-        eval_every=0,
-        progress=False,
-    )
-    history = Trainer(model, cfg).fit(dataset).history_
-    assert history[-1]["loss"] == history[-1]["loss"]  # finite, no error
+    history = _fit_family(RESCAL, 8, epochs=1, batch_size=64, num_negatives=4, batched_negatives=2)
+    assert math.isfinite(history[-1]["loss"])  # and no error in the backward
 
 
 @pytest.mark.parametrize("loss", ["margin", "bce", "nssa"])

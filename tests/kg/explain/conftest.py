@@ -11,6 +11,7 @@ from graphdata.synthetic import family_kg
 from kg.distmult import DistMult
 from kg.explain.evaluator import EvaluatorConfig
 from kg.explain.explainer import ExplainerConfig, KGExplainer
+from kg.explain.local import LocalStructure, local_structure
 from kg.training import Trainer, TrainingConfig
 
 
@@ -73,3 +74,16 @@ def explainer(world, teacher):
     """A KGExplainer with a quickly distilled evaluator."""
     with _threads(1):
         return KGExplainer(teacher, _small_config()).fit(world.dataset)
+
+
+def unpruned(explainer: KGExplainer, local: LocalStructure) -> LocalStructure:
+    """The target's whole enclosing subgraph and every candidate path (no budget, no pruning)."""
+    return local_structure(
+        explainer._edge_index,
+        explainer._edge_type,
+        local.target,
+        num_nodes=explainer.graph_.num_entities,
+        hops=local.hops,
+        max_length=local.max_length,
+        max_candidates=10**6,
+    )

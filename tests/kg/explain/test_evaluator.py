@@ -13,9 +13,9 @@ from kg.explain._teacher import triple_representation
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig, distillation_targets
 from kg.explain.evaluator.rgcn import RelationalConv
 from kg.explain.evaluator.sampling import draw_negatives
-from kg.explain.local import local_structure
 from kg.rotate import RotatE
 from kg.transe import TransE
+from tests.kg.explain.conftest import unpruned
 
 
 def test_relational_conv_equals_pyg_rgcnconv_mean():
@@ -226,15 +226,7 @@ def test_batched_perturbations_equal_one_by_one(explainer, world):
     # score_triples does (a pruned one's local graph is the union of its kept paths:
     # kg.explain.local, "Pruning"; tests/kg/explain/test_local_union.py).
     assert local.truncated and local.pruning.triples[1] < local.pruning.triples[0]
-    whole = local_structure(
-        explainer._edge_index,
-        explainer._edge_type,
-        local.target,
-        num_nodes=world.dataset.train.num_entities,
-        hops=local.hops,
-        max_length=local.max_length,
-        max_candidates=10**6,
-    )
+    whole = unpruned(explainer, local)
     assert whole.num_edges == local.pruning.triples[0]
     triple = torch.tensor([local.target])
     full = torch.ones(1, whole.num_edges, dtype=torch.bool)

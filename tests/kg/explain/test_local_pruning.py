@@ -17,6 +17,7 @@ from kg.explain.local import (
     local_structure,
     model_relevance,
 )
+from tests.kg.explain.conftest import unpruned
 
 
 def _random_graph(seed, num_nodes=12, num_edges=45):
@@ -222,15 +223,7 @@ def test_the_explainer_prunes_by_the_models_edge_probabilities(
     # The relevance is the KGE's calibrated log-probability of each edge of the whole enclosing
     # subgraph (the unpruned structure), as the distillation's cap ranks them, with or without
     # an evaluator.
-    full = local_structure(
-        capped._edge_index,
-        capped._edge_type,
-        local.target,
-        num_nodes=world.dataset.train.num_entities,
-        hops=local.hops,
-        max_length=local.max_length,
-        max_candidates=10**6,
-    )
+    full = unpruned(capped, local)
     relevance = model_relevance(teacher, capped.calibration_)(full)
     expected, _ = _brute_force_top(full, lambda _: relevance, 6, 3)
     assert _global_paths(local, local.paths) == _global_paths(full, expected)
