@@ -38,7 +38,7 @@ class _BufferedLookup(torch.autograd.Function):
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[None, None, None]:
         (flat,) = ctx.saved_tensors
-        ctx.buffer.index_add_(0, flat, grad.reshape(flat.numel(), -1))
+        ctx.buffer.index_add_(0, flat, grad.reshape(flat.numel(), grad.size(-1)))  # [N, d]
         return None, None, None
 
 

@@ -162,7 +162,7 @@ class _RowRecorder:
 
     def index_add_(self, dim: int, index: Tensor, source: Tensor) -> _RowRecorder:
         self.rows.append(index.reshape(-1))
-        self.values.append(source.reshape(index.numel(), -1))
+        self.values.append(source.reshape(index.numel(), source.size(-1)))  # [N, d]
         return self
 
 

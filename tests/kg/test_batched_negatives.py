@@ -179,6 +179,21 @@ def test_a_chunk_with_one_side_trains_a_model_without_a_fused_kernel() -> None:
     assert math.isfinite(history[-1]["loss"])  # and no error in the backward
 
 
+def test_a_chunk_with_one_side_trains_transe_through_its_fused_kernel() -> None:
+    """TransE's fused two-sided scorer looks up an empty index for the side no positive of a
+    chunk corrupts; its backward (and the row recorder of row-wise Adagrad) must take the
+    empty gradient rather than fail to reshape it."""
+    dataset = family_kg(45, seed=0).dataset
+    model = TransE(dataset.num_entities, dataset.num_relations, 8)
+    settings = dict(side_per_positive=True, optimizer="rowwise_adagrad", lr=0.1, epochs=3)
+    cfg = TrainingConfig(
+        **settings, batch_size=37, num_negatives=4, batched_negatives=4, eval_every=0,
+        progress=False,
+    )  # fmt: skip
+    history = Trainer(model, cfg).fit(dataset).history_
+    assert all(math.isfinite(h["loss"]) for h in history)
+
+
 @pytest.mark.parametrize("loss", ["margin", "bce", "nssa"])
 def test_the_training_loss_normalises_by_the_kept_negatives(loss: str) -> None:
     """``Run._slcwa_parts`` on a batch with a short last chunk against the loss summed over the
