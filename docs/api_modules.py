@@ -66,6 +66,7 @@ PACKAGES: dict[str, list[str]] = {
         "kg.sampling",
         "kg.training",
         "kg.distributed",
+        "kg.sharded",
         "kg.tune",
         "kg.evaluation",
         "kg.checkpoint",
