@@ -807,7 +807,8 @@ class Celcomen:
                 chosen horizon (:mod:`spatial.counterfactual`). Options of another method
                 are refused; None means the method's default.
             tolerance: Mean field: residual to stop at (None: 1e-8).
-            damping: Mean field: damping of the fixed-point update in (0, 1] (None: 0.5).
+            damping: Mean field: first damping of the fixed-point update in (0, 1], halved
+                when the iteration stalls (None: 0.5).
             max_iterations: Mean field: updates per stage before giving up with a warning
                 (None: 10,000).
             steps: Langevin: averaged steps after burn-in (None: 20,000); gradient:

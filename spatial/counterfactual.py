@@ -106,7 +106,9 @@ class Counterfactual:
             ``method`` and, for ``"mean_field"``, ``iterations`` (updates of the joint
             perturbed/sham run from the sham equilibrium), ``sham_iterations`` (from the
             observed tissue to the sham equilibrium), ``residual`` (largest
-            :math:`|T(h(M)) - M|` of the returned states), ``tolerance``, ``damping``,
+            :math:`|T(h(M)) - M|` of the returned states), ``tolerance``, ``damping`` (the
+            first), ``final_damping`` (the smallest of the two stages' last, after halvings of
+            a stalled iteration: :func:`spatial.equilibrium.clamped_mean_field`),
             ``converged``; for ``"gradient"``, ``steps``, ``step_size`` and ``horizon`` (None
             when ``step_size`` was given); for ``"langevin"``, ``steps``, ``burn_in``,
             ``step_size``, ``seed``, ``batches``. Scalars only (fit for AnnData ``uns``).
@@ -401,7 +403,8 @@ def simulate_intervention(
         cells: Boolean mask ``[N]`` of perturbed cells.
         method: ``"mean_field"`` (default), ``"langevin"`` or ``"gradient"`` (:data:`METHODS`).
         tolerance: Mean field: stop when :math:`\max |T(h(M)) - M| \le` this; None: 1e-8.
-        damping: Mean field: :math:`\alpha \in (0, 1]` of the damped update; None: 0.5.
+        damping: Mean field: the first :math:`\alpha \in (0, 1]` of the damped update, halved
+            when the iteration stalls; None: 0.5.
         max_iterations: Mean field: give up with a warning after this many updates per stage;
             None: 10,000.
         steps: Langevin: averaged steps after burn-in (None: 20,000, a multiple of 10, the
@@ -514,6 +517,7 @@ def simulate_intervention(
             "residual": joint.residual,
             "tolerance": float(opt["tolerance"]),
             "damping": float(opt["damping"]),
+            "final_damping": min(joint.damping, sham_eq.damping),
             "converged": joint.converged and sham_eq.converged,
         }
         used_step: float | None = None

@@ -42,7 +42,19 @@ from a given start (the observed tissue, so that when the mean field has several
 the one in the observed tissue's basin is taken), until the residual
 :math:`\max_{i,g} |T(h(M)) - M|_{ig}` is at most the tolerance. The fixed points do not depend
 on :math:`\alpha`; :math:`\alpha < 1` damps the oscillations that signed (inhibitory) couplings
-cause in the parallel update. Computed in float64 (equilibria are differenced, and a tolerance
+cause in the parallel update. How much damping a tissue needs depends on its couplings: on a
+linearised map with an eigenvalue :math:`-\lambda < -1` of the undamped update's Jacobian the
+damped update has eigenvalue :math:`1 - \alpha (1 + \lambda)`, stable only for
+:math:`\alpha < 2 / (1 + \lambda)`. So :math:`\alpha` is adapted: the given damping is the
+first one, and it is halved, at most :data:`DAMPING_HALVINGS` times, when the iteration
+oscillates without progress: the residual has not reached a new minimum (by a factor
+:math:`1 - 10^{-6}`) for :data:`DAMPING_PATIENCE` consecutive updates and the last two update
+directions :math:`\Delta_t = T(h(M^{(t)})) - M^{(t)}` point against each other,
+:math:`\langle \Delta_t, \Delta_{t-1} \rangle < 0` (raw-count fits on the independent
+simulator of benchmarks/tissue_metropolis.py oscillated forever at :math:`\alpha = 0.5`,
+benchmarks/RESULTS.md). A slow but monotone approach (an eigenvalue near :math:`+1`, where a
+smaller step would only be slower) keeps its damping; the result reports the last
+:math:`\alpha`. Computed in float64 (equilibria are differenced, and a tolerance
 of 1e-8 is below float32's resolution) on the input's device; the Bessel ratios are evaluated
 on the host (:func:`spatial.vmf.vmf_mean_resultant_length`, :mod:`spatial._bessel`), one
 ``[N]`` vector per iteration.
@@ -82,12 +94,20 @@ from spatial._messages import neighbour_operator
 from spatial.model import CelcomenEnergy
 
 __all__ = [
+    "DAMPING_HALVINGS",
+    "DAMPING_PATIENCE",
     "MeanField",
     "SampledContrast",
     "clamped_mean_field",
     "conditional_mean",
     "sampled_contrast",
 ]
+
+
+#: Updates without a new minimum of the residual after which the damping is halved.
+DAMPING_PATIENCE = 50
+#: At most this many halvings of the damping (from 0.5: down to 0.5 / 1024).
+DAMPING_HALVINGS = 10
 
 
 @dataclass
@@ -100,7 +120,8 @@ class MeanField:
         residual: :math:`\max |T(h(M)) - M|` at the returned ``mean`` (over the batch).
         converged: ``residual <= tolerance``.
         tolerance: The tolerance asked for.
-        damping: The damping :math:`\alpha` used.
+        damping: The damping :math:`\alpha` of the last update (the given one, halved each
+            time the iteration stalled; module docstring).
         mean64: ``mean`` in float64 (for differencing equilibria without float32 rounding).
     """
 
@@ -198,12 +219,14 @@ def clamped_mean_field(
     r"""Fixed point :math:`M = T(h(M))` of the clamped mean field, from the start ``x``.
 
     .. math::
-        M^{(t+1)} = (1 - \alpha) M^{(t)} + \alpha\, T\big(h(M^{(t)})\big), \qquad
+        M^{(t+1)} = (1 - \alpha_t) M^{(t)} + \alpha_t\, T\big(h(M^{(t)})\big), \qquad
         M^{(0)} = x,
 
     with :math:`h` the local field at the means and :math:`T` the clamped von Mises-Fisher mean
     (module docstring; :func:`conditional_mean`), stopped at the first :math:`t` with
-    :math:`\max |T(h(M^{(t)})) - M^{(t)}| \le` ``tolerance``. A batch ``[B, N, G]`` of starts
+    :math:`\max |T(h(M^{(t)})) - M^{(t)}| \le` ``tolerance``. :math:`\alpha_0` is
+    ``damping``; :math:`\alpha_t` is halved when the iteration oscillates without progress
+    (module docstring), which leaves the fixed point unchanged. A batch ``[B, N, G]`` of starts
     (each with its own clamp) is iterated together and stopped together, so equal rows of two
     batch entries get identical updates.
 
@@ -215,7 +238,8 @@ def clamped_mean_field(
         weight: Normalised edge weights ``[E]``.
         clamped: Boolean mask of ``x``'s shape; None (default) clamps nothing.
         tolerance: Stop when the residual is at most this (default 1e-8).
-        damping: :math:`\alpha \in (0, 1]` (default 0.5).
+        damping: The first :math:`\alpha \in (0, 1]` (default 0.5), halved when the iteration
+            stalls.
         max_iterations: Give up (with a warning) after this many updates (default 10,000).
         progress: Show a tqdm bar when stderr is a terminal; False: never. Default True.
         desc: The bar's label. Default ``"mean field"``.
@@ -285,6 +309,8 @@ def clamped_mean_field(
     from tqdm.auto import tqdm
 
     iterations, residual = 0, float("inf")
+    alpha, best, stalled, halvings = float(damping), float("inf"), 0, 0
+    previous: list[Tensor] | None = None  # the last update's directions T(h(M)) - M
     # disable=None: tqdm shows the bar only on a terminal.
     with (
         torch.no_grad(),
@@ -300,7 +326,19 @@ def clamped_mean_field(
                 )
             if residual <= tolerance or iterations == max_iterations:
                 break
-            state = [(1.0 - damping) * m + damping * t for m, t in zip(state, images)]
+            steps = [t - m for t, m in zip(images, state)]
+            flipped = previous is not None and (
+                sum(float((a * b).sum()) for a, b in zip(steps, previous)) < 0
+            )
+            previous = steps
+            if residual < best * (1.0 - 1e-6):
+                best, stalled = residual, 0
+            else:
+                stalled += 1
+                if stalled >= DAMPING_PATIENCE and flipped and halvings < DAMPING_HALVINGS:
+                    # Stalled and oscillating: a smaller step (module docstring).
+                    alpha, best, stalled, halvings = alpha / 2, residual, 0, halvings + 1
+            state = [(1.0 - alpha) * m + alpha * t for m, t in zip(state, images)]
             iterations += 1
             bar.update(1)
     converged = residual <= tolerance
@@ -308,7 +346,7 @@ def clamped_mean_field(
         warnings.warn(
             f"max_iterations: the clamped mean field did not converge in {max_iterations} "
             f"updates (residual {residual:.3g} > tolerance {tolerance:g}); raise "
-            "max_iterations or lower damping (the result is the last iterate)",
+            f"max_iterations (the damping ended at {alpha:g}; the result is the last iterate)",
             RuntimeWarning,
             stacklevel=2,
         )
@@ -319,7 +357,7 @@ def clamped_mean_field(
         residual,
         converged,
         float(tolerance),
-        float(damping),
+        alpha,
         mean64,
     )
 

@@ -244,3 +244,32 @@ def test_langevin_refuses_a_cell_with_one_free_coordinate():
             model, x, edges, torch.ones(1), {0: 0.0}, torch.tensor([True, False]),
             method="langevin", steps=10,
         )  # fmt: skip
+
+
+def test_stalled_iteration_halves_the_damping_and_keeps_the_fixed_point(monkeypatch):
+    # One cell, G = 3, strong self-inhibition W_intra = -12 I: near M = 0 the undamped map has
+    # Jacobian about 2 W / G = -8 I (A_3(k) ~ k / 3), so the damped update's eigenvalue
+    # 1 - alpha (1 + 8) needs alpha < 2 / 9: alpha = 0.5 oscillates forever.
+    model = CelcomenEnergy(3)
+    model.set_matrices(-12.0 * torch.eye(3), torch.zeros(3, 3))
+    model.set_fields(torch.tensor([0.3, 0.1, 0.0]), torch.zeros(3))
+    x = torch.tensor([[0.2, 0.9, 0.4]])
+    x = x / x.norm()
+    no_edges, no_weights = torch.zeros(2, 0, dtype=torch.long), torch.zeros(0)
+    adapted = clamped_mean_field(model, x, no_edges, no_weights, progress=False)
+    assert adapted.converged and adapted.damping == 0.125  # halved twice, below 2 / 9
+    small = clamped_mean_field(model, x, no_edges, no_weights, damping=0.02, progress=False)
+    assert small.converged and small.damping == 0.02  # contracting: never halved
+    torch.testing.assert_close(adapted.mean64, small.mean64, rtol=0, atol=1e-8)
+    # The fixed point of the linearised map M = A_3(|h|) h / |h|, h = -24 M + h_intra, is
+    # M ~ h_intra / (3 + 24) = (0.3, 0.1, 0) / 27.
+    expected = torch.tensor([[0.3, 0.1, 0.0]], dtype=torch.float64) / 27
+    torch.testing.assert_close(adapted.mean64, expected, rtol=1e-3, atol=1e-6)
+    import spatial.equilibrium as equilibrium
+
+    monkeypatch.setattr(equilibrium, "DAMPING_HALVINGS", 0)  # the fixed damping of before
+    with pytest.warns(RuntimeWarning, match="did not converge"):
+        fixed = clamped_mean_field(
+            model, x, no_edges, no_weights, max_iterations=2000, progress=False
+        )
+    assert fixed.residual > 0.5  # a 2-cycle, not a slow approach
