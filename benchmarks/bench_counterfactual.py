@@ -2,10 +2,21 @@
 
 Issue 19: the per-ring effect of the gradient protocol grows with its arbitrary horizon (ring 3:
 5e-5 at the default, 3e-3 at 10x longer, with the true matrices). Here, on simulated tissues
-(``spatial.simulate.simulate_tissue``: hex grid, k-NN 6, distinct signed truths, Langevin
-samples) for each gene count and seed:
+for each gene count and seed. Two worlds (``--world``):
 
-1. fit Celcomen with defaults (signed input), and take the true matrices;
+- ``dev`` (default): ``spatial.simulate.simulate_tissue`` (hex grid, k-NN 6, distinct signed
+  truths, Langevin samples), the library's own simulator, on which the protocol was developed;
+- ``metropolis``: :func:`benchmarks.tissue_metropolis.simulate`, written independently of the
+  library (random positions, Metropolis on the sphere from the Celcomen energy, truths drawn
+  differently, negative-binomial counts with a log link). Held out for the counterfactual
+  protocol, which was designed on ``dev`` tissues; not for fitting counts: the ``log_counts``
+  transform was tuned on this world (``benchmarks/bench_celcomen_counts.py``). The graph is the
+  k-NN graph ``Celcomen.fit`` builds itself (``graphdata.spatial.knn_graph``, k =
+  ``CelcomenConfig.n_neighbors``), checked equal to the one the truth was sampled on.
+
+1. fit Celcomen with defaults on the signed coordinates (both worlds) and, in ``metropolis``, on
+   the raw counts too (route ``counts``: the default transform, what a user with a slide
+   does); take the true matrices (Celcomen convention, GCN weights, in both simulators);
 2. knock gene 0 out in the centre cell and its neighbours (ring 0);
 3. ``gradient``: 50, 100, 200, 500 steps of the default step (4 / (50 L), L from the matrices
    used), i.e. horizons 4, 8, 16, 40 model time units; ``mean_field``: tolerance 1e-6, 1e-8,
@@ -17,10 +28,16 @@ samples) for each gene count and seed:
    Langevin on the sphere (free coordinates on their sphere of radius sqrt(1 - ||c||^2)),
    perturbed and sham chains driven by the same noise, time-averaged after burn-in; its
    per-ring mean effect with a batch-means standard error, and the Pearson of each protocol's
-   true-matrix effect against it (rings 1-2, unclamped coordinates).
+   true-matrix effect, and of each route's fitted effect, against it (rings 1-2, unclamped
+   coordinates);
+6. ``metropolis`` only: knocking gene 0 out sets a count to 0, the lowest level there is, but a
+   signed coordinate to 0, the middle of its range, so the counts route is also compared with
+   a true knock-*down* (:func:`knockdown_truth`): gene 0 set to its lowest signed value in the
+   tissue (the row then projected to the sphere, as every clamp is), mean field at the default
+   tolerance.
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.bench_counterfactual --genes 10,20
---seeds 3 [--langevin] [--out results.json]``.
+--seeds 3 [--world metropolis] [--langevin] [--out results.json]``.
 """
 
 from __future__ import annotations
@@ -32,21 +49,65 @@ import math
 import platform
 import time
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import torch
 
+from benchmarks import tissue_metropolis
 from graphdata.atomic import write_text_atomic
 from graphdata.device import make_generator
+from graphdata.spatial import knn_graph
 from spatial._inputs import unit_rows
 from spatial._messages import edge_weights, neighbour_operator
-from spatial.celcomen import Celcomen
+from spatial.celcomen import Celcomen, CelcomenConfig
 from spatial.counterfactual import ring_index
-from spatial.simulate import simulate_tissue
+from spatial.simulate import SimulatedTissue, simulate_tissue
 
 GRADIENT_STEPS = (50, 100, 200, 500)
 MEAN_FIELD = (("tol 1e-6", 1e-6, 0.5), ("tol 1e-8", 1e-8, 0.5), ("tol 1e-10", 1e-10, 0.5),
               ("tol 1e-8 damping .25", 1e-8, 0.25))  # fmt: skip
+
+
+def dev_world(args, genes: int, seed: int) -> tuple[SimulatedTissue, dict, dict]:
+    """A ``spatial.simulate`` tissue, its fitting routes (signed only) and no diagnostics."""
+    tissue = simulate_tissue(
+        args.cells, genes, seed=seed, steps=args.sim_steps, strength=args.strength * genes / 2
+    )
+    return tissue, {"signed": tissue.x}, {}
+
+
+def metropolis_world(args, genes: int, seed: int) -> tuple[SimulatedTissue, dict, dict]:
+    """A ``tissue_metropolis`` tissue, its routes (signed, counts) and sampler diagnostics.
+
+    The graph is rebuilt as ``Celcomen.fit`` builds it from positions and must equal the one
+    the truth was sampled on; the GCN weights of both codes must agree too.
+    """
+    sim = tissue_metropolis.simulate(args.cells, genes, seed=seed)
+    coords = torch.from_numpy(sim.coords)
+    edge_index, _ = knn_graph(coords, CelcomenConfig().n_neighbors)
+    weight = edge_weights(edge_index, args.cells, dtype=torch.float64)
+    if not torch.equal(edge_index, torch.from_numpy(sim.edge_index)) or not np.allclose(
+        weight.numpy(), sim.edge_weight
+    ):
+        raise RuntimeError("metropolis: the library's k-NN graph differs from the simulator's")
+    tissue = SimulatedTissue(
+        coords=coords.float(),
+        edge_index=edge_index,
+        x=torch.from_numpy(sim.x).float(),
+        W_intra=torch.from_numpy(sim.W_intra).float(),
+        W_inter=torch.from_numpy(sim.W_inter).float(),
+    )
+    report = sim.report.as_dict()
+    info = {
+        "ordering_criterion_drawn": sim.params["ordering_criterion_drawn"],
+        "sampler": {k: report[k] for k in ("acceptance", "x2_max_z", "x2_z_null_median")},
+    }
+    return tissue, {"signed": tissue.x, "counts": torch.from_numpy(sim.counts).float()}, info
+
+
+#: World name -> tissue builder: (args, genes, seed) -> (tissue, {route: expression}, info).
+WORLDS = {"dev": dev_world, "metropolis": metropolis_world}
 
 
 def knockout_cells(tissue) -> torch.Tensor:
@@ -98,6 +159,23 @@ def ring_pearson(a: torch.Tensor, b: torch.Tensor, ring: torch.Tensor, clamped) 
     return out
 
 
+def knockdown_truth(tissue, cells: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """True-matrix mean-field effect of setting gene 0 to its lowest signed value in the tissue.
+
+    Clamped values must be >= 0, so gene 0 is mirrored first: x_0 -> -x_0 with W -> D W D, D =
+    diag(-1, 1, ..., 1), leaves the energy unchanged; the value set is then max(-x_0), and the
+    effect is mirrored back. Returns (delta [N, G], the level min x_0).
+    """
+    flip = torch.ones(tissue.x.shape[1], dtype=tissue.x.dtype)
+    flip[0] = -1.0
+    mirror = torch.outer(flip, flip)
+    truth = Celcomen.from_matrices(tissue.W_intra * mirror, tissue.W_inter * mirror)
+    x = tissue.x * flip
+    level = float(x[:, 0].max())
+    cf = truth.intervene(x, {0: level}, cells, edge_index=tissue.edge_index, progress=False)
+    return cf.delta * flip, -level
+
+
 def clamped_langevin(model, tissue, cells, *, steps, burn_in, step_size, seed, batches=10):
     """Time-averaged clamped Langevin, perturbed and sham with common noise (module docstring).
 
@@ -147,32 +225,102 @@ def clamped_langevin(model, tissue, cells, *, steps, burn_in, step_size, seed, b
     return delta, stderr
 
 
+def fitted_entry(cf, seconds: float, true_cf) -> dict:
+    """One route's fitted counterfactual, scored against the true-matrix one."""
+    return {
+        "ring_effect_fitted": ring_effect(cf.delta, cf.ring, cf.clamped),
+        "pearson_fitted_vs_true": ring_pearson(
+            cf.delta, true_cf.delta, true_cf.ring, true_cf.clamped
+        ),
+        "protocol_fitted": cf.protocol,
+        "seconds_fitted": seconds,
+    }
+
+
+def langevin_pearson(delta: torch.Tensor, sampled: torch.Tensor, ring, clamped) -> float:
+    """Pearson of an effect with the sampled one, rings 1-2, unclamped coordinates."""
+    keep = (ring <= 2).unsqueeze(1) & (ring >= 1).unsqueeze(1) & ~clamped
+    return float(np.corrcoef(delta[keep].double().numpy(), sampled[keep].double().numpy())[0, 1])
+
+
+def print_row(row: dict, routes) -> None:
+    print(f"G={row['genes']} seed={row['seed']}")
+    for route in routes:
+        print(f"  fitted on {route}:")
+        for name, p in row["protocols"].items():
+            fit = p if route == "signed" else p[route]
+            extra = p.get("pearson_vs_langevin_rings_1_2")
+            proto = p["protocol_true"]
+            its = f" it {proto['iterations']}+{proto['sham_iterations']}" if "iterations" in (
+                proto) else ""  # fmt: skip
+            print(
+                f"  {name:38s} true |eff| r1-3 "
+                + " ".join(f"{v:.2e}" for v in p["ring_effect_true"])
+                + "  fitted-vs-true r "
+                + " ".join(f"{v:.2f}" for v in fit["pearson_fitted_vs_true"])
+                + (f"  vs langevin {extra:.2f}" if extra is not None else "")
+                + (
+                    f" (fitted {fit['pearson_fitted_vs_langevin_rings_1_2']:.2f})"
+                    if "pearson_fitted_vs_langevin_rings_1_2" in fit
+                    else ""
+                )
+                + its
+            )
+    if "knockdown" in row:
+        kd = row["knockdown"]
+        print(
+            f"  true knock-down to {kd['level']:.3f}, mean field    |eff| r1-3 "
+            + " ".join(f"{v:.2e}" for v in kd["ring_effect_true"])
+            + "  counts-fit knock-out vs it r "
+            + " ".join(f"{v:.2f}" for v in kd["pearson_counts_vs_true"])
+        )
+    if "langevin" in row:
+        lv = row["langevin"]
+        print(
+            "  langevin (true)                        |eff| r1-3 "
+            + " ".join(f"{v:.2e}" for v in lv["ring_effect"])
+            + "  s.e. "
+            + " ".join(f"{v:.1e}" for v in lv["ring_stderr"])
+        )
+
+
 def run(args) -> dict:
     rows = []
     for g in args.genes:
         for seed in range(args.seeds):
-            tissue = simulate_tissue(
-                args.cells, g, seed=seed, steps=args.sim_steps, strength=args.strength * g / 2
-            )
+            tissue, routes, info = WORLDS[args.world](args, g, seed)
             cells = knockout_cells(tissue)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                fitted = Celcomen(progress=False, seed=seed).fit(tissue.x, tissue.edge_index)
+            fits = {}
+            for route, x in routes.items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    fitted = Celcomen(progress=False, seed=seed).fit(x, tissue.edge_index)
+                fits[route] = protocols(fitted, replace(tissue, x=x), cells)
             truth = Celcomen.from_matrices(tissue.W_intra, tissue.W_inter)
-            ours, true = protocols(fitted, tissue, cells), protocols(truth, tissue, cells)
-            row = {"genes": g, "seed": seed, "protocols": {}}
+            true = protocols(truth, tissue, cells)
+            row = {"genes": g, "seed": seed, "protocols": {}, **info}
             for name in true:
                 cf_t, s_t = true[name]
-                cf_f, s_f = ours[name]
                 row["protocols"][name] = {
                     "ring_effect_true": ring_effect(cf_t.delta, cf_t.ring, cf_t.clamped),
-                    "ring_effect_fitted": ring_effect(cf_f.delta, cf_f.ring, cf_f.clamped),
-                    "pearson_fitted_vs_true": ring_pearson(
-                        cf_f.delta, cf_t.delta, cf_t.ring, cf_t.clamped
-                    ),
                     "protocol_true": cf_t.protocol,
                     "seconds_true": s_t,
-                    "seconds_fitted": s_f,
+                }
+                for route in routes:  # signed: flat, as before; other routes: nested
+                    entry = fitted_entry(*fits[route][name], cf_t)
+                    if route == "signed":
+                        row["protocols"][name].update(entry)
+                    else:
+                        row["protocols"][name][route] = entry
+            if "counts" in routes:
+                delta, level = knockdown_truth(tissue, cells)
+                cf_c, _ = fits["counts"]["mean_field tol 1e-8"]
+                row["knockdown"] = {
+                    "level": level,
+                    "ring_effect_true": ring_effect(delta, cf_c.ring, cf_c.clamped),
+                    "pearson_counts_vs_true": ring_pearson(
+                        cf_c.delta, delta, cf_c.ring, cf_c.clamped
+                    ),
                 }
             if args.langevin:
                 start = time.perf_counter()
@@ -192,34 +340,17 @@ def run(args) -> dict:
                     "step_size": args.langevin_step,
                 }
                 for name, (cf, _) in true.items():
-                    keep = (ring <= 2).unsqueeze(1) & (ring >= 1).unsqueeze(1) & ~clamped
-                    a, b = cf.delta[keep].double().numpy(), delta[keep].numpy()
-                    row["protocols"][name]["pearson_vs_langevin_rings_1_2"] = float(
-                        np.corrcoef(a, b)[0, 1]
+                    p = row["protocols"][name]
+                    p["pearson_vs_langevin_rings_1_2"] = langevin_pearson(
+                        cf.delta, delta, ring, clamped
                     )
+                    for route in routes:
+                        fit = p if route == "signed" else p[route]
+                        fit["pearson_fitted_vs_langevin_rings_1_2"] = langevin_pearson(
+                            fits[route][name][0].delta, delta, ring, clamped
+                        )
             rows.append(row)
-            print(f"G={g} seed={seed}")
-            for name, p in row["protocols"].items():
-                extra = p.get("pearson_vs_langevin_rings_1_2")
-                proto = p["protocol_true"]
-                its = f" it {proto['iterations']}+{proto['sham_iterations']}" if "iterations" in (
-                    proto) else ""  # fmt: skip
-                print(
-                    f"  {name:38s} true |eff| r1-3 "
-                    + " ".join(f"{v:.2e}" for v in p["ring_effect_true"])
-                    + "  fitted-vs-true r "
-                    + " ".join(f"{v:.2f}" for v in p["pearson_fitted_vs_true"])
-                    + (f"  vs langevin {extra:.2f}" if extra is not None else "")
-                    + its
-                )
-            if args.langevin:
-                lv = row["langevin"]
-                print(
-                    "  langevin (true)                        |eff| r1-3 "
-                    + " ".join(f"{v:.2e}" for v in lv["ring_effect"])
-                    + "  s.e. "
-                    + " ".join(f"{v:.1e}" for v in lv["ring_stderr"])
-                )
+            print_row(row, routes)
     return {
         "rows": rows,
         "config": vars(args),
@@ -230,6 +361,12 @@ def run(args) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--world",
+        choices=tuple(WORLDS),
+        default="dev",
+        help="tissue simulator: dev (spatial.simulate, default) or metropolis (held out)",
+    )
     parser.add_argument("--genes", default="10,20", help="gene counts (default 10,20)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds per gene count (default 3)")
     parser.add_argument("--cells", type=int, default=1000, help="cells (default 1000)")
@@ -247,6 +384,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
+    if args.world != "dev" and (args.sim_steps != 4000 or args.strength != 1.0):
+        parser.error("--sim-steps and --strength set the dev simulator; drop them for metropolis")
     args.genes = [int(g) for g in args.genes.split(",")]
     torch.set_num_threads(args.threads)
     results = run(args)
