@@ -234,17 +234,22 @@ def _optimizer_bytes(optimizer: torch.optim.Optimizer) -> int:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entities", type=int, default=1_000_000)
+def add_graph_arguments(parser: argparse.ArgumentParser, *, entities: int, triples: int) -> None:
+    """The synthetic graph's, the model's and the batch's options (shared with bench_kg_sharded)."""
+    parser.add_argument("--entities", type=int, default=entities)
     parser.add_argument("--relations", type=int, default=1000)
-    parser.add_argument("--triples", type=int, default=10_000_000)
+    parser.add_argument("--triples", type=int, default=triples)
     parser.add_argument("--zipf", type=float, default=0.75)
     parser.add_argument("--model", choices=sorted(MODELS), default="distmult")
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--batch-size", type=int, default=2500)
     parser.add_argument("--chunk", type=int, default=250, help="positives sharing negatives")
     parser.add_argument("--negatives", type=int, default=100, help="negatives per chunk")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_graph_arguments(parser, entities=1_000_000, triples=10_000_000)
     parser.add_argument("--optimizer", default="rowwise_adagrad")
     parser.add_argument("--loss", default="softplus")
     parser.add_argument("--lr", type=float, default=0.1)

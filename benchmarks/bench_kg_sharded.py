@@ -67,7 +67,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from benchmarks.bench_kg_large import MODELS, _PeakRSS, _rss, synthetic_kg
+from benchmarks.bench_kg_large import MODELS, _PeakRSS, _rss, add_graph_arguments, synthetic_kg
 from graphdata.atomic import write_text_atomic
 from kg import _epochs
 from kg.sharded import ShardedTable, train_sharded
@@ -278,15 +278,7 @@ def projection(
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entities", type=int, default=200_000)
-    parser.add_argument("--relations", type=int, default=1000)
-    parser.add_argument("--triples", type=int, default=1_000_000)
-    parser.add_argument("--zipf", type=float, default=0.75)
-    parser.add_argument("--model", choices=sorted(MODELS), default="distmult")
-    parser.add_argument("--dim", type=int, default=128)
-    parser.add_argument("--batch-size", type=int, default=2500)
-    parser.add_argument("--chunk", type=int, default=250, help="positives sharing negatives")
-    parser.add_argument("--negatives", type=int, default=100, help="negatives per chunk")
+    add_graph_arguments(parser, entities=200_000, triples=1_000_000)
     parser.add_argument("--steps", type=int, default=100, help="optimiser steps per side")
     parser.add_argument("--world", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
