@@ -20,6 +20,7 @@ from kg.explain.faithful import (
     sufficiency,
 )
 from kg.training import build_model, train
+from kg.transe import TransE
 
 
 def _chain_world() -> tuple[KGDataset, list, list]:
@@ -200,6 +201,7 @@ def test_objective_gradient_matches_the_full_training_loss(cls, reciprocal):
         ev._use(ids, side)
         relearn = ev._current.relearn  # the endpoint and its neighbours
         assert relearn.numel() == 3  # a0: b0, x0; c0: b0, y0
+        assert ev._current.b_linear is not None  # bilinear: the cached queries are checked here
         rows = torch.randn(1, relearn.numel(), model.entity.weight.size(1), requires_grad=True)
         ours = torch.autograd.grad(ev._loss(rows, keep.unsqueeze(0)), rows)[0]
         # brute force: the whole table with the rows replaced, the trainer's 1vsAll loss
@@ -209,3 +211,41 @@ def test_objective_gradient_matches_the_full_training_loss(cls, reciprocal):
         params["model.entity.weight"] = table
         brute = torch.autograd.grad(functional_call(Full(), params, ()), w)[0]
         assert torch.allclose(ours, brute, atol=1e-6, rtol=1e-4), side
+
+
+def test_cached_queries_give_the_general_paths_loss_and_gradient(chain):
+    """Keys anchored outside the relearned rows: cached queries = the model's own scoring."""
+    ev = _evaluator(chain, steps=0)
+    width = ev.model.entity.weight.size(1)  # 2 d: ComplEx's real and imaginary parts
+    ids, base = ev._prepare(("a0", "g", "c0"))
+    keep = torch.stack([base, base.clone()])
+    keep[1, ev._removal(ids, chain[3], "removals")] = False  # two arms: all, and no path
+    for side in ("tail", "head"):
+        ev._use(ids, side)
+        cached = ev._current.b_linear
+        assert cached is not None and cached[0].shape == (ev._current.b_keys.numel(), width)
+        assert torch.equal(cached[1], torch.zeros_like(cached[1]))  # no offset in ComplEx
+        rows = torch.randn(2, ev._current.relearn.numel(), width, requires_grad=True)
+        fast = ev._loss(rows, keep)
+        fast_grad = torch.autograd.grad(fast, rows)[0]
+        ev._current.b_linear = None  # the model's score_tails/score_heads every step
+        try:
+            slow = ev._loss(rows, keep)
+            slow_grad = torch.autograd.grad(slow, rows)[0]
+        finally:
+            ev._current.b_linear = cached
+        assert fast.item() == pytest.approx(slow.item(), rel=1e-6)
+        assert torch.allclose(fast_grad, slow_grad, atol=1e-6, rtol=1e-5), side
+
+
+def test_a_distance_model_keeps_the_general_path():
+    """TransE is not linear in the candidate row: no cached queries, the objective still exact."""
+    dataset, _, _ = _chain_world()
+    cfg = TrainingConfig(regime="1vsall", reciprocal=True, regularizer=None)
+    torch.manual_seed(0)
+    model = TransE(dataset.num_entities, 2 * dataset.num_relations, dim=6).eval()
+    ev = FaithfulEvaluator(model, dataset, training=cfg, config=FaithfulConfig(steps=2))
+    ids, _ = ev._prepare(("a0", "g", "c0"))
+    ev._use(ids, "tail")
+    assert ev._current.b_linear is None
+    assert ev.necessity(("a0", "g", "c0"), {"none removed": []}).drop("none removed") == 0.0
