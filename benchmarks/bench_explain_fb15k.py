@@ -1,8 +1,8 @@
 """KGExplainer on FB15k-237: hub local structures, fidelity against baselines, parallel speed-up.
 
 Run: ``.venv/bin/python -m benchmarks.bench_explain_fb15k --checkpoint CKPT [--evaluator FILE]
-[--strategy NAME] [--targets 100] [--parallel-targets 20] [--out FILE]``. ``CKPT`` is a
-``graphlib kg train`` checkpoint of a model trained on ``--dataset`` (default
+[--strategy NAME] [--targets 100] [--parallel-targets 20] [--faithful N] [--out FILE]``. ``CKPT``
+is a ``graphlib kg train`` checkpoint of a model trained on ``--dataset`` (default
 ``../shared/datasets/kg/fb15k237`` next to the repository; without ``--checkpoint`` a ComplEx is
 trained here with the library's defaults for ``--epochs`` epochs). ``--evaluator FILE`` is a
 cache: loaded when it exists, else distilled (library defaults but ``hops``/``max_length``) and
@@ -33,6 +33,17 @@ Issues 18 (last bullet) and 22 ("Explanations at scale").
   apart), the distillation is timed on its own. ``--max-seconds`` stops the loop early.
 * **Parallel** (``--parallel-targets``): :func:`kg.explain.parallel.explain_parallel` with 2
   workers of one thread against the serial ``explain_all`` on one thread, outputs compared.
+* **Model-faithful** (``--faithful N``, off by default): on ``N`` targets (the first, or from
+  ``--faithful-offset``, to continue a run stopped by ``--faithful-max-seconds``), necessity
+  (the KGE's filtered rank after relearning the target's endpoints without the triples, minus
+  the control's with nothing removed) and sufficiency (the rank when the endpoints keep only
+  those of their triples) of :meth:`KGExplainer.explain` and of the baselines
+  ``--faithful-baselines`` (:data:`kg.explain.explainer.BASELINES`) at the explanation's size,
+  with :mod:`kg.explain.faithful` (``FaithfulConfig`` defaults unless ``--faithful-steps`` or
+  ``--faithful-endpoint-only``) and the equal-budget rule, summary and paired bootstrap of
+  ``benchmarks.bench_explain_faithful``. Seconds per target for the explanations and for the
+  relearning are reported apart; ``--faithful-max-seconds`` stops the loop early. There is no
+  ground truth on FB15k-237: no F1.
 """
 
 from __future__ import annotations
@@ -52,12 +63,21 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.bench_explain_faithful import (
+    METHOD,
+    budgeted,
+    faithful_summary,
+    markdown,
+    method_triples,
+)
 from graphdata.triples import KGDataset, TripleSet
 from kg.base import KGEModel
+from kg.config import TrainingConfig
 from kg.evaluation import evaluate
 from kg.explain.baselines import edge_mask_explainer
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
-from kg.explain.explainer import SEARCHES, STRATEGIES, ExplainerConfig, KGExplainer
+from kg.explain.explainer import BASELINES, SEARCHES, STRATEGIES, ExplainerConfig, KGExplainer
+from kg.explain.faithful import FaithfulConfig, FaithfulEvaluator
 from kg.explain.fidelity import characterization_score, model_fidelity, probability_fidelity
 from kg.explain.local import (
     CandidatesCapped,
@@ -83,17 +103,17 @@ def _peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def _model_and_dataset(args: argparse.Namespace) -> tuple[KGEModel, KGDataset, bool]:
+def _model_and_dataset(args: argparse.Namespace) -> tuple[KGEModel, KGDataset, TrainingConfig]:
+    """The model, its dataset and the training config it was trained with."""
     if args.checkpoint:
         from kg.datasets import load_checkpoint_with_dataset
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the dropped unseen labels (PyKEEN's behaviour)
-            model, _, dataset = load_checkpoint_with_dataset(
+            model, ckpt, dataset = load_checkpoint_with_dataset(
                 args.checkpoint, str(args.dataset), torch.device("cpu"), on_unknown="drop"
             )
-        return model.eval(), dataset, 2 * dataset.num_relations == model.num_relations
-    from kg.config import TrainingConfig
+        return model.eval(), dataset, TrainingConfig(**ckpt["training"]["config"])
     from kg.training import Trainer, build_model
 
     dataset = KGDataset.from_folder(args.dataset, on_unknown="drop")
@@ -102,7 +122,7 @@ def _model_and_dataset(args: argparse.Namespace) -> tuple[KGEModel, KGDataset, b
     )
     model = build_model("complex", dataset, config)
     Trainer(model, config).fit(dataset)
-    return model.eval(), dataset, config.reciprocal
+    return model.eval(), dataset, config
 
 
 def _targets(
@@ -357,6 +377,127 @@ def _parallel(explainer: KGExplainer, targets: list, mode: str) -> dict:
     }
 
 
+def _faithful(
+    explainer: KGExplainer,
+    dataset: KGDataset,
+    training: TrainingConfig,
+    targets: list,
+    args: argparse.Namespace,
+    results: dict,
+) -> dict:
+    """Necessity and sufficiency on the KGE of the explainer and the baselines at equal size.
+
+    Per target: :func:`benchmarks.bench_explain_faithful.method_triples` (the explanation and
+    each of ``--faithful-baselines``), then, for a non-empty explanation of ``n`` triples,
+    :func:`~benchmarks.bench_explain_faithful.budgeted` (every method cut or padded to ``n``)
+    and one :meth:`FaithfulEvaluator.necessity` and one :meth:`~FaithfulEvaluator.sufficiency`
+    call over all methods (their arms share the control and the fine-tuning batch). The summary
+    is :func:`~benchmarks.bench_explain_faithful.faithful_summary` over the non-empty rows.
+    ``results["faithful"]`` is rewritten to ``--out`` after every target.
+    """
+    baselines = tuple(b for b in args.faithful_baselines.split(",") if b)
+    unknown = sorted(set(baselines) - set(BASELINES))
+    if unknown:
+        raise SystemExit(f"--faithful-baselines: unknown {unknown}; choose from {BASELINES}")
+    methods = [METHOD, *baselines]
+    config = FaithfulConfig(
+        steps=args.faithful_steps, neighbours=not args.faithful_endpoint_only, seed=args.seed
+    )
+    start = time.perf_counter()
+    evaluator = FaithfulEvaluator(explainer.model, dataset, training=training, config=config)
+    init_seconds = time.perf_counter() - start
+    train = dataset.train.mapped_triples
+    degree = torch.bincount(train[:, [0, 2]].reshape(-1), minlength=dataset.num_entities)
+    labels, relations = dataset.entities.labels, dataset.relations.labels
+    print(
+        f"faithful: {len(targets)} targets, methods {methods}, {config}; evaluator built in "
+        f"{init_seconds:.1f} s (the frozen log-normalisers of every training query); load "
+        f"{_load()}",
+        flush=True,
+    )
+    out: dict = {
+        "config": dataclasses.asdict(config),
+        "methods": methods,
+        "init_seconds": init_seconds,
+        "load_average_start": _load(),
+        "rows": [],
+    }
+    results["faithful"] = out
+    rows: list[dict] = out["rows"]
+    loop_start = time.perf_counter()
+    for i, target in enumerate(targets):
+        if (
+            args.faithful_max_seconds is not None
+            and time.perf_counter() - loop_start > args.faithful_max_seconds
+        ):
+            print(f"  --faithful-max-seconds reached: {i} of {len(targets)} evaluated")
+            break
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CandidatesCapped)  # recorded in local.pruning
+            own, explanation = method_triples(explainer, target, baselines)
+            explain_seconds = time.perf_counter() - t0
+            n = len(own[METHOD])
+            row: dict = {
+                "index": args.faithful_offset + i,
+                "target": list(target),
+                "labels": [labels[target[0]], relations[target[1]], labels[target[2]]],
+                "head_degree": int(degree[target[0]]),
+                "tail_degree": int(degree[target[2]]),
+                "n": n,
+                "explain_seconds": explain_seconds,
+            }
+            if n == 0:
+                note = f": {explanation.message}" if explanation.message else ""
+                row["note"] = explanation.stop_reason + note
+                rows.append(row)
+                continue
+            index = args.faithful_offset + i  # the target's place in the draw: as in one run
+            sets = budgeted(explainer, target, own, args.seed + index)
+        t0 = time.perf_counter()
+        nec = evaluator.necessity(target, sets)
+        suf = evaluator.sufficiency(target, sets)
+        row.update(
+            {
+                "faithful_seconds": time.perf_counter() - t0,
+                "original_rank": nec.original.rank,
+                "control_rank": nec.control.rank,
+                "none_rank": suf.arms["none"].rank,
+                "necessity": {m: nec.drop(m) for m in methods},
+                "sufficiency": {m: suf.arms[m].rank for m in methods},
+                "budget": {m: len(sets[m]) for m in methods},
+                "own_size": {m: len(own[m]) for m in methods},
+            }
+        )
+        rows.append(row)
+        print(
+            f"  {i + 1}/{len(targets)} n={n} deg h {row['head_degree']} t {row['tail_degree']}: "
+            f"{row['faithful_seconds']:.1f} s; ctrl {row['control_rank']:.1f} nec "
+            + " ".join(f"{m} {row['necessity'][m]:.1f}" for m in methods)
+            + f"; load {_load()}",
+            flush=True,
+        )
+        _write(args.out, results)
+    done = [r for r in rows if r["n"]]
+    summary = faithful_summary(rows, methods, args.seed)
+    summary["targets"] = len(rows)
+    out.update(
+        {
+            "evaluated": len(rows),
+            "explained": len(done),
+            "empty": len(rows) - len(done),
+            "explain_seconds": _summary([r["explain_seconds"] for r in rows]),
+            "faithful_seconds": _summary([r["faithful_seconds"] for r in done]),
+            "loop_seconds": time.perf_counter() - loop_start,
+            "load_average_end": _load(),
+            "summary": summary,
+            "markdown": markdown([{"world": "FB15k-237", "summary": summary}]),
+        }
+    )
+    print(out["markdown"], flush=True)
+    return out
+
+
 def _summary(values: list[float]) -> dict:
     if not values:
         return {}
@@ -424,7 +565,17 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--parallel-mode", default="evaluator", choices=("evaluator", "retrain"), help="scorer"
     )
-    parser.add_argument("--skip-fidelity", action="store_true", help="parallel part only")
+    parser.add_argument("--skip-fidelity", action="store_true", help="no evaluator fidelity")
+    parser.add_argument("--faithful", type=int, default=0, help="targets relearned (0: none)")
+    parser.add_argument("--faithful-baselines", default=",".join(BASELINES))
+    parser.add_argument("--faithful-steps", type=int, default=FaithfulConfig.steps)
+    parser.add_argument(
+        "--faithful-endpoint-only", action="store_true", help="FaithfulConfig(neighbours=False)"
+    )
+    parser.add_argument("--faithful-max-seconds", type=float, default=None)
+    parser.add_argument(
+        "--faithful-offset", type=int, default=0, help="skip the first targets (continue a run)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
@@ -440,7 +591,8 @@ def main(argv: list[str] | None = None) -> dict:
         "load_average": {"start": _load()},
         "config": {k: str(v) for k, v in vars(args).items()},
     }
-    model, dataset, reciprocal = _model_and_dataset(args)
+    model, dataset, training = _model_and_dataset(args)
+    reciprocal = training.reciprocal
     train = dataset.train.mapped_triples
     loops = train[:, 0] == train[:, 2]
     graph = TripleSet(train[~loops], dataset.train.entities, dataset.train.relations)
@@ -532,6 +684,10 @@ def main(argv: list[str] | None = None) -> dict:
             flush=True,
         )
     _write(args.out, results)
+    if args.faithful:
+        chosen = targets[args.faithful_offset : args.faithful_offset + args.faithful]
+        _faithful(explainer, dataset, training, chosen, args, results)
+        _write(args.out, results)
     if args.hub_targets:
         hubs = _hub_structures(explainer, targets[: args.hub_targets], 2, 3)
         results["hops2"] = hubs

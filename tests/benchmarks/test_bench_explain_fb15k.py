@@ -80,3 +80,46 @@ def test_another_strategy_with_nan_gains_is_identical_in_parallel(
     out = _run(folder, tmp_path, "--strategy", "nodes", "--hub-targets", "0")
     assert out["strategy"] == "nodes"
     assert out["parallel"]["identical"]
+
+
+def _faithful_run(folder: Path, tmp: Path, *extra: str) -> dict:
+    return _run(
+        folder,
+        tmp,
+        "--skip-fidelity",
+        "--hub-targets",
+        "0",
+        "--parallel-targets",
+        "0",
+        "--faithful-steps",
+        "3",
+        "--faithful-baselines",
+        "random,shortest",
+        *extra,
+    )
+
+
+def test_faithful_part_relearns_every_method_at_equal_size(folder: Path, tmp_path: Path) -> None:
+    out = _faithful_run(folder, tmp_path, "--faithful", "3")
+    faithful = out["faithful"]
+    assert faithful["methods"] == ["kgexplainer", "random", "shortest"]
+    assert faithful["config"]["steps"] == 3 and faithful["config"]["neighbours"]
+    assert faithful["evaluated"] == 3
+    assert faithful["explained"] + faithful["empty"] == 3
+    for row in faithful["rows"]:
+        if not row["n"]:
+            assert row["note"]
+            continue
+        assert set(row["budget"].values()) == {row["n"]}  # padded from the local paths
+        assert row["necessity"].keys() == row["sufficiency"].keys() == set(faithful["methods"])
+    summary = faithful["summary"]
+    assert summary["explained"] == faithful["explained"]
+    assert "paired_necessity_ci" in summary["random"] and "f1_mean" not in summary["random"]
+    assert "| FB15k-237 (" in faithful["markdown"]
+    assert json.loads((tmp_path / "out.json").read_text())["faithful"]["evaluated"] == 3
+
+    # a run continued from an offset gives the same rows as the one run
+    rest = _faithful_run(folder, tmp_path, "--faithful", "2", "--faithful-offset", "1")
+    keys = ("index", "target", "n", "necessity", "sufficiency", "budget")
+    later = [{k: r.get(k) for k in keys} for r in faithful["rows"][1:]]
+    assert [{k: r.get(k) for k in keys} for r in rest["faithful"]["rows"]] == later
