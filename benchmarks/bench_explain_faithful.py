@@ -142,6 +142,19 @@ def method_triples(
     return own, explanation
 
 
+def faithful_fields(nec: Any, suf: Any, sets: dict, own: dict, methods: list[str]) -> dict:
+    """One target's ranks, per-method necessity and sufficiency, budgets and own sizes."""
+    return {
+        "original_rank": nec.original.rank,
+        "control_rank": nec.control.rank,
+        "none_rank": suf.arms["none"].rank,
+        "necessity": {m: nec.drop(m) for m in methods},
+        "sufficiency": {m: suf.arms[m].rank for m in methods},
+        "budget": {m: len(sets[m]) for m in methods},
+        "own_size": {m: len(own[m]) for m in methods},
+    }
+
+
 def budgeted(
     explainer: KGExplainer, target: tuple, own: dict[str, list], seed: int
 ) -> dict[str, tuple]:
@@ -238,13 +251,7 @@ def run_world(name: str, args: argparse.Namespace) -> dict[str, Any]:
         row: dict[str, Any] = {
             "target": list(target),
             "n": n,
-            "original_rank": nec.original.rank,
-            "control_rank": nec.control.rank,
-            "none_rank": suf.arms["none"].rank,
-            "necessity": {m: nec.drop(m) for m in methods},
-            "sufficiency": {m: suf.arms[m].rank for m in methods},
-            "budget": {m: len(sets[m]) for m in methods},
-            "own_size": {m: len(own[m]) for m in methods},
+            **faithful_fields(nec, suf, sets, own, methods),
             "f1": {m: f1(list(sets[m]), target) for m in methods},
             "f1_own": {m: f1(own[m], target) for m in methods},
         }

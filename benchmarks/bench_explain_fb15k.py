@@ -66,6 +66,7 @@ import torch
 from benchmarks.bench_explain_faithful import (
     METHOD,
     budgeted,
+    faithful_fields,
     faithful_summary,
     markdown,
     method_triples,
@@ -460,13 +461,7 @@ def _faithful(
         row.update(
             {
                 "faithful_seconds": time.perf_counter() - t0,
-                "original_rank": nec.original.rank,
-                "control_rank": nec.control.rank,
-                "none_rank": suf.arms["none"].rank,
-                "necessity": {m: nec.drop(m) for m in methods},
-                "sufficiency": {m: suf.arms[m].rank for m in methods},
-                "budget": {m: len(sets[m]) for m in methods},
-                "own_size": {m: len(own[m]) for m in methods},
+                **faithful_fields(nec, suf, sets, own, methods),
             }
         )
         rows.append(row)
