@@ -9,7 +9,7 @@ thousands of them, hence the batched, loop-free extraction here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -36,6 +36,7 @@ __all__ = [
     "EnclosingSubgraphBatch",
     "k_hop_enclosing_subgraph",
     "k_hop_enclosing_subgraphs",
+    "enclosing_subgraph_chunks",
 ]
 
 #: Valid values of ``mode``: GraIL's intersection of the two k-hop balls, or their union.
@@ -270,6 +271,61 @@ def k_hop_enclosing_subgraphs(
         >>> sub.node_ptr.tolist(), sub[0].nodes.tolist(), sub[1].nodes.tolist()
         ([0, 4, 6], [0, 2, 1, 3], [0, 1])
     """
+    parts = [
+        batch
+        for _, batch in enclosing_subgraph_chunks(
+            pairs,
+            edge_index,
+            edge_type,
+            num_nodes,
+            k=k,
+            mode=mode,
+            target_relations=target_relations,
+            exclude_edges=exclude_edges,
+            exclude_triples=exclude_triples,
+        )
+    ]
+    # Merge the chunks: shift pointers and node positions by what precedes them.
+    node_shift = torch.tensor([0] + [p.nodes.numel() for p in parts], device=pairs.device)
+    edge_shift = torch.tensor([0] + [p.edge_id.numel() for p in parts], device=pairs.device)
+    node_shift, edge_shift = node_shift.cumsum(0), edge_shift.cumsum(0)
+    return EnclosingSubgraphBatch(
+        nodes=torch.cat([p.nodes for p in parts]),
+        node_ptr=torch.cat(
+            [parts[0].node_ptr[:1]] + [p.node_ptr[1:] + node_shift[i] for i, p in enumerate(parts)]
+        ),
+        edge_index=torch.cat([p.edge_index + node_shift[i] for i, p in enumerate(parts)], dim=1),
+        edge_type=torch.cat([p.edge_type for p in parts]),
+        edge_id=torch.cat([p.edge_id for p in parts]),
+        edge_ptr=torch.cat(
+            [parts[0].edge_ptr[:1]] + [p.edge_ptr[1:] + edge_shift[i] for i, p in enumerate(parts)]
+        ),
+        dist_head=torch.cat([p.dist_head for p in parts]),
+        dist_tail=torch.cat([p.dist_tail for p in parts]),
+    )
+
+
+def enclosing_subgraph_chunks(
+    pairs: Tensor,
+    edge_index: Tensor,
+    edge_type: Tensor,
+    num_nodes: int | None = None,
+    *,
+    k: int = 2,
+    mode: str = "intersection",
+    target_relations: Tensor | None = None,
+    exclude_edges: Tensor | None = None,
+    exclude_triples: Tensor | tuple[int, int, int] | None = None,
+    max_pairs: int | None = None,
+) -> Iterator[tuple[int, EnclosingSubgraphBatch]]:
+    """The enclosing subgraphs of :func:`k_hop_enclosing_subgraphs`, one chunk of pairs at a time.
+
+    Same arguments, checks and subgraphs; yields ``(start, batch)`` with ``batch`` the
+    subgraphs of ``pairs[start : start + len(batch)]`` in order, so that a caller that
+    reduces each chunk (e.g. cuts large subgraphs) holds one chunk's subgraphs at a time.
+    Chunks keep the breadth-first distance tables at a few tens of MiB and hold at most
+    ``max_pairs`` pairs (None: no further bound). No pairs: one empty batch.
+    """
     num_nodes = check_graph(edge_index, edge_type, num_nodes)
     check_pairs(pairs, edge_index, num_nodes, "(head, tail)")
     same = (pairs[:, 0] == pairs[:, 1]).nonzero().flatten()
@@ -289,39 +345,36 @@ def k_hop_enclosing_subgraphs(
 
     csr = build_csr(edge_index, num_nodes, keep)
     out_csr = build_csr(edge_index, num_nodes, keep, both=False)
-    parts = [
-        _extract(
-            csr,
-            out_csr,
-            edge_index,
-            edge_type,
-            num_nodes,
-            pairs[start:stop],
-            k,
-            mode,
-            None if target_relations is None else target_relations[start:stop],
+    if not num_pairs:
+        yield (
+            0,
+            EnclosingSubgraphBatch(
+                *_extract(csr, out_csr, edge_index, edge_type, num_nodes, pairs, k, mode, None)
+            ),
         )
-        for start, stop in pair_chunks(num_pairs, num_nodes)
-    ]
-    if not parts:  # no pairs at all
-        parts = [_extract(csr, out_csr, edge_index, edge_type, num_nodes, pairs, k, mode, None)]
-    # Merge the chunks: shift pointers and node positions by what precedes them.
-    node_shift = torch.tensor([0] + [p[0].numel() for p in parts], device=pairs.device).cumsum(0)
-    edge_shift = torch.tensor([0] + [p[4].numel() for p in parts], device=pairs.device).cumsum(0)
-    return EnclosingSubgraphBatch(
-        nodes=torch.cat([p[0] for p in parts]),
-        node_ptr=torch.cat(
-            [parts[0][1][:1]] + [p[1][1:] + node_shift[i] for i, p in enumerate(parts)]
-        ),
-        edge_index=torch.cat([p[2] + node_shift[i] for i, p in enumerate(parts)], dim=1),
-        edge_type=torch.cat([p[3] for p in parts]),
-        edge_id=torch.cat([p[4] for p in parts]),
-        edge_ptr=torch.cat(
-            [parts[0][5][:1]] + [p[5][1:] + edge_shift[i] for i, p in enumerate(parts)]
-        ),
-        dist_head=torch.cat([p[6] for p in parts]),
-        dist_tail=torch.cat([p[7] for p in parts]),
-    )
+        return
+    chunks = pair_chunks(num_pairs, num_nodes)
+    if max_pairs is not None:
+        size = min(max_pairs, chunks[0][1] - chunks[0][0])
+        chunks = [(i, min(i + size, num_pairs)) for i in range(0, num_pairs, size)]
+    for start, stop in chunks:
+        relations = None if target_relations is None else target_relations[start:stop]
+        yield (
+            start,
+            EnclosingSubgraphBatch(
+                *_extract(
+                    csr,
+                    out_csr,
+                    edge_index,
+                    edge_type,
+                    num_nodes,
+                    pairs[start:stop],
+                    k,
+                    mode,
+                    relations,
+                )
+            ),
+        )
 
 
 def _extract(

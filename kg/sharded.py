@@ -337,6 +337,16 @@ class ShardedTable:
         cuts = torch.searchsorted(rows, torch.tensor(starts, device=rows.device)).tolist()
         return [b - a for a, b in zip(cuts, cuts[1:])]
 
+    def _layout(self, rows: Tensor) -> tuple[list[int], int, bool]:
+        r"""Runs :math:`u_w` of ``rows``, this rank's offset in them, and whether to gather.
+
+        The gather (``all_gather`` / ``reduce_scatter`` of runs padded to :math:`m = \max_w
+        u_w`) is taken when :math:`W m < 2 U` (module docstring); every rank decides the same.
+        """
+        counts = self._runs(rows)
+        gather = self.world_size * max(counts) < 2 * rows.numel()
+        return counts, sum(counts[: self.rank]), gather
+
     def fetch(self, rows: Tensor, stats: CommStats, purpose: str = "fetch") -> Tensor:
         r"""The entity rows ``rows`` (sorted, unique, the same on every rank): :math:`X` ``[U, d]``.
 
@@ -355,8 +365,7 @@ class ShardedTable:
             The rows, on the table's device.
         """
         weight = self.model.entity.weight.detach()
-        counts = self._runs(rows)
-        lo = sum(counts[: self.rank])
+        counts, lo, gather = self._layout(rows)
         mine = rows[lo : lo + counts[self.rank]] - self.start
         local = weight.index_select(0, mine)  # [u_w, d]
         if self.world_size == 1:
@@ -364,7 +373,7 @@ class ShardedTable:
         size, d = self.world_size, weight.size(1)
         widest = max(counts)
         device = _collective_device(weight.device)
-        if size * widest < 2 * rows.numel():
+        if gather:
             padded = weight.new_zeros(widest, d, device=device)
             padded[: local.size(0)] = local.to(device)
             pieces = [torch.empty_like(padded) for _ in range(size)]
@@ -387,14 +396,13 @@ class ShardedTable:
         to :math:`m` rows when :math:`W m < 2 U`, else an ``all_reduce`` (module docstring);
         counted in ``stats`` as ``"entity_gradient"``.
         """
-        counts = self._runs(rows)
-        lo = sum(counts[: self.rank])
         if self.world_size == 1:
             return grad
+        counts, lo, gather = self._layout(rows)
         size, d = self.world_size, grad.size(1)
         widest = max(counts)
         device = _collective_device(grad.device)
-        if size * widest < 2 * rows.numel():
+        if gather:
             padded = grad.new_zeros(size, widest, d, device=device)  # [W, m, d]
             start = 0
             for w, n in enumerate(counts):
@@ -415,8 +423,7 @@ class ShardedTable:
 
     def owned_ids(self, rows: Tensor) -> Tensor:
         r"""This rank's run of the sorted global ids, as local ids :math:`\mathcal{U}_w - a_w`."""
-        counts = self._runs(rows)
-        lo = sum(counts[: self.rank])
+        counts, lo, _ = self._layout(rows)
         return rows[lo : lo + counts[self.rank]] - self.start
 
 

@@ -10,6 +10,7 @@ from graphdata import _adjacency
 from graphdata.errors import GraphDataError
 from graphdata.subgraph import (
     EnclosingSubgraph,
+    enclosing_subgraph_chunks,
     k_hop_enclosing_subgraph,
     k_hop_enclosing_subgraphs,
 )
@@ -228,6 +229,28 @@ def test_chunks_of_pairs_give_the_same_batch(monkeypatch):
         "dist_tail",
     ):
         assert torch.equal(getattr(one, field), getattr(many, field))
+
+
+def test_streamed_chunks_are_the_batch_pair_by_pair():
+    # enclosing_subgraph_chunks yields chunks of at most max_pairs pairs whose subgraphs are
+    # the whole batch's, pair by pair, at the right offsets.
+    gen = torch.Generator().manual_seed(1)
+    edge_index = torch.randint(0, 9, (2, 30), generator=gen)
+    edge_type = torch.randint(0, 3, (30,), generator=gen)
+    pairs = torch.tensor([[0, 1], [2, 3], [4, 5], [6, 7], [8, 0], [1, 5], [3, 7]])
+    relations = torch.randint(0, 3, (7,), generator=gen)
+    whole = k_hop_enclosing_subgraphs(pairs, edge_index, edge_type, 9, target_relations=relations)
+    chunks = list(
+        enclosing_subgraph_chunks(
+            pairs, edge_index, edge_type, 9, target_relations=relations, max_pairs=3
+        )
+    )
+    assert [(start, len(batch)) for start, batch in chunks] == [(0, 3), (3, 3), (6, 1)]
+    for start, batch in chunks:
+        for b in range(len(batch)):
+            got, expected = batch[b], whole[start + b]
+            for field in ("nodes", "edge_index", "edge_type", "edge_id"):
+                assert torch.equal(getattr(got, field), getattr(expected, field))
 
 
 def test_single_pair_errors_name_head_and_tail():

@@ -9,9 +9,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from graphdata._adjacency import build_csr, check_graph, check_pairs
 from graphdata.errors import GraphDataError
-from graphdata.subgraph import EnclosingSubgraphBatch, _extract, k_hop_enclosing_subgraphs
+from graphdata.subgraph import enclosing_subgraph_chunks, k_hop_enclosing_subgraphs
 from graphdata.triples import TripleSet
 from kg.base import KGEModel, eval_mode
 from kg.explain._batch import GraphBatch, SubgraphBank
@@ -264,34 +263,24 @@ def _capped_bank(
     edge_index, edge_type = _graph(graph)
     device = triples.device
     edge_index, edge_type = edge_index.to(device), edge_type.to(device)
-    num_nodes = check_graph(edge_index, edge_type, num_entities)
     pairs = triples[:, [0, 2]]
-    check_pairs(pairs, edge_index, num_nodes, "(head, tail)")
-    if bool((pairs[:, 0] == pairs[:, 1]).any()):
-        raise GraphDataError("triples: expected head != tail (a self-pair has no subgraph)")
-    csr = build_csr(edge_index, num_nodes)
-    out_csr = build_csr(edge_index, num_nodes, both=False)
     limit = CANDIDATE_BUDGET * max_length
     weight: Tensor | None = None  # the teacher's edge log-probabilities, when first needed
     sizes: list[int] = []
     local_edges: list[Tensor] = []
     types: list[Tensor] = []
     ids: list[Tensor] = []
-    for start in range(0, pairs.size(0), _BANK_CHUNK):
-        stop = min(start + _BANK_CHUNK, pairs.size(0))
-        chunk = EnclosingSubgraphBatch(
-            *_extract(
-                csr,
-                out_csr,
-                edge_index,
-                edge_type,
-                num_nodes,
-                pairs[start:stop],
-                hops,
-                "intersection",
-                removed_relations[start:stop],
-            )
-        )
+    chunks = enclosing_subgraph_chunks(
+        pairs,
+        edge_index,
+        edge_type,
+        num_entities,
+        k=hops,
+        target_relations=removed_relations,
+        max_pairs=_BANK_CHUNK,
+    )
+    for start, chunk in chunks:
+        stop = start + len(chunk)
         for b in range(stop - start):
             sub = chunk[b]
             nodes, ei, et, eid = sub.nodes, sub.edge_index, sub.edge_type, sub.edge_id

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from contextlib import contextmanager
 
 import pytest
@@ -11,7 +12,7 @@ from graphdata.synthetic import family_kg
 from kg.distmult import DistMult
 from kg.explain.evaluator import EvaluatorConfig
 from kg.explain.explainer import ExplainerConfig, KGExplainer
-from kg.explain.local import LocalStructure, local_structure
+from kg.explain.local import CandidatesCapped, LocalStructure, local_structure
 from kg.training import Trainer, TrainingConfig
 
 
@@ -87,3 +88,18 @@ def unpruned(explainer: KGExplainer, local: LocalStructure) -> LocalStructure:
         max_length=local.max_length,
         max_candidates=10**6,
     )
+
+
+def capped_grandparent(
+    world, teacher, explainer: KGExplainer, small_config, max_candidates: int
+) -> tuple[KGExplainer, tuple[int, int, int]]:
+    """An explainer capped at ``max_candidates`` paths (the shared evaluator) and the first
+    grandparent test fact whose candidates it prunes."""
+    capped = KGExplainer(teacher, small_config(max_candidates=max_candidates)).fit(
+        world.dataset, evaluator=explainer.evaluator_
+    )
+    targets = [t for t in world.derived_triples("test") if t[1] == "grandparent"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CandidatesCapped)
+        target = next(t for t in targets if capped.local_structure(t).truncated)
+    return capped, target

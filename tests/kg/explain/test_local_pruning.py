@@ -9,7 +9,6 @@ import torch.nn.functional as F
 
 from graphdata.errors import GraphDataError
 from graphdata.paths import enumerate_paths
-from kg.explain.explainer import KGExplainer
 from kg.explain.local import (
     CandidatesCapped,
     gradient_relevance,
@@ -17,7 +16,7 @@ from kg.explain.local import (
     local_structure,
     model_relevance,
 )
-from tests.kg.explain.conftest import unpruned
+from tests.kg.explain.conftest import capped_grandparent, unpruned
 
 
 def _random_graph(seed, num_nodes=12, num_edges=45):
@@ -212,13 +211,10 @@ def test_bad_relevance_and_budgets_are_refused():
 def test_the_explainer_prunes_by_the_models_edge_probabilities(
     world, teacher, explainer, small_config
 ):
-    capped = KGExplainer(teacher, small_config(max_candidates=6)).fit(
-        world.dataset, evaluator=explainer.evaluator_
-    )
-    targets = [t for t in world.derived_triples("test") if t[1] == "grandparent"]
+    capped, target = capped_grandparent(world, teacher, explainer, small_config, 6)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CandidatesCapped)
-        local = next(x for x in map(capped.local_structure, targets) if x.truncated)
+        local = capped.local_structure(target)
     assert local.pruning.method == "relevance" and sum(local.pruning.kept) == 6
     # The relevance is the KGE's calibrated log-probability of each edge of the whole enclosing
     # subgraph (the unpruned structure), as the distillation's cap ranks them, with or without

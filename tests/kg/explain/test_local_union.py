@@ -6,8 +6,8 @@ from collections import Counter
 import pytest
 import torch
 
-from kg.explain.explainer import KGExplainer
 from kg.explain.local import CandidatesCapped, LocalStructure, local_structure, restrict_to_paths
+from tests.kg.explain.conftest import capped_grandparent
 from tests.kg.explain.test_local_pruning import (
     _brute_force_top,
     _by_triple,
@@ -73,13 +73,9 @@ def test_an_exact_structure_keeps_the_whole_subgraph():
 def test_the_explainer_scores_a_pruned_target_on_the_union_graph(
     world, teacher, explainer, small_config
 ):
-    capped = KGExplainer(teacher, small_config(max_candidates=4)).fit(
-        world.dataset, evaluator=explainer.evaluator_
-    )
-    targets = [t for t in world.derived_triples("test") if t[1] == "grandparent"]
+    capped, target = capped_grandparent(world, teacher, explainer, small_config, 4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CandidatesCapped)
-        target = next(t for t in targets if capped.local_structure(t).truncated)
         local = capped.local_structure(target)
         result = capped.explain(target)
     # The union graph built by hand from global triples, in another node order.
