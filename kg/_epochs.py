@@ -145,8 +145,9 @@ class Run:
         """
         out: list[Tensor] = []
         if self.queries is None:  # one group, arange(N): arange(N)[draw] is draw itself
-            n = self.train.size(0)  # (at 10M triples each [N] copy is 80 MB)
-            draw = torch.randperm(n, generator=self.generator, device=self.device)
+            n = self.train.size(0)  # int32 where it fits: 40 MB instead of 80 at 10M triples
+            dtype = torch.int32 if n < 2**31 else torch.int64  # (the same draws as int64)
+            draw = torch.randperm(n, generator=self.generator, device=self.device, dtype=dtype)
             out.extend(draw.split(_batch_sizes(n, self.config.batch_size)))
         for group in self.groups if self.queries is not None else []:
             draw = torch.randperm(group.numel(), generator=self.generator, device=self.device)

@@ -517,3 +517,24 @@ def test_a_folder_at_the_checkpoint_path_is_refused_before_training(tmp_path):
     for resume in (True, False):
         with pytest.raises(GraphDataError, match=r"checkpoint_path: expected a checkpoint file"):
             trainer.fit(dataset, resume=resume)
+
+
+@given(
+    n=st.integers(1, 5000),
+    position=st.floats(0, 1, exclude_max=True),
+    bad=st.sampled_from([NAN, INF, -INF, None]),
+    dtype=st.sampled_from([torch.float32, torch.bfloat16, torch.complex64]),
+)
+def test_nonfinite_check_agrees_with_isfinite(n, position, bad, dtype):
+    # Oracle: torch.isfinite entry by entry; one bad value anywhere in the table must be found.
+    from kg.training import _nonfinite_entries
+
+    values = torch.randn(n, dtype=torch.float32).to(dtype)
+    if bad is not None:
+        values[int(position * n)] = bad
+    expected_ok = bool(torch.isfinite(values).all())
+    problem = _nonfinite_entries({"w": values, "steps": torch.tensor([3])})
+    assert (problem is None) == expected_ok
+    if not expected_ok:
+        assert problem.startswith("'w' holds")
+    assert _nonfinite_entries({"empty": torch.zeros(0)}) is None

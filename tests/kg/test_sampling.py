@@ -35,6 +35,32 @@ def test_bernoulli_probability_closed_form():
     torch.testing.assert_close(p, torch.tensor([3 / 4, 1 / 5, 1 / 2, 1 / 2]))
 
 
+def test_bernoulli_probability_matches_set_counts_on_random_triples():
+    # Oracle: tph and hpt from Python sets of the distinct triples, on random triples with many
+    # duplicates, an unused relation and entity ids that leave gaps.
+    g = torch.Generator().manual_seed(3)
+    triples = torch.stack(
+        [
+            torch.randint(0, 9, (400,), generator=g) * 3,
+            torch.randint(0, 4, (400,), generator=g),
+            torch.randint(0, 7, (400,), generator=g),
+        ],
+        dim=1,
+    )
+    distinct = {tuple(row) for row in triples.tolist()}
+    expected = []
+    for r in range(5):
+        rows = [(h, t) for h, rel, t in distinct if rel == r]
+        if not rows:
+            expected.append(0.5)
+            continue
+        tph = len(rows) / len({h for h, _ in rows})
+        hpt = len(rows) / len({t for _, t in rows})
+        expected.append(tph / (tph + hpt))
+    p = bernoulli_head_probability(triples, 5)
+    torch.testing.assert_close(p, torch.tensor(expected))
+
+
 def test_bernoulli_probability_rejects_out_of_range_relation():
     with pytest.raises(GraphDataError, match="num_relations: got 2"):
         bernoulli_head_probability(_toy_triples(), 2)
