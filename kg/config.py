@@ -24,6 +24,7 @@ from kg.models import DEFAULTS
 __all__ = [
     "TrainingConfig",
     "OPTIMIZERS",
+    "SPARSE_OPTIMIZERS",
     "REGIMES",
     "LOSSES",
     "SAMPLERS",

@@ -81,16 +81,19 @@ differently in another block shape, changing a rank only between scores equal up
 
 Only sLCWA with a row-wise optimiser is supported (KvsAll and 1vsAll score every entity, a
 dense gradient of the whole table). :func:`train_sharded` is not wired into
-:class:`kg.training.Trainer`: it has no validation, early stopping or checkpoints.
-:meth:`ShardedTable.gather` assembles the full model on every rank (rank 0 can then save it
-with :func:`kg.checkpoint.save_checkpoint`), which needs the full table in memory once;
-per-shard checkpoint files (PyTorch-BigGraph writes one per partition) and the optimiser state
-are not saved.
+:class:`kg.training.Trainer`: it has no validation, early stopping or resumable checkpoints.
+``graphlib kg train --shard-entities`` (with ``--nproc N`` or ``torchrun``) runs it, evaluates
+the test split with :func:`evaluate_sharded_table` and saves :func:`sharded_checkpoint`: an
+ordinary checkpoint of the model assembled by :meth:`ShardedTable.gather` (which needs the
+full table in memory once on every rank), without optimiser state, which the Trainer refuses
+to resume. Per-shard checkpoint files (PyTorch-BigGraph writes one per partition) are not
+written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Iterator, Sequence
@@ -114,6 +117,7 @@ from kg._sparse_optim import (
     sparse_rows,
 )
 from kg.base import KGEModel, eval_mode
+from kg.checkpoint import dataset_fingerprint
 from kg.config import TrainingConfig
 from kg.distributed import _collective_device, rank, shard_bounds, world_size
 from kg.evaluation import (
@@ -139,6 +143,7 @@ __all__ = [
     "ShardedTraining",
     "train_sharded",
     "evaluate_sharded_table",
+    "sharded_checkpoint",
 ]
 
 
@@ -270,8 +275,10 @@ class ShardedTable:
         Rank :math:`w` builds ``model_cls`` with its :math:`b_w - a_w` rows (at least one) under
         ``torch.manual_seed(seed + w)`` (a forked RNG; the caller's state is untouched); the
         replicated parameters (relations) are then broadcast from rank 0. The entity rows follow
-        the model's initialisation law but are not the rows of one process's
-        ``model_cls(num_entities, ...)``: use :meth:`from_model` where they must be.
+        the model's initialisation law; with one rank they are the parameters
+        :class:`~kg.training.Trainer` draws (``reset_parameters()`` under ``torch.manual_seed(
+        seed)``), with several they are not one process's: use :meth:`from_model` where they
+        must be.
 
         Args:
             model_cls: A :class:`~kg.base.KGEModel` subclass.
@@ -290,6 +297,8 @@ class ShardedTable:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed + me)
             part = model_cls(max(stop - start, 1), num_relations, dim, **kwargs)
+            torch.manual_seed(seed + me)  # as Trainer.fit: reset_parameters() after the seed
+            part.reset_parameters()
         _check_shardable(part)
         owned = part.entity.weight.detach()[: stop - start].clone()
         part.entity.weight = torch.nn.Parameter(owned)
@@ -527,6 +536,61 @@ def train_sharded(
                     "diverged: train with a lower lr"
                 )
     return ShardedTraining(losses, stats, time.perf_counter() - started, stats.steps)
+
+
+def sharded_checkpoint(
+    table: ShardedTable, dataset: KGDataset, config: TrainingConfig, result: ShardedTraining
+) -> dict[str, Any]:
+    """The :mod:`kg.checkpoint` dictionary of a trained table, the same on every rank.
+
+    The full model is assembled by :meth:`ShardedTable.gather` (every rank calls it, an
+    ``all_gather``; each then holds :math:`E d` once), so the file is an ordinary checkpoint
+    that ``kg evaluate``, ``kg predict`` and :func:`kg.prediction.load_model` read. It holds
+    no optimiser state (each rank owns its rows' accumulators) and marks
+    ``training["sharded"] = {"world_size": W}``, so :class:`kg.training.Trainer` refuses to
+    resume it. Rank 0 writes it (:func:`kg.checkpoint.save_checkpoint`).
+
+    Args:
+        table: This rank's trained :class:`ShardedTable`.
+        dataset: The dataset it was trained on.
+        config: The config of :func:`train_sharded`.
+        result: What :func:`train_sharded` returned.
+
+    Returns:
+        The checkpoint dictionary (``model``, ``training``, ``optimizer`` = ``{}``, ``rng``,
+        ``vocabulary``, ``dataset_fingerprint``, ``dataset_name``).
+    """
+    full = table.gather()
+    history = [
+        {"epoch": i, "loss": loss, "world_size": table.world_size}
+        for i, loss in enumerate(result.losses, start=1)
+    ]
+    return {
+        "model": {"name": full.name, "config": full.config, "state": full.state_dict()},
+        "training": {
+            "config": dataclasses.asdict(config),
+            "epoch": len(result.losses),
+            "history": history,
+            "best_mrr": -math.inf,
+            "best_epoch": 0,
+            "bad_evals": 0,
+            "best_state": None,
+            "stopped_early": False,
+            "sharded": {"world_size": table.world_size},
+        },
+        "optimizer": {},
+        "rng": {},
+        "vocabulary": {
+            "entities": list(dataset.entities.labels),
+            "relations": list(dataset.relations.labels),
+        },
+        "dataset_fingerprint": dataset_fingerprint(
+            dataset.entities.labels,
+            dataset.relations.labels,
+            [ts.mapped_triples for ts in dataset.splits.values()],
+        ),
+        "dataset_name": dataset.name,
+    }
 
 
 def _step(

@@ -223,6 +223,13 @@ class Trainer:
         path = cfg.checkpoint_path
         if resume and path is not None and Path(path).is_file():
             ckpt = load_checkpoint(path, map_location=run.device)
+            if ckpt["training"].get("sharded"):
+                raise GraphDataError(
+                    f"checkpoint: {path!r} was written by a sharded-table run "
+                    f"(kg.sharded, world size {ckpt['training']['sharded'].get('world_size')}), "
+                    "which keeps no optimiser state; it can be evaluated and used for "
+                    "predictions, not resumed: train afresh without resume"
+                )
             check_compatible(
                 ckpt,
                 model_name=model.name,

@@ -19,7 +19,9 @@
   and ``torchrun --nproc-per-node N $(which graphlib) kg train ...`` works the same way: with
   ``WORLD_SIZE > 1`` in the environment the command joins the process group (gloo on CPU,
   NCCL on CUDA), ``--batch-size`` stays the global batch, rank 0 alone prepares ``--out``,
-  prints, and writes the checkpoint and metrics (:mod:`kg.distributed`).
+  prints, and writes the checkpoint and metrics (:mod:`kg.distributed`). ``--shard-entities``
+  gives each rank a slice of the entity table instead of a replica (:mod:`kg.sharded`: sLCWA,
+  a row-wise optimiser, no validation, a checkpoint that is not resumable).
 * ``graphlib kg tune --dataset D --model M --trials N --out DIR`` searches hyper-parameters with
   Optuna and writes ``DIR/best_config.json`` for ``kg train --config`` (:mod:`kg.tune`).
 * ``graphlib kg evaluate CHECKPOINT [--dataset ...]`` prints filtered metrics of a checkpoint.
@@ -68,6 +70,7 @@ from graphdata.atomic import write_text_atomic
 from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
+from graphdata.triples import KGDataset
 from graphlib_ml.cli._datasets import (
     add_header_flag,
     add_on_unknown_flag,
@@ -77,12 +80,14 @@ from graphlib_ml.cli._datasets import (
 from graphlib_ml.cli._flags import add_config_flags
 from graphlib_ml.cli.tune import (
     GivenStore,
+    TrainSettings,
     add_tracker_flags,
     add_tune_subparser,
     train_settings,
     train_tracker,
 )
-from kg.config import LOSSES, REGULARIZERS, TrainingConfig
+from kg.checkpoint import save_checkpoint
+from kg.config import LOSSES, REGULARIZERS, SPARSE_OPTIMIZERS, TrainingConfig
 from kg.datasets import load_checkpoint_with_dataset, load_dataset
 from kg.distributed import init_from_env, launch
 from kg.distributed import rank as dist_rank
@@ -90,6 +95,7 @@ from kg.distributed import world_size as dist_world_size
 from kg.evaluation import RANK_TYPES, evaluate
 from kg.models import DEFAULT_MODEL, DEFAULTS, MODELS
 from kg.prediction import load_model, predict
+from kg.sharded import ShardedTable, evaluate_sharded_table, sharded_checkpoint, train_sharded
 from kg.training import Trainer, build_model
 
 __all__ = ["RUN_FILES", "add_subparser"]
@@ -219,6 +225,8 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
         checkpoint_path=str(out / "checkpoint.pt"),
     )
     config.validate()
+    if args.shard_entities:
+        return _train_sharded(args, out, device, settings, dataset, config)
     model = build_model(settings.model, dataset, config, dim=settings.dim).to(device)
     print(f"dataset: {dataset}")
     _print_config(f"model: {model!r}", {"name": settings.model, **model.config})
@@ -235,6 +243,81 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
     if dist_rank() == 0:
         _write_json(out / "test_metrics.json", metrics.to_dict())
     print(_end_of_run(trainer))
+    print(metrics.table())
+    print(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'test_metrics.json'}")
+    return 0
+
+
+def _train_sharded(
+    args: argparse.Namespace,
+    out: Path,
+    device: torch.device,
+    settings: TrainSettings,
+    dataset: KGDataset,
+    config: TrainingConfig,
+) -> int:
+    """``kg train --shard-entities``: each rank owns a slice of the entity table (kg.sharded).
+
+    PyTorch-BigGraph's partitioned update (:func:`kg.sharded.train_sharded`): ``--epochs``
+    epochs of sLCWA with a row-wise optimiser, no validation or early stopping; then the exact
+    sharded test evaluation and one ordinary checkpoint written by rank 0
+    (:func:`kg.sharded.sharded_checkpoint`), which cannot be resumed.
+    """
+    if args.resume:
+        raise GraphDataError(
+            "--resume: a --shard-entities run keeps its optimiser state in the ranks' slices "
+            "and saves none, so it cannot be resumed; drop --resume (or --shard-entities)"
+        )
+    if config.regime != "slcwa" or config.optimizer not in SPARSE_OPTIMIZERS:
+        raise GraphDataError(
+            f"--shard-entities: trains with --regime slcwa and a row-wise --optimizer "
+            f"({' or '.join(SPARSE_OPTIMIZERS)}), got --regime {config.regime} --optimizer "
+            f"{config.optimizer}; pass --regime slcwa --optimizer rowwise_adagrad"
+        )
+    defaults = DEFAULTS[settings.model]
+    relations = dataset.num_relations * (2 if config.reciprocal else 1)
+    dim = defaults.dim if settings.dim is None else settings.dim
+    table = ShardedTable.build(
+        MODELS[settings.model],
+        dataset.num_entities,
+        relations,
+        dim,
+        seed=config.seed,
+        **defaults.model_kwargs,
+    )
+    table.model.to(device)
+    print(f"dataset: {dataset}")
+    _print_config(
+        f"model: {settings.model}, dim {dim}", {"name": settings.model, **table.model.config}
+    )
+    _print_config("training config:", dataclasses.asdict(config))
+    print(
+        f"sharded entity table: {table.world_size} rank(s); rank 0 owns rows "
+        f"[{table.start}, {table.stop}) of {table.num_entities}; no validation, --epochs "
+        f"{config.epochs} epochs"
+    )
+    result = train_sharded(table, dataset, config)
+    metrics = evaluate_sharded_table(
+        table,
+        dataset.test.mapped_triples,
+        dataset.filter_index().to(device),
+        reciprocal=config.reciprocal,
+    )
+    checkpoint = sharded_checkpoint(table, dataset, config, result)  # every rank: a gather
+    per_step = result.comm.per_step()
+    if dist_rank() == 0:
+        for record in checkpoint["training"]["history"]:
+            record["comm_bytes_per_step"] = per_step["total"]
+        save_checkpoint(out / "checkpoint.pt", checkpoint)
+        write_text_atomic(
+            out / "metrics.jsonl",
+            "".join(json.dumps(r) + "\n" for r in checkpoint["training"]["history"]),
+        )
+        _write_json(out / "test_metrics.json", metrics.to_dict())
+    print(
+        f"trained {len(result.losses)} epochs in {result.seconds:.1f} s (final loss "
+        f"{result.losses[-1]:.4f}); sent per step and rank: {per_step['total'] / 2**20:.2f} MiB"
+    )
     print(metrics.table())
     print(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'test_metrics.json'}")
     return 0
@@ -477,6 +560,13 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         default=1,
         help="data-parallel worker processes on this machine, started by torch's elastic "
         "launcher (default 1; --batch-size stays the global batch)",
+    )
+    train.add_argument(
+        "--shard-entities",
+        action="store_true",
+        help="each worker owns a slice of the entity table (PyTorch-BigGraph's partitioned "
+        "update; with --nproc N or torchrun): sLCWA, a row-wise --optimizer, no validation, "
+        "not resumable",
     )
     add_tracker_flags(train)
     again = train.add_mutually_exclusive_group()

@@ -221,3 +221,42 @@ def test_synthetic_dataset_spec_round_trips():
     assert torch.equal(again.train.mapped_triples, ds.train.mapped_triples)
     with pytest.raises(FileNotFoundError, match="train.txt"):
         load_dataset("/nonexistent/folder")
+
+
+_SHARDED = ("--regime", "slcwa", "--optimizer", "rowwise_adagrad", "--lr", "0.1")
+_SHARDED += ("--loss", "softplus", "--eval-every", "0")
+
+
+def test_shard_entities_in_one_process_matches_the_trainer(folder, tmp_path, capsys):
+    # Oracle: the same flags without --shard-entities (kg.training.Trainer); one rank owns every
+    # row, draws the Trainer's parameters and takes its steps. The checkpoint evaluates to the
+    # sharded evaluation's ranks through `kg evaluate`.
+    sharded, plain = tmp_path / "sharded", tmp_path / "plain"
+    assert main(_train_argv(folder, sharded, *_SHARDED, "--shard-entities")) == 0
+    assert "sharded entity table: 1 rank(s)" in capsys.readouterr().out
+    assert main(_train_argv(folder, plain, *_SHARDED)) == 0
+    logs = [
+        [json.loads(x) for x in (d / "metrics.jsonl").read_text().splitlines()]
+        for d in (sharded, plain)
+    ]
+    assert [x["world_size"] for x in logs[0]] == [1, 1, 1]
+    assert [x["loss"] for x in logs[0]] == pytest.approx([x["loss"] for x in logs[1]], rel=1e-5)
+    tests = [json.loads((d / "test_metrics.json").read_text()) for d in (sharded, plain)]
+    mrr = [t["metrics"]["both"]["realistic"]["mrr"] for t in tests]
+    assert mrr[0] == pytest.approx(mrr[1], rel=1e-6)
+    out = tmp_path / "eval.json"
+    assert main(["kg", "evaluate", str(sharded / "checkpoint.pt"), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["metrics"] == tests[0]["metrics"]
+
+
+def test_shard_entities_refusals_name_the_flags(folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(_train_argv(folder, out, "--shard-entities")) == 2  # 1vsAll, Adam: no
+    err = capsys.readouterr().err
+    assert "--shard-entities: trains with --regime slcwa" in err and "Traceback" not in err
+    assert "--optimizer rowwise_adagrad" in err
+    assert main(_train_argv(folder, out, *_SHARDED, "--shard-entities")) == 0
+    assert main(_train_argv(folder, out, *_SHARDED, "--shard-entities", "--resume")) == 2
+    assert "cannot be resumed; drop --resume" in capsys.readouterr().err
+    assert main(_train_argv(folder, out, *_SHARDED, "--resume", "--epochs", "4")) == 2
+    assert "not resumed: train afresh" in capsys.readouterr().err

@@ -289,3 +289,23 @@ def test_cli_nproc_matches_one_process(tmp_path: Path) -> None:
     assert test_two["num_triples"] == test_one["num_triples"]
     mrr = [t["metrics"]["both"]["realistic"]["mrr"] for t in (test_one, test_two)]
     assert mrr[1] == pytest.approx(mrr[0], rel=1e-3)
+
+
+@pytest.mark.slow  # two elastic-launched workers import torch and the CLI: ~20 s loaded
+def test_cli_shard_entities_on_two_ranks(tmp_path: Path) -> None:
+    """``kg train --nproc 2 --shard-entities``: each rank owns half of the entity rows; the
+    checkpoint rank 0 writes evaluates (one process, whole table) to the sharded test ranks."""
+    from graphlib_ml.cli import main
+
+    flags = ["--dataset", "synthetic", "--num-people", "80", "--model", "distmult"]
+    flags += ["--epochs", "2", "--device", "cpu", "--no-progress", "--regime", "slcwa"]
+    flags += ["--optimizer", "rowwise_adagrad", "--lr", "0.1", "--loss", "softplus"]
+    out = tmp_path / "two"
+    assert main(["kg", "train", *flags, "--nproc", "2", "--shard-entities", "--out", str(out)]) == 0
+    log = [json.loads(x) for x in (out / "metrics.jsonl").open()]
+    assert [x["world_size"] for x in log] == [2, 2]
+    assert all(x["comm_bytes_per_step"] > 0 and math.isfinite(x["loss"]) for x in log)
+    sharded = json.loads((out / "test_metrics.json").read_text())
+    again = tmp_path / "eval.json"
+    assert main(["kg", "evaluate", str(out / "checkpoint.pt"), "--json", str(again)]) == 0
+    assert json.loads(again.read_text())["metrics"] == sharded["metrics"]

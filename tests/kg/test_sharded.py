@@ -331,3 +331,36 @@ def test_one_process_table_trains_as_the_trainer() -> None:
         torch.testing.assert_close(table.gather().state_dict()[key], value, rtol=1e-5, atol=1e-6)
     assert fit.losses == pytest.approx([h["loss"] for h in single.history_], rel=1e-5)
     assert fit.comm.sent_bytes == {}  # nothing to communicate
+
+
+def test_built_table_of_one_rank_is_the_trainers_model(tmp_path: Path) -> None:
+    """build() with one rank draws the Trainer's parameters; its checkpoint loads and evaluates
+    as the table does, and the Trainer refuses to resume it (no optimiser state)."""
+    from kg.checkpoint import load_checkpoint, save_checkpoint
+    from kg.prediction import load_model
+    from kg.sharded import sharded_checkpoint
+
+    dataset = _dataset()
+    overrides = dict(optimizer="rowwise_adagrad", lr=0.1, num_negatives=3, epochs=2)
+    config = _config(overrides)
+    table = ShardedTable.build(
+        DistMult, dataset.num_entities, dataset.num_relations, 8, seed=config.seed
+    )
+    fit = train_sharded(table, dataset, config)
+    single = Trainer(_model(DistMult, {}, dataset), config).fit(dataset)
+    assert fit.losses == pytest.approx([h["loss"] for h in single.history_], rel=1e-5)
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(path, sharded_checkpoint(table, dataset, config, fit))
+    model, ckpt = load_model(path)
+    assert ckpt["training"]["epoch"] == 2 and ckpt["training"]["sharded"] == {"world_size": 1}
+    for key, value in single.model_.state_dict().items():
+        torch.testing.assert_close(model.state_dict()[key], value, rtol=1e-5, atol=1e-6)
+    index = dataset.filter_index()
+    sharded = evaluate_sharded_table(table, dataset.test, index)
+    single_metrics = evaluate(model, dataset.test, index)
+    assert torch.equal(sharded.optimistic, single_metrics.optimistic)
+    assert torch.equal(sharded.pessimistic, single_metrics.pessimistic)
+    resumed = dataclasses.replace(config, checkpoint_path=str(path), epochs=3)
+    with pytest.raises(GraphDataError, match=r"sharded-table run .*not resumed"):
+        Trainer(_model(DistMult, {}, dataset), resumed).fit(dataset, resume=True)
+    assert load_checkpoint(path)["optimizer"] == {}
