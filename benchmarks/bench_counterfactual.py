@@ -70,11 +70,20 @@ MEAN_FIELD = (("tol 1e-6", 1e-6, 0.5), ("tol 1e-8", 1e-8, 0.5), ("tol 1e-10", 1e
 
 
 def dev_world(args, genes: int, seed: int) -> tuple[SimulatedTissue, dict, dict]:
-    """A ``spatial.simulate`` tissue, its fitting routes (signed only) and no diagnostics."""
+    """A ``spatial.simulate`` tissue, its routes and no diagnostics.
+
+    Routes: ``signed``, and with ``--dev-counts`` also ``counts``, the tissue's
+    ``layers['counts']`` ~ Poisson(100 (1 + x)) (:meth:`SimulatedTissue.to_anndata`, identity
+    link, one depth), fitted with the default transform.
+    """
     tissue = simulate_tissue(
         args.cells, genes, seed=seed, steps=args.sim_steps, strength=args.strength * genes / 2
     )
-    return tissue, {"signed": tissue.x}, {}
+    routes = {"signed": tissue.x}
+    if args.dev_counts:
+        counts = tissue.to_anndata(depth=100.0, seed=seed).layers["counts"]
+        routes["counts"] = torch.from_numpy(np.asarray(counts)).float()
+    return tissue, routes, {}
 
 
 def metropolis_world(args, genes: int, seed: int) -> tuple[SimulatedTissue, dict, dict]:
@@ -366,6 +375,11 @@ def main(argv: list[str] | None = None) -> dict:
         choices=tuple(WORLDS),
         default="dev",
         help="tissue simulator: dev (spatial.simulate, default) or metropolis (held out)",
+    )
+    parser.add_argument(
+        "--dev-counts",
+        action="store_true",
+        help="dev world: also fit its Poisson counts (the metropolis world always does)",
     )
     parser.add_argument("--genes", default="10,20", help="gene counts (default 10,20)")
     parser.add_argument("--seeds", type=int, default=3, help="seeds per gene count (default 3)")
