@@ -84,9 +84,9 @@ dense gradient of the whole table). :func:`train_sharded` is not wired into
 :class:`kg.training.Trainer`: it has no validation, early stopping or resumable checkpoints.
 ``graphlib kg train --shard-entities`` (with ``--nproc N`` or ``torchrun``) runs it, evaluates
 the test split with :func:`evaluate_sharded_table` and saves :func:`sharded_checkpoint`: an
-ordinary checkpoint of the model assembled by :meth:`ShardedTable.gather` (which needs the
-full table in memory once on every rank), without optimiser state, which the Trainer refuses
-to resume. Per-shard checkpoint files (PyTorch-BigGraph writes one per partition) are not
+ordinary checkpoint of the model assembled on rank 0 by :meth:`ShardedTable.gather` (rank 0
+needs the full table in memory once), without optimiser state, which the Trainer refuses to
+resume. Per-shard checkpoint files (PyTorch-BigGraph writes one per partition) are not
 written.
 """
 
@@ -98,7 +98,7 @@ import math
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import torch
 import torch.distributed as dist
@@ -310,12 +310,33 @@ class ShardedTable:
                     _broadcast(tensor)
         return cls(part, num_entities)
 
-    def gather(self) -> KGEModel:
-        """The full model on every rank (an ``all_gather`` of the slices; needs :math:`E d`).
+    @overload
+    def gather(self, dst: None = None) -> KGEModel: ...
+
+    @overload
+    def gather(self, dst: int) -> KGEModel | None: ...
+
+    def gather(self, dst: int | None = None) -> KGEModel | None:
+        """The full model: on every rank (``all_gather``), or on rank ``dst`` only (``gather``).
+
+        Every rank must call it. With ``dst`` only that rank receives the slices and holds the
+        :math:`E d` table (what writing one checkpoint file needs); the others send theirs and
+        get ``None``.
+
+        Args:
+            dst: The receiving rank, or ``None`` (default) for all of them.
 
         Returns:
-            A new model of the same class with all :math:`E` entity rows.
+            A new model of the same class with all :math:`E` entity rows (``None`` on the ranks
+            other than ``dst``).
+
+        Raises:
+            GraphDataError: When ``dst`` is not a rank of the group.
         """
+        if dst is not None and not (0 <= dst < self.world_size):
+            raise GraphDataError(
+                f"dst: expected a rank in [0, {self.world_size}), got {dst!r}; pass 0 or None"
+            )
         weight = self.model.entity.weight.detach()
         if self.world_size > 1:
             widest = shard_bounds(self.num_entities, 0, self.world_size)
@@ -323,8 +344,14 @@ class ShardedTable:
             device = _collective_device(weight.device)
             padded = weight.new_zeros(width, weight.size(1), device=device)
             padded[: weight.size(0)] = weight.to(device)
-            pieces = [torch.empty_like(padded) for _ in range(self.world_size)]
-            dist.all_gather(pieces, padded)
+            receives = dst is None or dst == self.rank
+            pieces = [torch.empty_like(padded) for _ in range(self.world_size)] if receives else []
+            if dst is None:
+                dist.all_gather(pieces, padded)
+            else:
+                dist.gather(padded, pieces if receives else None, dst=dst)
+            if not receives:
+                return None
             parts = []
             for w, piece in enumerate(pieces):
                 lo, hi = shard_bounds(self.num_entities, w, self.world_size)
@@ -540,15 +567,16 @@ def train_sharded(
 
 def sharded_checkpoint(
     table: ShardedTable, dataset: KGDataset, config: TrainingConfig, result: ShardedTraining
-) -> dict[str, Any]:
-    """The :mod:`kg.checkpoint` dictionary of a trained table, the same on every rank.
+) -> dict[str, Any] | None:
+    """The :mod:`kg.checkpoint` dictionary of a trained table, on rank 0 (``None`` elsewhere).
 
-    The full model is assembled by :meth:`ShardedTable.gather` (every rank calls it, an
-    ``all_gather``; each then holds :math:`E d` once), so the file is an ordinary checkpoint
-    that ``kg evaluate``, ``kg predict`` and :func:`kg.prediction.load_model` read. It holds
-    no optimiser state (each rank owns its rows' accumulators) and marks
-    ``training["sharded"] = {"world_size": W}``, so :class:`kg.training.Trainer` refuses to
-    resume it. Rank 0 writes it (:func:`kg.checkpoint.save_checkpoint`).
+    Every rank calls it. The full model is assembled on rank 0 only by
+    :meth:`ShardedTable.gather` (``dst=0``: rank 0 then holds :math:`E d` once, the other
+    ranks only their slices), so the file rank 0 writes (:func:`kg.checkpoint.save_checkpoint`)
+    is an ordinary checkpoint that ``kg evaluate``, ``kg predict`` and
+    :func:`kg.prediction.load_model` read. It holds no optimiser state (each rank owns its rows'
+    accumulators) and marks ``training["sharded"] = {"world_size": W}``, so
+    :class:`kg.training.Trainer` refuses to resume it.
 
     Args:
         table: This rank's trained :class:`ShardedTable`.
@@ -557,10 +585,12 @@ def sharded_checkpoint(
         result: What :func:`train_sharded` returned.
 
     Returns:
-        The checkpoint dictionary (``model``, ``training``, ``optimizer`` = ``{}``, ``rng``,
-        ``vocabulary``, ``dataset_fingerprint``, ``dataset_name``).
+        On rank 0 the checkpoint dictionary (``model``, ``training``, ``optimizer`` = ``{}``,
+        ``rng``, ``vocabulary``, ``dataset_fingerprint``, ``dataset_name``); ``None`` elsewhere.
     """
-    full = table.gather()
+    full = table.gather(dst=0)
+    if full is None:
+        return None
     history = [
         {"epoch": i, "loss": loss, "world_size": table.world_size}
         for i, loss in enumerate(result.losses, start=1)

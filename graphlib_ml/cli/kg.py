@@ -303,9 +303,9 @@ def _train_sharded(
         dataset.filter_index().to(device),
         reciprocal=config.reciprocal,
     )
-    checkpoint = sharded_checkpoint(table, dataset, config, result)  # every rank: a gather
+    checkpoint = sharded_checkpoint(table, dataset, config, result)  # rank 0; None elsewhere
     per_step = result.comm.per_step()
-    if dist_rank() == 0:
+    if checkpoint is not None:
         for record in checkpoint["training"]["history"]:
             record["comm_bytes_per_step"] = per_step["total"]
         save_checkpoint(out / "checkpoint.pt", checkpoint)

@@ -177,6 +177,8 @@ def _worker(rank: int, init_file: str, out: str) -> None:
             mine = table.reduce_rows(ids, grad, stats)
             result[f"hand_{len(rows)}"] = (fetched, mine, dataclasses.asdict(stats))
         result["hand_full"] = table.gather().entity.weight.detach()
+        to_zero = table.gather(dst=0)
+        result["hand_to_zero"] = None if to_zero is None else to_zero.entity.weight.detach()
         torch.save(result, Path(out) / f"rank{rank}.pt")
     finally:
         dist.destroy_process_group()
@@ -206,6 +208,15 @@ def test_sharded_training_takes_the_steps_of_one_process(
     losses = [h["loss"] for h in single.history_]
     assert two_ranks[0][name]["losses"] == pytest.approx(losses, rel=1e-5)
     assert two_ranks[0][name]["losses"] == two_ranks[1][name]["losses"]
+
+
+def test_gather_to_one_rank_equals_the_all_gather(two_ranks: list[dict[str, Any]]) -> None:
+    """gather(dst=0): rank 0 receives the whole table (as all_gather's), rank 1 nothing."""
+    assert torch.equal(two_ranks[0]["hand_to_zero"], two_ranks[0]["hand_full"])
+    assert two_ranks[1]["hand_to_zero"] is None
+    table = ShardedTable.from_model(DistMult(5, 2, dim=3))
+    with pytest.raises(GraphDataError, match=r"dst: expected a rank in \[0, 1\), got 1"):
+        table.gather(dst=1)
 
 
 def test_a_rank_that_owns_no_row_of_the_batch(two_ranks: list[dict[str, Any]]) -> None:
