@@ -1,6 +1,6 @@
 r"""CUDA against CPU: each part's main paths from the same state must agree; FB15k-237 timing.
 
-One script, under 5 minutes on one GPU, in five sections that each run on their own (an error in
+One script, under 5 minutes on one GPU, in six sections that each run on their own (an error in
 one is reported as a FAIL line and the others still run):
 
 - ``kg``: TransE (sLCWA, NSSA), ComplEx (1vsAll, reciprocal, N3), TuckER (1vsAll, reciprocal;
@@ -29,6 +29,12 @@ one is reported as a FAIL line and the others still run):
   small, so it is judged with ``atol = 2 rtol`` on the scale of the unit rows it comes from.
 - ``graphdata``: ``knn_graph`` (cKDTree on the CPU, chunked ``cdist`` on CUDA), ``FilterIndex``
   construction and queries, ``enumerate_paths_batch``.
+- ``distributed``: issue 22's equivalence test, two data-parallel ranks (per-rank batch B/2)
+  against one process (batch B): DistMult sLCWA with filtered negatives, 2 epochs; parameters
+  at ``RTOL32``, epoch losses at 1e-5, and the sharded evaluation's ranks of the 2-rank
+  parameters exactly against one process's. NCCL with one GPU per rank on CUDA (skipped with
+  fewer than two GPUs: NCCL refuses two ranks on one device), gloo on the CPU, where the sums
+  still come in another order, so this section's tolerances stay as stated in the dry run.
 - ``timing`` (CUDA, when FB15k-237 is found in ``--kg-root`` or given by ``--data``; on the CPU
   only with ``--data``, a dry run on a small folder): seconds of one full training epoch (not
   extrapolated) of ComplEx 1vsAll and TransE sLCWA with their library defaults
@@ -49,13 +55,13 @@ comparisons because an SGD update is linear in the gradient; Adam's
 :math:`g / (\sqrt{v} + \epsilon)` turns a rounding-level difference of a near-zero gradient
 into a whole step of either sign, so Adam is compared in float64 only.
 
-``--device cpu`` compares the CPU with itself: the same kernels run twice, so every tolerance is
-0 (bit-identical) and every check must pass; that is the dry run the tests use (``--quick``
-shrinks every size). Without CUDA the default ``--device cuda`` prints ``CUDA not available:
-skipped`` and exits 0. The exit code is 1 when any check fails.
+``--device cpu`` compares the CPU with itself: the same kernels run twice, so every tolerance is 0
+(bit-identical, except the ``distributed`` section's) and every check must pass; that is the dry run
+the tests use (``--quick`` shrinks every size). Without CUDA the default ``--device cuda`` prints
+``CUDA not available: skipped`` and exits 0. The exit code is 1 when any check fails.
 
 Run: ``.venv/bin/python -m benchmarks.cuda_check [--device cuda] [--quick] [--data FB15K_FOLDER]
-[--kg-root FOLDER] [--sections kg,graphon,spatial,graphdata,timing] [--out FILE]``.
+[--kg-root FOLDER] [--sections kg,graphon,spatial,graphdata,distributed,timing] [--out FILE]``.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ from torch import Tensor
 __all__ = ["Check", "Context", "compare", "compare_many", "main"]
 
 #: Sections in running order.
-SECTIONS = ("kg", "graphon", "spatial", "graphdata", "timing")
+SECTIONS = ("kg", "graphon", "spatial", "graphdata", "distributed", "timing")
 _REPO = Path(__file__).resolve().parents[1]
 #: Where the shared KG folders are looked for: next to the repository, else inside it.
 _SHARED_CANDIDATES = (
@@ -890,6 +896,117 @@ def section_spatial(ctx: Context) -> None:
             )
 
 
+# ------------------------------------------------------------------------------- distributed
+
+#: Two data-parallel ranks with per-rank batch B/2 against one process with batch B: DistMult,
+#: sLCWA with filtered negatives (the per-rank denominators travel), 2 epochs, no validation.
+_DIST_CONFIG = {
+    "regime": "slcwa",
+    "loss": "margin",
+    "num_negatives": 4,
+    "filter_negatives": True,
+    "epochs": 2,
+    "batch_size": 37,
+    "lr": 0.05,
+    "eval_every": 0,
+    "progress": False,
+    "seed": 5,
+}
+
+
+def _dist_setup() -> tuple[Any, Any, Any]:
+    """The dataset, a fresh model and the config of the distributed section (CPU)."""
+    from graphdata.synthetic import family_kg
+    from kg.config import TrainingConfig
+    from kg.distmult import DistMult
+
+    dataset = family_kg(60, seed=1).dataset
+    model = DistMult(dataset.num_entities, dataset.num_relations, dim=8)
+    return dataset, model, TrainingConfig(**_DIST_CONFIG)
+
+
+def _dist_worker(rank: int, init_file: str, device_type: str, out: str) -> None:
+    """One rank of :func:`section_distributed`: NCCL on its own GPU, or gloo on the CPU."""
+    from kg.distributed import evaluate_sharded
+    from kg.training import Trainer
+
+    torch.set_num_threads(1)
+    device = torch.device(device_type, rank) if device_type == "cuda" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        torch.backends.cuda.matmul.allow_tf32 = False
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    torch.distributed.init_process_group(
+        backend, init_method=f"file://{init_file}", rank=rank, world_size=2
+    )
+    try:
+        dataset, model, config = _dist_setup()
+        trainer = Trainer(model.to(device), config).fit(dataset)
+        metrics = evaluate_sharded(
+            trainer.model_,
+            dataset.test.mapped_triples.to(device),
+            dataset.filter_index().to(device),
+        )
+        if rank == 0:
+            torch.save(
+                {
+                    "state": {k: v.cpu() for k, v in trainer.model_.state_dict().items()},
+                    "losses": [h["loss"] for h in trainer.history_],
+                    "optimistic": metrics.optimistic.cpu(),
+                    "pessimistic": metrics.pessimistic.cpu(),
+                },
+                Path(out) / "rank0.pt",
+            )
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def section_distributed(ctx: Context) -> None:
+    """Data-parallel training on 2 ranks against one process (issue 22's equivalence test).
+
+    On CUDA the ranks use NCCL, one GPU each, so it needs two GPUs (NCCL refuses two ranks on
+    one device); on the CPU (the dry run) gloo. Checked: the trained parameters at ``RTOL32``
+    and the epoch losses at 1e-5 against one process on ``ctx.device`` with the global batch
+    (the same gradient sums in another order: not bit-identical even on the CPU), and the
+    sharded evaluation's ranks of the 2-rank parameters exactly against
+    :func:`kg.evaluation.evaluate` of the same parameters in one process.
+    """
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    from kg.evaluation import evaluate
+    from kg.training import Trainer
+
+    if ctx.device.type == "cuda" and torch.cuda.device_count() < 2:
+        print(
+            f"distributed: skipped (NCCL needs one GPU per rank; {torch.cuda.device_count()} "
+            "GPU here)",
+            flush=True,
+        )
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        mp.spawn(
+            _dist_worker, args=(str(Path(tmp) / "init"), ctx.device.type, tmp), nprocs=2, join=True
+        )
+        two = torch.load(Path(tmp) / "rank0.pt", weights_only=True)
+    dataset, model, config = _dist_setup()
+    device = ctx.device if ctx.device.type == "cpu" else torch.device("cuda", 0)
+    one = Trainer(model.to(device), config).fit(dataset)
+    refs = {k: v.cpu() for k, v in one.model_.state_dict().items()}
+    ctx.add(compare_many("distributed.params", refs, two["state"], rtol=RTOL32))
+    losses = torch.tensor([h["loss"] for h in one.history_], dtype=torch.float64)
+    got = torch.tensor(two["losses"], dtype=torch.float64)
+    ctx.add(compare("distributed.losses", losses, got, rtol=1e-5))
+    model.load_state_dict(two["state"])
+    single = evaluate(
+        model.to(device), dataset.test.mapped_triples.to(device), dataset.filter_index().to(device)
+    )
+    for which in ("optimistic", "pessimistic"):
+        ref = getattr(single, which).cpu()
+        ctx.add(compare(f"distributed.ranks.{which}", ref, two[which], rtol=0))
+
+
 # --------------------------------------------------------------------------------- graphdata
 
 
@@ -1085,6 +1202,7 @@ _SECTION_FUNCS: dict[str, Callable[[Context], None]] = {
     "graphon": section_graphon,
     "spatial": section_spatial,
     "graphdata": section_graphdata,
+    "distributed": section_distributed,
     "timing": section_timing,
 }
 

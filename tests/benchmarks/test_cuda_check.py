@@ -56,10 +56,14 @@ def test_cpu_dry_run_passes_every_check_exactly(
     assert summary["passed"] and summary["failed"] == []
     assert len(lines) == summary["num_checks"] == len(summary["checks"]) > 50
     assert all(line.startswith("PASS ") for line in lines)
-    # CPU against CPU runs the same kernels: zero error under zero tolerance, everywhere.
-    assert all(c["max_abs_err"] == 0.0 and c["tol"] == 0.0 for c in summary["checks"])
+    # CPU against CPU runs the same kernels: zero error under zero tolerance, everywhere but in
+    # the 2-rank gloo run, whose gradient sums are added in another order (stated tolerances).
+    exact = [c for c in summary["checks"] if not c["name"].startswith("distributed.")]
+    assert all(c["max_abs_err"] == 0.0 and c["tol"] == 0.0 for c in exact)
+    ranks = [c for c in summary["checks"] if c["name"].startswith("distributed.ranks")]
+    assert len(ranks) == 2 and all(c["max_abs_err"] == 0.0 for c in ranks)
     names = {c["name"].split(".")[0] for c in summary["checks"]}
-    assert names == {"kg", "graphon", "spatial", "graphdata"}
+    assert names == {"kg", "graphon", "spatial", "graphdata", "distributed"}
     assert set(summary["seconds"]) == set(cuda_check.SECTIONS)
     assert summary["timing"] == {"skipped": "needs CUDA"}
 
