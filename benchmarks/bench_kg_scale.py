@@ -52,9 +52,11 @@ Parts:
   LCWA instances, our training index) and re-initialisation of each side, after data loading
   and model construction. PyKEEN's target is its best validation MRR within the budget (its
   final one unless it declined), the time is that of the first validation reaching it on each
-  side (:func:`time_to_quality`). Target: ours / PyKEEN <= 1/3. By default both sides run
-  concurrently (one thread each, separate processes: ``--sequential`` to run one after the
-  other); the output says which.
+  side (:func:`time_to_quality`). Target: ours / PyKEEN <= 1/3. ``--quality-set KEY=VALUE``
+  (repeatable; TrainingConfig fields, :func:`parse_overrides`) and ``--quality-dim N`` change
+  the recipe of both sides; the JSON records them (``overrides``, ``dim``). By default both
+  sides run concurrently (one thread each, separate processes: ``--sequential`` to run one
+  after the other); the output says which.
 * ``memory``: peak resident memory of training (the tuned defaults, the first
   ``--memory-batches`` batches of epoch 1, or whole epochs with ``--memory-batches 0``) and of
   the filtered test evaluation, each in a fresh process (``benchmarks/_kg_memory.py`` and the
@@ -70,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -96,6 +99,7 @@ from benchmarks.bench_kg_train import (
     equal_config,
     pykeen_spec,
 )
+from graphdata.errors import GraphDataError
 from graphdata.triples import KGDataset
 from kg import _epochs
 from kg.base import KGEModel
@@ -531,11 +535,57 @@ def time_to_quality(ours: Sequence[dict], theirs: Sequence[dict]) -> dict[str, A
     }
 
 
-def quality_config(name: str, seed: int = 0) -> TrainingConfig:
-    """The recipe of part (c): model ``name``'s tuned defaults; the budget replaces stopping."""
-    return TrainingConfig.from_defaults(
-        name, seed=seed, eval_every=0, patience=None, progress=False
+#: TrainingConfig fields part (c) sets itself (the budget replaces stopping; no side files).
+QUALITY_FIXED = ("seed", "eval_every", "patience", "progress", "log_path", "checkpoint_path")
+
+
+def parse_value(text: str) -> Any:
+    """``KEY=VALUE``'s value: ``none`` -> None, ``true``/``false`` -> bool, else int, float, str."""
+    lowered = text.strip().lower()
+    if lowered == "none":
+        return None
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for kind in (int, float):
+        with contextlib.suppress(ValueError):
+            return kind(text)
+    return text
+
+
+def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--quality-set KEY=VALUE`` pairs as TrainingConfig overrides (the last of a key wins).
+
+    Raises:
+        ValueError: On a pair without ``=``, a key that is not a TrainingConfig field, or one
+            of :data:`QUALITY_FIXED`; the message names the key.
+    """
+    fields = {f.name for f in dataclasses.fields(TrainingConfig)}
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ValueError(f"--quality-set {pair!r}: expected KEY=VALUE")
+        if key not in fields:
+            raise ValueError(
+                f"--quality-set {key}: not a TrainingConfig field; choose from {sorted(fields)}"
+            )
+        if key in QUALITY_FIXED:
+            raise ValueError(f"--quality-set {key}: set by the bench itself ({QUALITY_FIXED})")
+        out[key] = parse_value(value)
+    return out
+
+
+def quality_config(
+    name: str, seed: int = 0, overrides: dict[str, Any] | None = None
+) -> TrainingConfig:
+    """The recipe of part (c): model ``name``'s tuned defaults (with ``overrides``, fields of
+    :class:`TrainingConfig`); the budget replaces stopping. Validated."""
+    config = TrainingConfig.from_defaults(
+        name, **(overrides or {}), seed=seed, eval_every=0, patience=None, progress=False
     )
+    config.validate()
+    return config
 
 
 def valid_subset(dataset: KGDataset, n: int, seed: int = 0) -> torch.Tensor:
@@ -556,17 +606,20 @@ def quality_ours(
     valid_every_s: float,
     valid_triples: torch.Tensor | None = None,
     seed: int = 0,
+    overrides: dict[str, Any] | None = None,
+    dim: int | None = None,
 ) -> dict[str, Any]:
     """Validation MRR against wall time under ``budget_s``; test metrics of the best state.
 
     Validates (on ``valid_triples``, default the whole validation split; filtered with every
     split) at the end of the first epoch at or past each multiple of ``valid_every_s`` and
     after the last epoch; stops at the first epoch end at or past ``budget_s`` or at the
-    config's epoch cap (the rule of ``_kg_pykeen.py``'s ``quality_budget`` job).
+    config's epoch cap (the rule of ``_kg_pykeen.py``'s ``quality_budget`` job). ``overrides``
+    (TrainingConfig fields) and ``dim`` (default ``DEFAULTS[name].dim``) change the recipe.
     """
     queries = dataset.valid.mapped_triples if valid_triples is None else valid_triples
-    config = quality_config(name, seed)
-    model = build_model(name, dataset, config)
+    config = quality_config(name, seed, overrides)
+    model = build_model(name, dataset, config, dim=dim)
     curve: list[dict] = []
     best: dict[str, Any] = {"mrr": -math.inf, "epoch": 0, "state": None}
     with torch.random.fork_rng(devices=[]):
@@ -655,12 +708,18 @@ def part_quality(args: argparse.Namespace, dataset: KGDataset) -> dict:
     name = args.quality_model or cli_default_model()
     budget_s = args.budget_min * 60
     every_s = (args.valid_every_min or args.budget_min / 12) * 60
-    config = quality_config(name)
+    overrides = parse_overrides(args.quality_set)
+    config = quality_config(name, overrides=overrides)
+    dim = args.quality_dim or DEFAULTS[name].dim
     how = "one after the other" if args.sequential else "concurrently"
     queries = valid_subset(dataset, args.valid_triples)
+    recipe = ", ".join(f"{k}={v!r}" for k, v in overrides.items())
     print(
         f"(c) time to quality: {name} ({config.regime}, {config.resolved_loss()}, dim "
-        f"{DEFAULTS[name].dim}), budget {args.budget_min:g} min per side, "
+        f"{dim}{'' if args.quality_dim else ' (default)'}; "
+        f"{'overrides ' + recipe if overrides else 'default recipe'}: {config.optimizer} lr "
+        f"{config.lr:g}, batch {config.batch_size}, {config.regularizer} "
+        f"{config.regularizer_weight:g}), budget {args.budget_min:g} min per side, "
         f"validation on {queries.size(0)} triples every {every_s / 60:.3g} min (first epoch end "
         f"past it), both sides {how} "
         f"({args.threads} thread(s) each, separate processes)",
@@ -671,6 +730,7 @@ def part_quality(args: argparse.Namespace, dataset: KGDataset) -> dict:
         "job": "quality_budget",
         "budget_s": budget_s,
         "valid_every_s": every_s,
+        "dim": dim,
     }
     if queries.size(0) < dataset.valid.mapped_triples.size(0):
         ent, rel = dataset.entities.labels, dataset.relations.labels
@@ -684,7 +744,13 @@ def part_quality(args: argparse.Namespace, dataset: KGDataset) -> dict:
         flush=True,
     )
     ours = quality_ours(
-        dataset, name, budget_s=budget_s, valid_every_s=every_s, valid_triples=queries
+        dataset,
+        name,
+        budget_s=budget_s,
+        valid_every_s=every_s,
+        valid_triples=queries,
+        overrides=overrides,
+        dim=dim,
     )
     _quality_row("ours", ours)  # printed now: PyKEEN's side may take much longer to finish
     if args.pykeen_python and args.sequential:
@@ -693,6 +759,8 @@ def part_quality(args: argparse.Namespace, dataset: KGDataset) -> dict:
     _quality_row("PyKEEN", theirs)
     result: dict[str, Any] = {
         "model": name,
+        "dim": dim,
+        "overrides": overrides,  # --quality-set, parsed; {} = the model's tuned defaults
         "config": {k: v for k, v in vars(config).items() if not k.endswith("_path")},
         "budget_s": budget_s,
         "valid_every_s": every_s,
@@ -1030,6 +1098,20 @@ def main(argv: list[str] | None = None) -> dict:
         "--sequential", action="store_true", help="quality: run the sides one after the other"
     )
     parser.add_argument(
+        "--quality-set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="quality: override a TrainingConfig field of the recipe (repeatable; value "
+        "parsed as none/true/false, int, float, else str), e.g. regularizer_weight=5e-2",
+    )
+    parser.add_argument(
+        "--quality-dim",
+        type=int,
+        default=None,
+        help="quality: embedding size (default the model's DEFAULTS dim)",
+    )
+    parser.add_argument(
         "--memory-batches",
         type=int,
         default=20,
@@ -1054,6 +1136,14 @@ def main(argv: list[str] | None = None) -> dict:
         value = getattr(args, flag)
         if value is not None and value < 1:
             parser.error(f"--{flag.replace('_', '-')}: expected an int >= 1, got {value}")
+    if args.quality_dim is not None and args.quality_dim < 1:
+        parser.error(f"--quality-dim: expected an int >= 1, got {args.quality_dim}")
+    try:
+        quality_config(
+            args.quality_model or cli_default_model(), overrides=parse_overrides(args.quality_set)
+        )
+    except (ValueError, GraphDataError) as err:
+        parser.error(str(err))
     if args.budget_min <= 0 or (args.valid_every_min is not None and args.valid_every_min <= 0):
         parser.error("--budget-min and --valid-every-min: expected positive minutes")
     if args.pykeen_python and not Path(args.pykeen_python).exists():
