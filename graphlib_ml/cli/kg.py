@@ -268,6 +268,11 @@ def _train_sharded(
             "--resume: a --shard-entities run keeps its optimiser state in the ranks' slices "
             "and saves none, so it cannot be resumed; drop --resume (or --shard-entities)"
         )
+    if args.tracker not in (None, "jsonl"):
+        raise GraphDataError(
+            f"--tracker: a --shard-entities run writes metrics.jsonl only, got --tracker "
+            f"{args.tracker}; drop --tracker (or --shard-entities)"
+        )
     if config.regime != "slcwa" or config.optimizer not in SPARSE_OPTIMIZERS:
         raise GraphDataError(
             f"--shard-entities: trains with --regime slcwa and a row-wise --optimizer "

@@ -260,3 +260,6 @@ def test_shard_entities_refusals_name_the_flags(folder, tmp_path, capsys):
     assert "cannot be resumed; drop --resume" in capsys.readouterr().err
     assert main(_train_argv(folder, out, *_SHARDED, "--resume", "--epochs", "4")) == 2
     assert "not resumed: train afresh" in capsys.readouterr().err
+    tracked = _train_argv(folder, tmp_path / "t", *_SHARDED, "--shard-entities")
+    assert main([*tracked, "--tracker", "tensorboard"]) == 2
+    assert "--tracker: a --shard-entities run writes metrics.jsonl only" in capsys.readouterr().err
