@@ -6,6 +6,7 @@ errors, that the defaults are unchanged without them, and that the override reac
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,13 @@ def test_quality_ours_dim_and_overrides(folder: Path, monkeypatch: pytest.Monkey
     assert dims == [12] and out["epochs"] == 1 and 0 < out["test"]["mrr"] <= 1
 
 
-def test_main_records_the_recipe(folder: Path, tmp_path: Path) -> None:
+def test_main_records_the_recipe(
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # main() sets OMP_NUM_THREADS and torch's thread count for its subprocesses: restore both,
+    # or every later test (and the CLI processes they start) runs under them.
+    monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", "1"))  # undone after
+    monkeypatch.setattr(scale.torch, "set_num_threads", lambda n: None)
     argv = ["--data", str(folder), "--pykeen-python", "", "--parts", "quality"]
     argv += ["--quality-model", "distmult", "--budget-min", "0.001", "--out", str(tmp_path / "q")]
     out = scale.main([*argv, "--quality-set", "regularizer_weight=0.05", "--quality-dim", "16"])
