@@ -671,28 +671,30 @@ def test_process_sigint_during_kg_train_then_resume(tmp_path):
         "--eval-every",
         "0",
     ]
-    # 10^6 epochs: the run never ends by itself within the test.
-    proc = _cli(*argv, "--epochs", "1000000", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # A runner started in the background (`cmd &` without job control) ignores SIGINT, and so
+    # would the child, which Python then starts without its KeyboardInterrupt handler: the
+    # child gets the default disposition back, as a terminal's foreground process has it.
+    proc = _cli(
+        *argv,
+        "--epochs",
+        "1000",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 90
     while not (out / "checkpoint.pt").is_file() and time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read().decode()
         time.sleep(0.1)
     assert (out / "checkpoint.pt").is_file(), "no checkpoint within 90 s"
-    # Ctrl-C, and again if the process is still running 15 s later, as a user would: two fresh
-    # -clone CI runs of session 15 saw a first SIGINT without effect (not reproduced alone).
-    for attempt in range(4):
-        proc.send_signal(signal.SIGINT)
-        try:
-            _, err = proc.communicate(timeout=15)
-            break
-        except subprocess.TimeoutExpired:
-            assert attempt < 3, "still running 60 s after four SIGINTs"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
     err = err.decode()
     assert proc.returncode == EXIT_INTERRUPTED, err
     line = _one_error_line(err)
     assert "interrupted" in line and "--resume" in line and str(out / "checkpoint.pt") in line
     epoch = int(torch.load(out / "checkpoint.pt", weights_only=True)["training"]["epoch"])
-    assert 1 <= epoch < 1000000
+    assert 1 <= epoch < 1000
     resumed = _cli(
         *argv,
         "--epochs",
