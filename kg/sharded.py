@@ -117,7 +117,6 @@ from kg._sparse_optim import (
     sparse_rows,
 )
 from kg.base import KGEModel, eval_mode
-from kg.checkpoint import dataset_fingerprint
 from kg.config import TrainingConfig
 from kg.distributed import _collective_device, rank, shard_bounds, world_size
 from kg.evaluation import (
@@ -135,7 +134,7 @@ from kg.sampling import (
     chunk_negatives,
     false_negative_mask,
 )
-from kg.training import _make_optimizer
+from kg.training import _fingerprint, _make_optimizer
 
 __all__ = [
     "CommStats",
@@ -601,11 +600,6 @@ def sharded_checkpoint(
             "config": dataclasses.asdict(config),
             "epoch": len(result.losses),
             "history": history,
-            "best_mrr": -math.inf,
-            "best_epoch": 0,
-            "bad_evals": 0,
-            "best_state": None,
-            "stopped_early": False,
             "sharded": {"world_size": table.world_size},
         },
         "optimizer": {},
@@ -614,11 +608,7 @@ def sharded_checkpoint(
             "entities": list(dataset.entities.labels),
             "relations": list(dataset.relations.labels),
         },
-        "dataset_fingerprint": dataset_fingerprint(
-            dataset.entities.labels,
-            dataset.relations.labels,
-            [ts.mapped_triples for ts in dataset.splits.values()],
-        ),
+        "dataset_fingerprint": _fingerprint(dataset),
         "dataset_name": dataset.name,
     }
 

@@ -207,14 +207,19 @@ def test_bad_input_is_named(kwargs, match):
         )
 
 
-def test_chunks_of_pairs_give_the_same_batch(monkeypatch):
-    # Large batches are cut into chunks of pairs (bounded distance tables); the merge must not
-    # show: same nodes, pointers, relabelled edges and distances as one chunk.
-    gen = torch.Generator().manual_seed(0)
+def _random_pairs_graph(seed: int) -> tuple[torch.Tensor, ...]:
+    """A random 9-node, 30-edge graph with 3 relations, 7 pairs and a relation per pair."""
+    gen = torch.Generator().manual_seed(seed)
     edge_index = torch.randint(0, 9, (2, 30), generator=gen)
     edge_type = torch.randint(0, 3, (30,), generator=gen)
     pairs = torch.tensor([[0, 1], [2, 3], [4, 5], [6, 7], [8, 0], [1, 5], [3, 7]])
-    relations = torch.randint(0, 3, (7,), generator=gen)
+    return edge_index, edge_type, pairs, torch.randint(0, 3, (7,), generator=gen)
+
+
+def test_chunks_of_pairs_give_the_same_batch(monkeypatch):
+    # Large batches are cut into chunks of pairs (bounded distance tables); the merge must not
+    # show: same nodes, pointers, relabelled edges and distances as one chunk.
+    edge_index, edge_type, pairs, relations = _random_pairs_graph(0)
     one = k_hop_enclosing_subgraphs(pairs, edge_index, edge_type, 9, target_relations=relations)
     monkeypatch.setattr(_adjacency, "PAIR_CHUNK_ENTRIES", 2 * 9)  # two pairs per chunk
     many = k_hop_enclosing_subgraphs(pairs, edge_index, edge_type, 9, target_relations=relations)
@@ -234,11 +239,7 @@ def test_chunks_of_pairs_give_the_same_batch(monkeypatch):
 def test_streamed_chunks_are_the_batch_pair_by_pair():
     # enclosing_subgraph_chunks yields chunks of at most max_pairs pairs whose subgraphs are
     # the whole batch's, pair by pair, at the right offsets.
-    gen = torch.Generator().manual_seed(1)
-    edge_index = torch.randint(0, 9, (2, 30), generator=gen)
-    edge_type = torch.randint(0, 3, (30,), generator=gen)
-    pairs = torch.tensor([[0, 1], [2, 3], [4, 5], [6, 7], [8, 0], [1, 5], [3, 7]])
-    relations = torch.randint(0, 3, (7,), generator=gen)
+    edge_index, edge_type, pairs, relations = _random_pairs_graph(1)
     whole = k_hop_enclosing_subgraphs(pairs, edge_index, edge_type, 9, target_relations=relations)
     chunks = list(
         enclosing_subgraph_chunks(

@@ -30,6 +30,7 @@ from kg.sharded import CommStats, ShardedTable, evaluate_sharded_table, train_sh
 from kg.training import Trainer, TrainingConfig
 from kg.transe import TransE
 from kg.tucker import TuckER
+from tests.kg.conftest import assert_ranks_take_one_process_steps
 
 WORLD = 2
 
@@ -199,14 +200,7 @@ def test_sharded_training_takes_the_steps_of_one_process(
     dataset = _dataset(extra)
     assert dataset.num_entities % WORLD == 1  # E not divisible by W
     single = Trainer(_model(cls, kwargs, dataset), _config(overrides)).fit(dataset)
-    for key, value in single.model_.state_dict().items():
-        for rank in range(WORLD):
-            torch.testing.assert_close(
-                two_ranks[rank][name]["state"][key], value, rtol=1e-4, atol=1e-5
-            )
-        assert torch.equal(two_ranks[0][name]["state"][key], two_ranks[1][name]["state"][key])
-    losses = [h["loss"] for h in single.history_]
-    assert two_ranks[0][name]["losses"] == pytest.approx(losses, rel=1e-5)
+    assert_ranks_take_one_process_steps([two_ranks[r][name] for r in range(WORLD)], single)
     assert two_ranks[0][name]["losses"] == two_ranks[1][name]["losses"]
 
 
