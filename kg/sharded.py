@@ -349,6 +349,10 @@ class ShardedTable:
                 dist.all_gather(pieces, padded)
             else:
                 dist.gather(padded, pieces if receives else None, dst=dst)
+                # A sender may return once its send is queued; without a barrier it can tear
+                # the group down while dst still receives (gloo then aborts dst: seen once in
+                # a full test run, "terminate called without an active exception").
+                dist.barrier()
             if not receives:
                 return None
             parts = []
