@@ -8,10 +8,13 @@ its defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on four ro
 
 - ``signed``: the sphere coordinates themselves (``layers['signed']``, ``allow_negative=True``;
   through ``Celcomen.fit`` + ``store_fit`` while the wrapper has no ``allow_negative``);
-- ``counts``: the raw counts (``layers['counts']``), what a user with a Visium / Xenium slide has;
+- ``counts``: the raw counts (``layers['counts']``), what a user with a Visium / Xenium slide has,
+  through the default ``transform="auto"``, which takes the log-counts route on raw counts
+  (gene-centred log counts, couplings reported orthogonal to 1;
+  :func:`spatial._inputs.log_counts_coordinates`; the ``log_counts`` route of sessions 12-15);
 - ``log1p``: scanpy's ``normalize_total`` + ``log1p`` (``layers['log1p']``);
-- ``log_counts``: the raw counts with ``transform="log_counts"`` (gene-centred log counts,
-  couplings reported orthogonal to 1; :func:`spatial._inputs.log_counts_coordinates`).
+- ``counts_sphere``: the raw counts with ``transform="sphere"``, the paper's :math:`c / \lVert c
+  \rVert` (the default before session 16, the ``counts`` route of sessions 11-15).
 
 ``--world gibbs_pln`` draws the tissues from :mod:`benchmarks.tissue_gibbs_pln` instead
 (Poisson log-normal counts on a Gaussian Markov random field, cell types and domains, dropout;
@@ -20,7 +23,8 @@ and Pearson compare, not the scale.
 
 Baselines on each route: ``benchmarks.bench_celcomen.correlation_baselines`` (gene-gene
 correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter) of the
-expression the route sees (``log_counts``: :math:`\log(1 + c)` of the raw counts). Metrics on the
+expression the route sees (``counts``: :math:`\log(1 + c)` of the raw counts; ``counts_sphere``:
+the raw counts). Metrics on the
 off-diagonal entries: sign agreement on the true non-zeros, support AUROC, Pearson, Spearman
 (``benchmarks.bench_celcomen.scores``), and the scale: one common beta by least squares
 of the fitted [intra, inter] off-diagonals on the true ones, then per matrix the least-squares
@@ -58,9 +62,9 @@ from benchmarks.bench_celcomen import _offdiag, correlation_baselines, scores
 from graphdata.atomic import write_text_atomic
 from spatial.celcomen import Celcomen
 
-ROUTES = {"signed": "signed", "counts": "counts", "log1p": "log1p", "log_counts": "counts"}
-#: Route -> config overrides ("log_counts": the raw counts through transform="log_counts").
-ROUTE_PARAMS: dict[str, dict[str, Any]] = {"log_counts": {"transform": "log_counts"}}
+ROUTES = {"signed": "signed", "counts": "counts", "log1p": "log1p", "counts_sphere": "counts"}
+#: Route -> config overrides ("counts_sphere": the raw counts through transform="sphere").
+ROUTE_PARAMS: dict[str, dict[str, Any]] = {"counts_sphere": {"transform": "sphere"}}
 #: World name -> simulator module (each has ``simulate(n_cells, n_genes, seed=...)``).
 WORLDS = {"metropolis": tissue_metropolis, "gibbs_pln": tissue_gibbs_pln}
 METHODS = ("celcomen", "correlation")
@@ -142,11 +146,12 @@ def fit_route(adata: Any, route: str, seed: int) -> tuple[tuple[np.ndarray, np.n
 def route_matrix(adata: Any, route: str) -> np.ndarray:
     r"""The expression a route's baseline sees, dense float64 ``[N, G]``.
 
-    ``log_counts`` sees :math:`\log(1 + c)` of the raw counts (its correlations are those of
-    the gene-centred log counts the route fits); the others their layer as stored.
+    ``counts`` sees :math:`\log(1 + c)` of the raw counts (its correlations are those of the
+    gene-centred log counts the default route fits on raw counts); the others their layer as
+    stored.
     """
     x = np.asarray(adata.layers[ROUTES[route]], dtype=np.float64)
-    return np.log1p(x) if route == "log_counts" else x
+    return np.log1p(x) if route == "counts" else x
 
 
 def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
@@ -209,7 +214,7 @@ def summarise(runs: list[dict], genes: list[int]) -> dict:
                     for which in ("intra", "inter")
                 }
                 summary[str(g)][f"{route}/{method}"] = entry
-        for target_route in ("counts", "log_counts"):
+        for target_route in ("counts", "counts_sphere"):
             counts = [r["routes"][target_route]["celcomen"] for r in rows]
             summary[str(g)][f"targets_{target_route}_route"] = _targets(counts)
     return summary
@@ -252,7 +257,7 @@ def print_table(summary: dict, n_runs: dict[str, int]) -> None:
                 )
             )
             print(f"{g:>4} {name:22s} {cells}")
-        for route in ("counts", "log_counts"):
+        for route in ("counts", "counts_sphere"):
             print(f"{g:>4} targets ({route}, {n_runs[g]} runs): {per[f'targets_{route}_route']}")
 
 

@@ -1,10 +1,12 @@
-"""Celcomen recovery from counts vs signed coordinates on the library's own simulator (dev set).
+r"""Celcomen recovery from counts vs signed coordinates on the library's own simulator (dev set).
 
 Tissues: :func:`spatial.simulate.simulate_tissue` (hex grid, 6-NN, Langevin, distinct signed
 truths), ``--cells`` cells, G in ``--genes``, seeds ``0 .. --seeds - 1``. Routes: the signed
 sphere coordinates (``allow_negative=True``), ``layers['counts']`` ~ Poisson(depth (1 + x))
-(:meth:`SimulatedTissue.to_anndata`), scanpy ``normalize_total`` + ``log1p`` of the counts,
-and ``log_counts``: the counts with ``transform="log_counts"``.
+(:meth:`SimulatedTissue.to_anndata`) through the default ``transform="auto"`` (the log-counts
+route on raw counts), scanpy ``normalize_total`` + ``log1p`` of the counts, and
+``counts_sphere``: the counts with ``transform="sphere"`` (the paper's :math:`c / \lVert c
+\rVert`; the default before session 16).
 Configurations: ``ours`` (defaults), ``paper_energy`` (``fields=False``), ``old_default`` (the
 former default: Adam 300 epochs, no fields, ridge 1e-2 on the mean loss = lambda 0.01 N).
 
@@ -12,10 +14,10 @@ Metrics on the off-diagonals: sign agreement on the true non-zeros, support AURO
 ``|fitted|``, Pearson, and the scale fitted / (beta x truth) with beta one least-squares scale
 over both matrices. Beside each route, the correlation baselines of
 ``benchmarks.bench_celcomen.correlation_baselines`` on the expression that route sees (config
-``correlation``; ``log_counts`` sees ``log1p`` of the counts, whose correlations the gene
-centring leaves unchanged). This is the development set the estimator was built on; the other
-worlds are ``bench_celcomen_counts --world metropolis`` (where the ``log_counts`` route was
-developed) and ``--world gibbs_pln`` (held out).
+``correlation``; ``counts`` sees ``log1p`` of the counts, whose correlations the gene centring
+leaves unchanged; ``counts_sphere`` the raw counts). This is the development set the estimator
+was built on; the other worlds are ``bench_celcomen_counts --world metropolis`` (where the
+log-counts route was developed) and ``--world gibbs_pln`` (held out).
 
 Usage::
 
@@ -65,7 +67,7 @@ def _matrix_metrics(w_intra, w_inter, tissue) -> dict:
     return out
 
 
-ROUTES = ("signed", "counts", "log1p", "log_counts")
+ROUTES = ("signed", "counts", "log1p", "counts_sphere")
 CONFIGS = {
     "ours": {},
     "paper_energy": {"fields": False},
@@ -111,9 +113,9 @@ def main() -> None:
             sc.pp.log1p(logged)
             seen = {
                 "signed": np.asarray(adata.X, dtype=np.float64),
-                "counts": np.asarray(adata.layers["counts"], dtype=np.float64),
+                "counts": np.log1p(np.asarray(adata.layers["counts"], dtype=np.float64)),
                 "log1p": np.asarray(logged.X, dtype=np.float64),
-                "log_counts": np.log1p(np.asarray(adata.layers["counts"], dtype=np.float64)),
+                "counts_sphere": np.asarray(adata.layers["counts"], dtype=np.float64),
             }
             edges = tissue.edge_index.numpy()
             for route in args.routes:
@@ -124,13 +126,13 @@ def main() -> None:
                 if "weight_decay_per_cell" in params:
                     params["weight_decay"] = params.pop("weight_decay_per_cell") * args.cells
                 for route in args.routes:
-                    extra = {"transform": "log_counts"} if route == "log_counts" else {}
+                    extra = {"transform": "sphere"} if route == "counts_sphere" else {}
                     est = Celcomen(progress=False, **params, **extra)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         if route == "signed":
                             est.fit(adata, allow_negative=True)
-                        elif route in ("counts", "log_counts"):
+                        elif route in ("counts", "counts_sphere"):
                             est.fit(adata, layer="counts")
                         else:
                             est.fit(logged)

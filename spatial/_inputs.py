@@ -45,6 +45,7 @@ __all__ = [
     "check_expression",
     "unit_rows",
     "log_counts_coordinates",
+    "is_raw_counts",
     "check_edge_index",
     "graph_from_adata",
     "require_coordinates",
@@ -446,6 +447,30 @@ def log_counts_coordinates(counts: Tensor) -> tuple[Tensor, Tensor]:
             "transform='sphere'"
         )
     return y, m
+
+
+def is_raw_counts(x: Tensor, *, block: int = 1 << 22) -> bool:
+    """Whether every entry of ``x`` is a non-negative integer (raw counts, however stored).
+
+    ``transform="auto"`` (:class:`spatial.celcomen.CelcomenConfig`) fits such data with the
+    raw-counts route and anything else (normalised or log expression, signed coordinates) on
+    the sphere. Read a block of about ``block`` entries at a time, so the check allocates no
+    ``[N, G]`` temporary.
+
+    Examples:
+        >>> is_raw_counts(torch.tensor([[0.0, 3.0], [1.0, 2.0]]))
+        True
+        >>> is_raw_counts(torch.tensor([[0.0, 0.5], [1.0, 2.0]])), is_raw_counts(-torch.ones(1, 2))
+        (False, False)
+    """
+    if not torch.is_floating_point(x):
+        return bool((x >= 0).all())
+    rows = max(1, block // max(1, x.shape[-1]))
+    for start in range(0, x.shape[0], rows):
+        chunk = x[start : start + rows]
+        if not bool((chunk >= 0).all()) or not bool((chunk == chunk.round()).all()):
+            return False
+    return True
 
 
 def check_edge_index(edge_index: Tensor, num_nodes: int, argument: str = "edge_index") -> None:

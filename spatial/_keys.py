@@ -98,6 +98,15 @@ def field_key(key_added: str = UNS_KEY, which: str = "intra") -> str:
     return f"{key_added}_h_{_check_which(which)}"
 
 
+def gene_offset_key(key_added: str = UNS_KEY) -> str:
+    """``var`` column of a ``transform="log_counts"`` fit's gene means of log(1 + counts).
+
+    ``f"{key_added}_gene_offset"``; counterfactuals of such a fit need it (0 for genes not
+    fitted).
+    """
+    return f"{key_added}_gene_offset"
+
+
 def counterfactual_layer(key_added: str = UNS_KEY) -> str:
     """``layers`` key of the relaxed perturbed tissue under prefix ``key_added``."""
     return f"{key_added}_counterfactual"

@@ -47,7 +47,12 @@ genes with the largest baselines :math:`a_g`. The log-counts route uses instead
 library sizes :math:`\log \ell_i` shift every cell along :math:`\mathbf 1`, so the couplings
 are reported as :math:`P W P` with :math:`u = \mathbf 1 / \sqrt G` (``mean_direction_``). The
 matrices act on directions of centred log expression of the original genes (no per-gene
-rescaling: :math:`y^\top W y` in log-count units); ``gene_offset_`` holds :math:`m`.
+rescaling: :math:`y^\top W y` in log-count units); ``gene_offset_`` holds :math:`m`. The
+default ``transform="auto"`` takes this route when every fitted value is a non-negative integer
+(raw counts; :func:`spatial._inputs.is_raw_counts`) and the sphere route otherwise (normalised
+or log expression, signed coordinates). A counterfactual of such a fit clamps gene :math:`g` at
+count :math:`v` as :math:`y_{ig} = \log(1 + v) - m_g` (a knock-out: :math:`-m_g`) and
+relaxes in these coordinates (:meth:`Celcomen.intervene`).
 
 ``CelcomenConfig.reference()`` reproduces the reference protocol (3-D normaliser, symmetrised
 U(0, 1) start, plain SGD, clipping to [0, 1] and a unit diagonal after every step) for the
@@ -131,12 +136,13 @@ class CelcomenConfig:
     # are unbiased); for "cg", cells per chunk of a pass (None: about 4M entries), which bounds
     # memory and leaves the result unchanged.
     batch_size: int | None = None
-    # How expression becomes sphere coordinates: "sphere" (the paper's x = c / ||c||) or
+    # How expression becomes sphere coordinates: "sphere" (the paper's x = c / ||c||),
     # "log_counts" (raw counts: x = y / ||y||, y = log1p(c) minus its gene means; couplings
-    # reported orthogonal to the library-size direction 1, module docstring). "log_counts"
-    # recovers signs on log-link counts (benchmarks/bench_celcomen_counts.py); counterfactuals
-    # (intervene) are not available for it yet.
-    transform: str = "sphere"
+    # reported orthogonal to the library-size direction 1, module docstring), or "auto"
+    # (default): "log_counts" when every fitted value is a non-negative integer (raw counts),
+    # else "sphere" (normalised or log expression, signed coordinates). On log-link counts
+    # "log_counts" keeps the signs that "sphere" loses (benchmarks/RESULTS.md, issue 19).
+    transform: str = "auto"
     # Start: "zeros" or "uniform" (symmetrised U(0,1), the reference start).
     init: str = "zeros"
     # After each step: "none", or "reference" = symmetrise, clip to [0, 1], unit diagonal.
@@ -181,7 +187,7 @@ class CelcomenConfig:
             "optimizer": ("auto", "cg", "adam", "sgd"),
             "init": ("zeros", "uniform"),
             "projection": ("none", "reference"),
-            "transform": ("sphere", "log_counts"),
+            "transform": ("auto", "sphere", "log_counts"),
         }
         for name, valid in choices.items():
             if getattr(self, name) not in valid:
@@ -267,7 +273,8 @@ class Celcomen:
         mean_direction_: The unit direction ``[G]`` the couplings are reported orthogonal to:
             the mean direction of non-negative expression (``transform="sphere"``), the
             library-size direction :math:`\mathbf 1/\sqrt G` (``"log_counts"``), else None.
-        transform_: How expression became sphere coordinates (``config.transform``).
+        transform_: How expression became sphere coordinates: ``"sphere"`` or
+            ``"log_counts"`` (``config.transform``; ``"auto"`` resolved on the data).
         gene_offset_: ``"log_counts"``: the gene means :math:`m_g` of :math:`\log(1 + c)`
             ``[G]`` subtracted before the projection; else None.
         losses_: Objective after every solver iteration ("cg"), or the mean objective per
@@ -302,6 +309,8 @@ class Celcomen:
         W_intra: Tensor,
         W_inter: Tensor,
         config: CelcomenConfig | None = None,  # noqa: N803
+        *,
+        gene_offset: Tensor | None = None,
         **params: Any,
     ) -> Celcomen:
         """A fitted-state estimator with given matrices, e.g. a known truth or stored varp.
@@ -310,6 +319,9 @@ class Celcomen:
             W_intra: ``[G, G]`` intracellular matrix (its symmetric part is used).
             W_inter: ``[G, G]`` intercellular matrix (its symmetric part is used).
             config: Hyperparameters (``normalization`` matters for counterfactuals).
+            gene_offset: The gene means :math:`m` ``[G]`` of a ``transform="log_counts"`` fit
+                (``gene_offset_``): the matrices then act on centred log counts and
+                :meth:`intervene` reads raw counts. None (default): sphere coordinates.
             **params: Overrides of single config fields.
 
         Returns:
@@ -329,8 +341,17 @@ class Celcomen:
         estimator.W_inter_ = model.W_inter.detach().clone()
         estimator.losses_ = []
         estimator.var_names_ = None
-        estimator.transform_ = estimator.config.transform
+        counts = gene_offset is not None or estimator.config.transform == "log_counts"
+        estimator.transform_ = "log_counts" if counts else "sphere"
         estimator.gene_offset_ = None
+        if gene_offset is not None:
+            if tuple(gene_offset.shape) != (model.n_genes,):
+                raise GraphDataError(
+                    f"gene_offset: expected the {model.n_genes} gene means of the fit, got "
+                    f"shape {tuple(gene_offset.shape)}; pass est.gene_offset_ of a "
+                    "transform='log_counts' fit"
+                )
+            estimator.gene_offset_ = gene_offset.to(W_intra)
         return estimator
 
     def __repr__(self) -> str:
@@ -376,7 +397,8 @@ class Celcomen:
                 string names a boolean ``var`` column; a boolean array ``[n_vars]`` (or
                 ``[G]`` for a tensor) selects genes; False uses every gene (scanpy spells that
                 None). Only the selected genes are densified, a block of rows at a time, and
-                projected onto the sphere, :math:`x_i = c_i / \lVert c_i \rVert` over them; the
+                projected onto the sphere over them (:math:`x_i = c_i / \lVert c_i \rVert`,
+                or the log-counts coordinates on raw counts: ``config.transform``); the
                 dense ``[N, G_used]`` float32 rows (``4 N G_used`` bytes) stay for the fit.
             max_genes: Refuse a fit of more genes than this (default
                 :data:`spatial._inputs.MAX_GENES` = 5,000), before anything large is allocated;
@@ -404,7 +426,7 @@ class Celcomen:
                 message gives the memory needed and the fix), or a diverging fit (the message
                 suggests a smaller ``lr``).
         """
-        x, edge_index, edge_weight, var_names, genes_used = self._prepare(
+        x, edge_index, edge_weight, var_names, genes_used, transform = self._prepare(
             data,
             edge_index,
             edge_weight,
@@ -415,12 +437,12 @@ class Celcomen:
             mask_var=mask_var,
             max_genes=max_genes,
             max_memory=max_memory,
-            project=self.config.transform == "sphere",
+            transform=self.config.transform,
         )
         cfg = self.config
-        self.transform_ = cfg.transform
+        self.transform_ = transform
         self.gene_offset_: Tensor | None = None
-        if cfg.transform == "log_counts":
+        if transform == "log_counts":
             if bool((x < 0).any()):
                 raise GraphDataError(
                     "transform: 'log_counts' needs non-negative raw counts, got negative "
@@ -460,7 +482,7 @@ class Celcomen:
             w_intra -= torch.eye(g, dtype=x.dtype, device=x.device) * w_intra.diagonal().mean()
         w_inter = model.W_inter.detach().clone()
         self.mean_direction_ = None
-        if cfg.transform == "log_counts":
+        if transform == "log_counts":
             # Library sizes move log counts along 1 (spatial._inputs.log_counts_coordinates):
             # report the part orthogonal to it.
             u = torch.full((g,), g**-0.5, dtype=x.dtype, device=x.device)
@@ -635,16 +657,19 @@ class Celcomen:
         columns: np.ndarray | None = None,
         max_genes: int | None = _inputs.MAX_GENES,
         max_memory: float | None = None,
-        project: bool = True,
-    ) -> tuple[Tensor, Tensor, Tensor | None, list[str] | None, np.ndarray]:
+        transform: str | None = "sphere",
+    ) -> tuple[Tensor, Tensor, Tensor | None, list[str] | None, np.ndarray, str | None]:
         r"""Expression of the selected genes, graph, gene names and positions, checked.
 
         The genes are ``columns`` (a fitted estimator's, for :meth:`intervene`) or those
         ``mask_var`` selects (:func:`spatial._inputs.resolve_mask_var`); with ``mask_var`` the
         fit size is checked (:func:`spatial._inputs.check_fit_size`) before any expression is
-        densified. Returns the rows on the sphere over the selected genes,
-        :math:`x_i = c_i / \lVert c_i \rVert` (raw expression if ``project`` is False), the
-        graph, the names of the selected genes (None for a tensor) and their positions.
+        densified. ``transform`` is a config value (``"auto"`` resolves to ``"log_counts"`` on
+        raw counts, :func:`spatial._inputs.is_raw_counts`, else to ``"sphere"``) or None.
+        Returns the rows on the sphere over the selected genes, :math:`x_i = c_i / \lVert c_i
+        \rVert`, when the resolved transform is ``"sphere"`` (else the raw expression), the
+        graph, the names of the selected genes (None for a tensor), their positions and the
+        resolved transform.
         """
         if isinstance(data, Tensor) and data.ndim != 2:
             _inputs.check_expression(data, "data", non_negative=False)  # raises on the shape
@@ -713,10 +738,13 @@ class Celcomen:
             _inputs.check_edge_weight(edge_weight, edge_index.shape[1])
             edge_weight = edge_weight.to(device=x.device, dtype=x.dtype)
         _warn_isolated(edge_index, x.shape[0])
-        if project:
+        if transform == "auto":
+            counts = self.config.objective != "reference" and _inputs.is_raw_counts(x)
+            transform = "log_counts" if counts else "sphere"
+        if transform == "sphere":
             # x / ||x|| over the selected genes; in place when x is ours (one [N, G] less).
             x = x.div_(x.norm(dim=-1, keepdim=True)) if owned else _inputs.unit_rows(x)
-        return x, edge_index, edge_weight, var_names, columns
+        return x, edge_index, edge_weight, var_names, columns, transform
 
     def _fitted_columns(self, data: Any) -> np.ndarray:
         """Positions in ``data`` of the genes the model was fitted on (for :meth:`intervene`).
@@ -790,14 +818,16 @@ class Celcomen:
         allow_negative: bool = False,
         progress: bool = True,
     ) -> Any:
-        """Counterfactual with the fitted matrices (see :mod:`spatial.counterfactual`).
+        r"""Counterfactual with the fitted matrices (see :mod:`spatial.counterfactual`).
 
         Args:
             data: AnnData or expression tensor (as in :meth:`fit`); only the fitted genes
                 are read (``var_names_`` looked up in ``adata.var_names``; for a tensor fitted
                 with ``mask_var``, the columns ``genes_used_``).
-            genes: ``{gene name or column: value}`` in the units of the expression; names must
-                be fitted genes (``var_names_``), columns index them (0 .. len - 1).
+            genes: ``{gene name or column: value}`` in the units of the expression (raw counts
+                for a ``transform_ == "log_counts"`` fit: the value :math:`v` is clamped at
+                :math:`\log(1 + v) - m_g` in the fit's coordinates, as is the expression);
+                names must be fitted genes (``var_names_``), columns index them (0 .. len - 1).
             cells: Boolean mask ``[N]``, integer indices, or obs names of the perturbed cells.
             edge_index: Graph ``[2, E]`` for tensor input.
             edge_weight: Optional base edge weights ``[E]`` for tensor input.
@@ -834,15 +864,17 @@ class Celcomen:
         from spatial.counterfactual import simulate_intervention  # avoid an import cycle
 
         self._check_fitted()
-        if self.config.transform == "log_counts":
+        log_counts = self.transform_ == "log_counts"
+        offset = self.gene_offset_
+        if log_counts and offset is None:
             raise GraphDataError(
-                "transform: counterfactuals of a transform='log_counts' fit are not available "
-                "yet (the clamped values live in centred log units); refit with "
-                "transform='sphere' to intervene"
+                "transform: a 'log_counts' model needs its gene means (gene_offset_) to "
+                "intervene, got None; fit it on the counts, or pass gene_offset= to "
+                "Celcomen.from_matrices"
             )
         device = device or self.model_.intra_raw.device
         # The genes the model was fitted on, read from the data (never all of its genes).
-        raw, edge_index, edge_weight, var_names, _ = self._prepare(
+        raw, edge_index, edge_weight, var_names, _, _ = self._prepare(
             data,
             edge_index,
             edge_weight,
@@ -851,7 +883,7 @@ class Celcomen:
             device,
             allow_negative,
             columns=self._fitted_columns(data),
-            project=False,
+            transform=None,
         )
         obs_names: Sequence[str] | None = (
             list(map(str, data.obs_names)) if isinstance(data, AnnData) else None
@@ -859,6 +891,29 @@ class Celcomen:
         all_names = list(map(str, data.var_names)) if isinstance(data, AnnData) else None
         columns = _inputs.resolve_genes(genes, var_names, raw.shape[1], all_names=all_names)
         mask = _inputs.resolve_cells(cells, obs_names, raw.shape[0])
+        for column, value in columns.items():
+            _inputs.check_real(
+                f"genes[{column!r}]",
+                value,
+                low=None if allow_negative else 0.0,
+                fix="pass a finite expression value"
+                + ("" if allow_negative else " >= 0 (0 = knock-out)"),
+            )
+        if log_counts:
+            # The fit's coordinates (module docstring): clamps and expression in centred log
+            # counts, y = log(1 + c) - m with the fit's gene means m.
+            if bool((raw < 0).any()):
+                raise GraphDataError(
+                    "data: a transform='log_counts' model intervenes on raw counts, got "
+                    "negative values; pass the layer the model was fitted on"
+                )
+            assert offset is not None  # checked above
+            offset = offset.to(raw)
+            raw = torch.log1p(raw).sub_(offset)
+            # in raw's dtype, as the expression: a clamp at a cell's own count changes nothing
+            values = torch.tensor(list(columns.values()), dtype=raw.dtype, device=raw.device)
+            mapped = torch.log1p(values) - offset[list(columns)]
+            columns = dict(zip(columns, mapped.tolist(), strict=True))
         weight = edge_weights(
             edge_index,
             raw.shape[0],

@@ -185,7 +185,7 @@ def store_fit(
     layer: str | None = None,
     allow_negative: bool = False,
 ) -> None:
-    """Write a fitted estimator's matrices, fields and log into ``adata`` (as :func:`celcomen`).
+    r"""Write a fitted estimator's matrices, fields and log into ``adata`` (as :func:`celcomen`).
 
     Args:
         adata: AnnData holding the genes the estimator was fitted on (``var_names_``; for a
@@ -210,9 +210,13 @@ def store_fit(
         - ``var[f"{key_added}_h_intra"]``, ``var[f"{key_added}_h_inter"]``: float32 linear
           fields, when the estimator has ``h_intra_`` / ``h_inter_`` (0 for genes not fitted,
           as scanpy's ``pca`` writes loadings of masked genes);
-        - ``uns[key_added]``: dict with ``params`` (the config plus ``spatial_key``, ``layer``,
-          ``allow_negative``, ``genes``: the fitted gene names in the matrices' order) and
-          ``losses`` (float64 array, mean objective per epoch).
+        - ``var[f"{key_added}_gene_offset"]``: float32 gene means of :math:`\log(1 + c)`
+          (``gene_offset_``) of a fit whose transform resolved to ``"log_counts"`` (raw
+          counts), 0 for genes not fitted; :func:`intervene` reads it;
+        - ``uns[key_added]``: dict with ``params`` (the config, its ``transform`` as resolved on
+          the data, plus ``spatial_key``, ``layer``, ``allow_negative``, ``genes``: the fitted
+          gene names in the matrices' order) and ``losses`` (float64 array, mean objective per
+          epoch).
     """
     w_intra, w_inter = estimator.matrices()
     used = _used_genes(adata, estimator)
@@ -242,8 +246,17 @@ def store_fit(
             column = np.zeros(adata.n_vars, dtype=np.float32)
             column[used] = np.asarray(torch.as_tensor(field).detach().cpu(), dtype=np.float32)
             _save(adata, "var", _keys.field_key(key_added, which), column)
+    offset = getattr(estimator, "gene_offset_", None)
+    offset_key = _keys.gene_offset_key(key_added)
+    if offset is not None:
+        column = np.zeros(adata.n_vars, dtype=np.float32)
+        column[used] = np.asarray(torch.as_tensor(offset).detach().cpu(), dtype=np.float32)
+        _save(adata, "var", offset_key, column)
+    elif offset_key in adata.var:
+        del adata.var[offset_key]  # a previous fit's, under the same key
     params = {
         **asdict(estimator.config),
+        "transform": getattr(estimator, "transform_", estimator.config.transform),
         "spatial_key": spatial_key,
         "layer": layer,
         "allow_negative": bool(allow_negative),
@@ -295,8 +308,19 @@ def _stored_estimator(
         )
         blocks.append(torch.as_tensor(block, dtype=torch.float32, device=device))
     w_intra, w_inter = blocks
+    offset = None
+    if params.get("transform") == "log_counts":
+        offset_key = _keys.gene_offset_key(key_added)
+        if offset_key not in adata.var:
+            raise KeyError(
+                f"var[{offset_key!r}]: the gene means of the transform='log_counts' fit are "
+                f"missing; rerun spatial.tl.celcomen(adata, key_added={key_added!r})"
+            )
+        offset = torch.as_tensor(
+            np.asarray(adata.var[offset_key], dtype=np.float32)[used], device=w_intra.device
+        )
     estimator = Celcomen.from_matrices(
-        w_intra, w_inter, normalization=params.get("normalization", "gcn")
+        w_intra, w_inter, normalization=params.get("normalization", "gcn"), gene_offset=offset
     )
     # The stored genes, so that Celcomen.intervene takes these columns of adata, in this order.
     estimator.var_names_ = [str(adata.var_names[i]) for i in used]

@@ -165,7 +165,7 @@ def test_bench_writes_every_route_and_reuses_the_baselines(tmp_path) -> None:
     results = bench.main([*argv, "--out", str(out)])
     assert out.exists()
     run = results["runs"][0]
-    assert set(run["routes"]) == {"signed", "counts", "log1p", "log_counts"}
+    assert set(run["routes"]) == {"signed", "counts", "log1p", "counts_sphere"}
     tissue = tm.simulate(150, 6, seed=0, sweeps=20, burn_in=30)
     adata = tissue.to_anndata()
     for route in ("signed", "counts", "log1p"):

@@ -19,7 +19,9 @@ from benchmarks.tissue_metropolis import gcn_weights
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
 from spatial._inputs import log_counts_coordinates
+from spatial._messages import edge_weights
 from spatial.celcomen import Celcomen, CelcomenConfig
+from spatial.counterfactual import simulate_intervention
 
 
 def test_log_counts_coordinates_by_hand():
@@ -64,7 +66,9 @@ def test_log_counts_fit_ignores_gene_baselines_and_reports_orthogonal_to_ones():
     scaled = counts.clone()
     scaled[:, 3] *= 50.0
     again = Celcomen(progress=False, transform="log_counts").fit(scaled, edge_index)
-    sphere = [Celcomen(progress=False).fit(c, edge_index) for c in (counts, scaled)]
+    sphere = [
+        Celcomen(progress=False, transform="sphere").fit(c, edge_index) for c in (counts, scaled)
+    ]
     change = float((again.W_intra_ - est.W_intra_).norm() / est.W_intra_.norm())
     sphere_change = float(
         (sphere[1].W_intra_ - sphere[0].W_intra_).norm() / sphere[0].W_intra_.norm()
@@ -94,8 +98,69 @@ def test_log_counts_errors():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = Celcomen(progress=False, transform="log_counts", epochs=3).fit(counts, edge_index)
-    with pytest.raises(GraphDataError, match="not available"):
-        est.intervene(counts, {0: 0.0}, [0], edge_index=edge_index)
+    with pytest.raises(
+        GraphDataError, match=r"genes\[0\]: expected a finite expression value >= 0"
+    ):
+        est.intervene(counts, {0: -1.0}, [0], edge_index=edge_index, progress=False)
+    with pytest.raises(GraphDataError, match="intervenes on raw counts, got negative"):
+        est.intervene(signed, {0: 0.0}, [1], edge_index=edge_index, progress=False)
+    with pytest.raises(GraphDataError, match="needs its gene means"):
+        Celcomen.from_matrices(*est.matrices(), transform="log_counts").intervene(
+            counts, {0: 0.0}, [0], edge_index=edge_index
+        )
+    with pytest.raises(GraphDataError, match="gene_offset: expected the 5 gene means"):
+        Celcomen.from_matrices(*est.matrices(), gene_offset=torch.zeros(4))
+
+
+def test_auto_transform_takes_the_counts_route_on_raw_counts_only():
+    counts, edge_index = _tissue(n=200)
+    auto = Celcomen(progress=False).fit(counts, edge_index)
+    explicit = Celcomen(progress=False, transform="log_counts").fit(counts, edge_index)
+    assert auto.transform_ == "log_counts"
+    for a, b in zip(auto.matrices(), explicit.matrices(), strict=True):
+        assert torch.equal(a, b)
+    # normalised / log expression and signed coordinates: the sphere route, unchanged
+    for data in (torch.log1p(counts), torch.log1p(counts) - torch.log1p(counts).mean(0)):
+        est = Celcomen(progress=False).fit(data, edge_index)
+        sphere = Celcomen(progress=False, transform="sphere").fit(data, edge_index)
+        assert est.transform_ == "sphere" and est.gene_offset_ is None
+        assert torch.equal(est.W_intra_, sphere.W_intra_)
+    # the reference protocol knows only the sphere
+    ref = Celcomen(CelcomenConfig.reference(epochs=2, progress=False)).fit(counts, edge_index)
+    assert ref.transform_ == "sphere"
+
+
+def test_log_counts_counterfactual_clamps_centred_log_counts():
+    counts, edge_index = _tissue(n=300)
+    est = Celcomen(progress=False).fit(counts, edge_index)
+    assert est.transform_ == "log_counts"
+    cells = torch.zeros(300, dtype=torch.bool)
+    cells[:30] = True
+    result = est.intervene(counts, {0: 0.0}, cells, edge_index=edge_index, progress=False)
+    # oracle 1: the same counterfactual computed by hand in the fit's coordinates
+    m = est.gene_offset_
+    y = torch.log1p(counts) - m
+    weight = edge_weights(edge_index, 300, normalization="gcn", dtype=y.dtype)
+    by_hand = simulate_intervention(
+        est.model_, y, edge_index, weight, {0: -float(m[0])}, cells, progress=False
+    )
+    torch.testing.assert_close(result.delta, by_hand.delta)
+
+    # oracle 2: genes 0 and 1 share a factor (eta_1 += 0.5 eta_0): knocking gene 0 out turns
+    # the free genes of the clamped cells away from gene 1 (the direction of the free block;
+    # its length only follows the clamped value: radius sqrt(1 - c^2), module docstring)
+    def direction(state):
+        free = state[cells][:, 1:]
+        return free / free.norm(dim=-1, keepdim=True)
+
+    change = (direction(result.perturbed) - direction(result.sham)).mean(0)  # genes 1..4
+    assert int(change.argmin()) == 0 and float(change[0]) < 0, change
+    # oracle 3: clamping every cell's gene 0 at its own count changes nothing
+    value = float(counts[0, 0])
+    same = counts[:, 0] == value
+    assert int(same.sum()) >= 1
+    null = est.intervene(counts, {0: value}, same, edge_index=edge_index, progress=False)
+    assert float(null.delta.abs().max()) == 0.0
 
 
 def test_gibbs_sampler_matches_the_exact_covariance():

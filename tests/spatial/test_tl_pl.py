@@ -113,6 +113,9 @@ def test_perturb_on_a_subset_runs_over_the_fitted_genes_only():
     mask = np.array([True, True, False, True, False, True])
     used = np.flatnonzero(mask)
     tl.celcomen(adata, mask_var=mask, **FIT)
+    # raw counts: the log-counts route, whose gene means the counterfactual needs back
+    assert adata.uns["celcomen"]["params"]["transform"] == "log_counts"
+    assert np.all(adata.var["celcomen_gene_offset"].to_numpy()[used] > 0)
     # the default (mean-field) counterfactual depends on the whole fitted energy, trace and
     # parts along the mean direction included: the stored energy must be the fitted one
     tl.perturb(adata, {"CD74": 0.0}, ["spot33", "spot34"])
