@@ -58,6 +58,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks._explain_model import explained_training
 from graphdata.synthetic import BASE_RELATIONS, FamilyKG, HornRule, family_kg
 from graphdata.triples import KGDataset
 from kg.evaluation import evaluate
@@ -71,7 +72,7 @@ from kg.explain import (
     model_fidelity,
     probability_fidelity,
 )
-from kg.training import Trainer, TrainingConfig, build_model
+from kg.training import Trainer, build_model
 
 DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "kg"
 
@@ -176,9 +177,7 @@ def markdown_table(family: dict) -> str:
 
 
 def _train(name: str, dataset: KGDataset, epochs: int, dim: int, seed: int):
-    config = TrainingConfig.from_defaults(
-        name, epochs=epochs, eval_every=0, progress=False, seed=seed
-    )
+    config = explained_training(name, epochs=epochs, eval_every=0, progress=False, seed=seed)
     model = build_model(name, dataset, config, dim=dim)
     start = time.perf_counter()
     Trainer(model, config).fit(dataset)

@@ -45,11 +45,11 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
+from benchmarks._explain_model import EXPLAINED_DIM, explained_training
 from graphdata.rules import explanation_scores
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from graphdata.worlds import world
-from kg.config import TrainingConfig
 from kg.explain import KGExplainer
 from kg.explain.explainer import BASELINES
 from kg.explain.explanation import PathExplanation
@@ -213,10 +213,8 @@ def faithful_summary(rows: list[dict], methods: list[str], seed: int) -> dict[st
 def run_world(name: str, args: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
     dataset, f1, candidates = load(name, args.size, args.people, args.seed)
-    training = TrainingConfig.from_defaults(
-        "complex", epochs=args.epochs, progress=False, seed=args.seed
-    )
-    model = build_model("complex", dataset, training)
+    training = explained_training("complex", epochs=args.epochs, progress=False, seed=args.seed)
+    model = build_model("complex", dataset, training, dim=EXPLAINED_DIM)
     trainer = train(model, dataset, training)
     model.eval()
     test_mrr = trainer.evaluate(dataset).mrr

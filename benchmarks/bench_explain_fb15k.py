@@ -64,6 +64,7 @@ from pathlib import Path
 
 import torch
 
+from benchmarks._explain_model import EXPLAINED_DIM, explained_training
 from benchmarks.bench_explain_faithful import (
     METHOD,
     budgeted,
@@ -119,10 +120,10 @@ def _model_and_dataset(args: argparse.Namespace) -> tuple[KGEModel, KGDataset, T
     from kg.training import Trainer, build_model
 
     dataset = KGDataset.from_folder(args.dataset, on_unknown="drop")
-    config = TrainingConfig.from_defaults(
+    config = explained_training(
         "complex", epochs=args.epochs, eval_every=0, progress=False, seed=args.seed
     )
-    model = build_model("complex", dataset, config)
+    model = build_model("complex", dataset, config, dim=EXPLAINED_DIM)
     Trainer(model, config).fit(dataset)
     return model.eval(), dataset, config
 

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks._explain_model import EXPLAINED_DIM, explained_training
 from graphdata.atomic import write_text_atomic
 from graphdata.rules import groundings, parse_rules, score_targets
 from graphdata.synthetic import FAMILY_RULES, family_kg
@@ -42,7 +43,7 @@ from graphdata.worlds import World, build_world, world
 from kg.evaluation import evaluate
 from kg.explain import EvaluatorConfig, ExplainerConfig, KGExplainer
 from kg.explain.evaluator import DistilledEvaluator
-from kg.training import Trainer, TrainingConfig, build_model
+from kg.training import Trainer, build_model
 
 #: Method name -> (strategy, baseline); ``baseline=None`` runs ``explain`` with the strategy.
 METHODS: dict[str, tuple[str, str | None]] = {
@@ -84,10 +85,8 @@ def prepare(w: World, seed: int, cache: Path, epochs: int, steps: int | None = N
     cache.mkdir(parents=True, exist_ok=True)
     stem = cache / f"{w.name}_s{seed}_n{w.size}_e{epochs}"
     dataset = w.dataset
-    config = TrainingConfig.from_defaults(
-        "complex", epochs=epochs, eval_every=0, progress=False, seed=seed
-    )
-    model = build_model("complex", dataset, config)
+    config = explained_training("complex", epochs=epochs, eval_every=0, progress=False, seed=seed)
+    model = build_model("complex", dataset, config, dim=EXPLAINED_DIM)
     model_file = stem.with_suffix(".model.pt")
     start = time.perf_counter()
     if model_file.exists():

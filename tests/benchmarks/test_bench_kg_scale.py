@@ -135,7 +135,7 @@ def test_time_ours_max_batches(dataset) -> None:
     assert out["batches_per_epoch"] == math.ceil(n_train / config.batch_size) == 2
     assert len(out["batch_s"]) == 1  # batch 2 timed, batch 1 the warm-up
     assert out["epoch_s"] == [pytest.approx(out["batch_s"][0] * 2)]
-    capped = scale.time_ours(dataset, "complex", epochs=1, max_batches=50, max_seconds=0.0)
+    capped = scale.time_ours(dataset, "distmult", epochs=1, max_batches=50, max_seconds=0.0)
     assert len(capped["batch_s"]) == 1  # the cap ends timing after one timed batch
     whole = scale.time_ours(dataset, "transe", epochs=2, max_batches=None)
     assert len(whole["epoch_s"]) == 2
