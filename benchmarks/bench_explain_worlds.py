@@ -1,11 +1,15 @@
 """Explainers against planted Horn-rule ground truth on worlds they were not designed on (issue 18).
 
 Run: ``.venv/bin/python -m benchmarks.bench_explain_worlds [--worlds academic,geography,family]
-[--seeds 0,1] [--per-rule 6] [--methods ...] [--cache /tmp/explain_worlds] [--out FILE]``.
+[--seeds 0,1] [--per-rule 6] [--methods ...] [--model-training explained|defaults]
+[--cache /tmp/explain_worlds] [--out FILE]``.
 
-Per world and seed: a ComplEx model (the library's tuned defaults, ``--epochs`` 60) is trained on
+Per world and seed: a ComplEx model (``--epochs`` 60) is trained on
 the world's training split and an evaluator distilled with the library's defaults (both cached
-under ``--cache``, keyed on world, seed and size); ``--per-rule`` derived test facts of every rule
+under ``--cache``, keyed on world, seed and size). ``--model-training explained`` (default) trains
+the ComplEx the recorded numbers used (:mod:`benchmarks._explain_model`); ``defaults`` trains it
+with the library's current ComplEx defaults (dimension included), the model a user now gets,
+cached under its own ``_defaults`` key. ``--per-rule`` derived test facts of every rule
 are drawn (seeded; valid facts fill in when a rule has too few) and explained by every method
 with **no rule knowledge** (no ``path_relations``, no rules file at explanation time). Each
 explanation's triples are then scored with :func:`graphdata.rules.score_targets` against the
@@ -43,7 +47,7 @@ from graphdata.worlds import World, build_world, world
 from kg.evaluation import evaluate
 from kg.explain import EvaluatorConfig, ExplainerConfig, KGExplainer
 from kg.explain.evaluator import DistilledEvaluator
-from kg.training import Trainer, build_model
+from kg.training import Trainer, TrainingConfig, build_model
 
 #: Method name -> (strategy, baseline); ``baseline=None`` runs ``explain`` with the strategy.
 METHODS: dict[str, tuple[str, str | None]] = {
@@ -77,16 +81,30 @@ def _world(name: str, seed: int, family_size: int) -> World:
     return family_world(family_size, seed) if name == "family" else world(name, seed=seed)
 
 
-def prepare(w: World, seed: int, cache: Path, epochs: int, steps: int | None = None) -> tuple:
+def prepare(
+    w: World,
+    seed: int,
+    cache: Path,
+    epochs: int,
+    steps: int | None = None,
+    training: str = "explained",
+) -> tuple:
     """The trained ComplEx (cached), its test MRR and a distilled evaluator (cached).
 
     ``steps``: the evaluator's distillation steps; ``None``: the library's default.
+    ``training``: ``"explained"``, the pinned ComplEx, or ``"defaults"``, the library's defaults.
     """
     cache.mkdir(parents=True, exist_ok=True)
-    stem = cache / f"{w.name}_s{seed}_n{w.size}_e{epochs}"
+    tag = "_defaults" if training == "defaults" else ""
+    stem = cache / f"{w.name}_s{seed}_n{w.size}_e{epochs}{tag}"
     dataset = w.dataset
-    config = explained_training("complex", epochs=epochs, eval_every=0, progress=False, seed=seed)
-    model = build_model("complex", dataset, config, dim=EXPLAINED_DIM)
+    options = {"epochs": epochs, "eval_every": 0, "progress": False, "seed": seed}
+    if training == "defaults":
+        config = TrainingConfig.from_defaults("complex", **options)
+        model = build_model("complex", dataset, config)
+    else:
+        config = explained_training("complex", **options)
+        model = build_model("complex", dataset, config, dim=EXPLAINED_DIM)
     model_file = stem.with_suffix(".model.pt")
     start = time.perf_counter()
     if model_file.exists():
@@ -221,6 +239,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--evaluator-steps", type=int, default=None, help="distillation steps (library default)"
     )
+    parser.add_argument(
+        "--model-training",
+        choices=("explained", "defaults"),
+        default="explained",
+        help="the pinned ComplEx (explained) or the library's current ComplEx defaults",
+    )
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -233,7 +257,7 @@ def main(argv: list[str] | None = None) -> dict:
         for seed in map(int, args.seeds.split(",")):
             w = _world(name, seed, args.family_size)
             model, mrr, evaluator, train_s, distil_s = prepare(
-                w, seed, Path(args.cache), args.epochs, args.evaluator_steps
+                w, seed, Path(args.cache), args.epochs, args.evaluator_steps, args.model_training
             )
             print(
                 f"== {name} seed {seed}: MRR {mrr:.3f}, train {train_s:.0f} s, "
