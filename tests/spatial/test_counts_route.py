@@ -18,7 +18,7 @@ from benchmarks import tissue_gibbs_pln as tg
 from benchmarks.tissue_metropolis import gcn_weights
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
-from spatial._inputs import log_counts_coordinates
+from spatial._inputs import is_raw_counts, log_counts_coordinates
 from spatial._messages import edge_weights
 from spatial.celcomen import Celcomen, CelcomenConfig
 from spatial.counterfactual import simulate_intervention
@@ -110,6 +110,16 @@ def test_log_counts_errors():
         )
     with pytest.raises(GraphDataError, match="gene_offset: expected the 5 gene means"):
         Celcomen.from_matrices(*est.matrices(), gene_offset=torch.zeros(4))
+
+
+def test_is_raw_counts_reads_every_block():
+    counts = torch.poisson(torch.full((50, 3), 4.0), generator=torch.Generator().manual_seed(0))
+    assert is_raw_counts(counts, block=6) and is_raw_counts(counts.long())
+    for row in (0, 1, 49):  # first block, its edge, the last (partial) block
+        for bad in (0.5, -1.0, float("nan")):
+            edited = counts.clone()
+            edited[row, 2] = bad
+            assert not is_raw_counts(edited, block=6), (row, bad)
 
 
 def test_auto_transform_takes_the_counts_route_on_raw_counts_only():
