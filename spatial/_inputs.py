@@ -405,7 +405,7 @@ def unit_rows(x: Tensor) -> Tensor:
     return x / x.norm(dim=-1, keepdim=True)
 
 
-def log_counts_coordinates(counts: Tensor) -> tuple[Tensor, Tensor]:
+def log_counts_coordinates(counts: Tensor, means: Tensor | None = None) -> tuple[Tensor, Tensor]:
     r"""Gene-centred log counts, the coordinates of the ``transform="log_counts"`` route.
 
     .. math::
@@ -422,6 +422,8 @@ def log_counts_coordinates(counts: Tensor) -> tuple[Tensor, Tensor]:
 
     Args:
         counts: Non-negative expression ``[N, G]`` (raw counts), floating point.
+        means: Gene means :math:`m` ``[G]`` to subtract instead of those of ``counts`` (a
+            fitted model's ``gene_offset_``, for its counterfactuals); None (default): computed.
 
     Returns:
         ``(y, m)``: the centred log counts ``[N, G]`` (a new tensor) and the gene means
@@ -436,7 +438,7 @@ def log_counts_coordinates(counts: Tensor) -> tuple[Tensor, Tensor]:
         (True, True)
     """  # noqa: E501
     y = torch.log1p(counts)
-    m = y.mean(0)  # [G]
+    m = y.mean(0) if means is None else means.to(y)  # [G]
     y -= m
     flat = y.norm(dim=-1) == 0  # [N]
     if bool(flat.any()):

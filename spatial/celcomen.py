@@ -908,10 +908,9 @@ class Celcomen:
                     "negative values; pass the layer the model was fitted on"
                 )
             assert offset is not None  # checked above
-            offset = offset.to(raw)
-            raw = torch.log1p(raw).sub_(offset)
+            raw, offset = _inputs.log_counts_coordinates(raw, offset)
             # in raw's dtype, as the expression: a clamp at a cell's own count changes nothing
-            values = torch.tensor(list(columns.values()), dtype=raw.dtype, device=raw.device)
+            values = torch.tensor(list(columns.values()), dtype=offset.dtype, device=offset.device)
             mapped = torch.log1p(values) - offset[list(columns)]
             columns = dict(zip(columns, mapped.tolist(), strict=True))
         weight = edge_weights(

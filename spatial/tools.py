@@ -246,7 +246,7 @@ def store_fit(
             column = np.zeros(adata.n_vars, dtype=np.float32)
             column[used] = np.asarray(torch.as_tensor(field).detach().cpu(), dtype=np.float32)
             _save(adata, "var", _keys.field_key(key_added, which), column)
-    offset = getattr(estimator, "gene_offset_", None)
+    offset = estimator.gene_offset_
     offset_key = _keys.gene_offset_key(key_added)
     if offset is not None:
         column = np.zeros(adata.n_vars, dtype=np.float32)
@@ -256,7 +256,7 @@ def store_fit(
         del adata.var[offset_key]  # a previous fit's, under the same key
     params = {
         **asdict(estimator.config),
-        "transform": getattr(estimator, "transform_", estimator.config.transform),
+        "transform": estimator.transform_,
         "spatial_key": spatial_key,
         "layer": layer,
         "allow_negative": bool(allow_negative),
