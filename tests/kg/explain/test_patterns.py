@@ -10,7 +10,14 @@ import torch
 
 from graphdata.errors import GraphDataError
 from kg.explain.local import local_structure
-from kg.explain.patterns import PatternBank, path_pattern, pattern_mask, pattern_search
+from kg.explain.patterns import (
+    ALPHA,
+    PatternBank,
+    path_pattern,
+    pattern_mask,
+    pattern_search,
+    significantly_better,
+)
 
 
 def _graph(triples):
@@ -161,6 +168,88 @@ def test_a_second_path_joins_only_when_the_conjunction_agrees_better():
     assert choice.scores == (pytest.approx(2 / 3), pytest.approx(1.0))
     one = pattern_search(local, bank, max_paths=1)
     assert [path_pattern(local, p) for p in one.chosen] == [border]
+
+
+def _border_world(forward_chains):
+    """ln(x, y) <- b(x, y), sp(x, l), sp(y, l) on 30 chains; b(y, x) always, b(x, y) only for
+    the chains in ``forward_chains`` (all: b is symmetric). Relations: b=0, sp=1, ln=2."""
+    triples = []
+    for c in range(30):
+        y, x, lang, far, near = (5 * c + i for i in range(5))  # y < x: b(y, x) enumerates first
+        triples += [(y, 0, x), (x, 1, lang), (y, 1, lang), (x, 2, y), (far, 0, x), (near, 1, lang)]
+        if c in forward_chains:
+            triples += [(x, 0, y), (x, 0, far)]
+    return [t for t in triples if t != (1, 2, 0)]  # explain chain 0's held-out ln fact
+
+
+def test_a_symmetric_step_is_reported_along_the_path():
+    kept = _border_world(range(30))
+    edge_index, edge_type = _graph(kept)
+    bank = PatternBank(edge_index, edge_type, 150, 3)
+    forward, backward = ((0, True, -1),), ((0, False, -1),)
+    language = ((1, True, -1), (1, False, -1))
+    # b is symmetric: both orientations join the same pairs, so neither is better.
+    assert bank.counts(2, [forward]) == bank.counts(2, [backward]) == (29, 58)
+    assert not significantly_better(bank, 2, [backward, language], [forward, language])
+    assert not significantly_better(bank, 2, [forward, language], [backward, language])
+    local = local_structure(edge_index, edge_type, (1, 2, 0), hops=1, num_nodes=150)
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [forward, language]
+    assert choice.scores[-1] == pytest.approx(1.0)
+    heads = local.edge_index[0]
+    border = local.paths[choice.chosen[0]][0]
+    assert int(local.nodes[heads[border]]) == 1  # the triple b(1, 0), not b(0, 1)
+
+
+def test_an_orientation_that_agrees_significantly_better_is_kept():
+    # b(x, y) exists on 3 chains only: b^-1 joins all 29 ln pairs, b joins 2.
+    kept = _border_world(range(3))
+    edge_index, edge_type = _graph(kept)
+    bank = PatternBank(edge_index, edge_type, 150, 3)
+    forward, backward = ((0, True, -1),), ((0, False, -1),)
+    language = ((1, True, -1), (1, False, -1))
+    assert significantly_better(bank, 2, [backward, language], [forward, language])
+    assert not significantly_better(bank, 2, [forward, language], [backward, language])
+    local = local_structure(edge_index, edge_type, (1, 2, 0), hops=1, num_nodes=150)
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen][0] == backward
+
+
+def test_significantly_better_is_a_one_sided_test_of_the_agreement():
+    # Random small graphs: the test's statistic is 2 s' - D (b' + n) (positive iff D' > D),
+    # its variance the sum of the squared weights of the discordant pairs (brute force here).
+    gen = torch.Generator().manual_seed(0)
+    z_alpha = torch.distributions.Normal(0.0, 1.0).icdf(torch.tensor(1 - ALPHA)).item()
+    patterns = [((0, True, -1),), ((0, False, -1),), ((1, True, -1), (1, False, -1))]
+    checked = 0
+    for _ in range(40):
+        n = 12
+        triples = sorted(
+            {
+                (int(h), int(r), int(t))
+                for h, r, t in torch.randint(0, n, (60, 3), generator=gen).tolist()
+                if h != t
+                for r in [r % 3]
+            }
+        )
+        edge_index, edge_type = _graph(triples)
+        bank = PatternBank(edge_index, edge_type, n, 3)
+        facts = bank.num_facts(2)
+        for better, than in itertools.permutations(patterns, 2):
+            s1, b1 = _brute_counts(triples, 2, [better], n)
+            s0, b0 = _brute_counts(triples, 2, [than], n)
+            sj, bj = _brute_counts(triples, 2, [better, than], n)
+            d = 2 * s0 / (b0 + facts) if s0 else 0.0
+            f1, f0 = s1 - sj, s0 - sj
+            o1, o0 = b1 - bj - f1, b0 - bj - f0
+            stat = (2 - d) * (f1 - f0) - d * (o1 - o0)
+            var = (2 - d) ** 2 * (f0 + f1) + d**2 * (o0 + o1)
+            expected = var > 0 and stat / math.sqrt(var) > z_alpha
+            assert significantly_better(bank, 2, [better], [than]) == expected
+            if expected:
+                assert bank.agreement(2, [better]) > bank.agreement(2, [than])
+                checked += 1
+    assert checked > 0
 
 
 def test_bank_and_search_reject_bad_arguments():
