@@ -304,8 +304,7 @@ class LocalStructure:
             ``True`` on every edge of at least one of the paths.
         """
         mask = torch.zeros(self.num_edges, dtype=torch.bool, device=self.edge_type.device)
-        for p in paths:
-            mask[list(self.paths[p])] = True
+        mask[[e for p in paths for e in self.paths[p]]] = True  # one scatter for all paths
         return mask
 
 
@@ -545,9 +544,8 @@ def restrict_to_paths(local: LocalStructure) -> LocalStructure:
     edge_used = torch.zeros(local.num_edges, dtype=torch.bool, device=device)
     node_used = torch.zeros(local.num_nodes, dtype=torch.bool, device=device)
     node_used[:2] = True  # h and t
-    for edges, nodes in zip(local.paths, local.path_nodes):
-        edge_used[list(edges)] = True
-        node_used[list(nodes)] = True
+    edge_used[[e for edges in local.paths for e in edges]] = True
+    node_used[[v for nodes in local.path_nodes for v in nodes]] = True
     new_edge = torch.cumsum(edge_used.long(), 0) - 1  # old edge id -> new, where used
     new_node = torch.cumsum(node_used.long(), 0) - 1
     edge_map, node_map = new_edge.tolist(), new_node.tolist()

@@ -34,6 +34,40 @@ def test_relational_conv_equals_pyg_rgcnconv_mean():
     torch.testing.assert_close(ours(x, edge_index, edge_type), pyg(x, edge_index, edge_type))
 
 
+@pytest.mark.parametrize("e", [40, 20])  # 9 x 11 slots per relation <= 40 x 3 per basis; > 20 x 3
+def test_relational_conv_weighted_equals_its_equation(e):
+    # x_i' = Theta_0 x_i + b + sum_r (1 / c_ir) sum_{j in N_r(i)} w_ji Theta_r x_j, with
+    # Theta_r = sum_k a_rk V_k and c_ir = max(1, sum_j w_ji), summed edge by edge (the oracle);
+    # many relations over few bases, fractional weights, the weights' gradient, and both ways
+    # the layer aggregates (per relation or per basis, whichever has fewer slots).
+    torch.manual_seed(3)
+    n, rels = 9, 11
+    x = torch.randn(n, 5, dtype=torch.float64)
+    edge_index = torch.randint(0, n, (2, e))
+    edge_type = torch.randint(0, rels, (e,))
+    weight = torch.rand(e, dtype=torch.float64, requires_grad=True)
+    conv = RelationalConv(5, 4, num_relations=rels, num_bases=3).double()
+    with torch.no_grad():
+        conv.bias.copy_(torch.randn(4))
+    theta = torch.einsum("rk,kio->rio", conv.comp, conv.basis)
+    c = {}
+    for _, i, r, w in zip(*edge_index.tolist(), edge_type.tolist(), weight):
+        c[i, r] = c.get((i, r), 0.0) + w
+    rows = []
+    for i in range(n):
+        out = x[i] @ conv.root + conv.bias
+        for j, dst, r, w in zip(*edge_index.tolist(), edge_type.tolist(), weight):
+            if dst == i:
+                out = out + w / torch.clamp(c[i, r], min=1.0) * (x[j] @ theta[r])
+        rows.append(out)
+    expected = torch.stack(rows)
+    got = conv(x, edge_index, edge_type, weight)
+    torch.testing.assert_close(got, expected)
+    (grad_got,) = torch.autograd.grad(got.sin().sum(), weight)
+    (grad_expected,) = torch.autograd.grad(expected.sin().sum(), weight)
+    torch.testing.assert_close(grad_got, grad_expected)
+
+
 def test_zero_weight_is_a_missing_edge():
     torch.manual_seed(1)
     x = torch.randn(6, 3)
