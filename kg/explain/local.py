@@ -322,6 +322,7 @@ def local_structure(
     max_enumerated: int | None = None,
     beam_width: int | None = None,
     index: LocalIndex | None = None,
+    through_relation: bool = True,
 ) -> LocalStructure:
     r"""Extract the enclosing subgraph of ``target`` and its ``h``-to-``t`` candidate paths.
 
@@ -360,6 +361,10 @@ def local_structure(
             ``max_enumerated``.
         index: A :class:`LocalIndex` of this same graph, to skip rebuilding its adjacency
             (same result). Default ``None``.
+        through_relation: Whether a candidate of length two or more may use another triple of
+            the target's relation :math:`r`. ``False`` (the pattern strategy, which never takes
+            such a path as a body of :math:`r`, :mod:`kg.explain.patterns`) leaves them out
+            before the budget, so they do not take its place. Default True.
 
     Returns:
         The :class:`LocalStructure`; without any path (``h`` and ``t`` not joined within the
@@ -424,7 +429,13 @@ def local_structure(
         hops=hops,
         max_length=max_length,
     )
-    local = _choose_paths(bare, max_candidates, relevance, max_enumerated, beam_width, excluded)
+    longer = excluded  # the edges no path of length two or more may use
+    if not through_relation:
+        own = sub.edge_type == relation
+        longer = own if excluded is None else excluded | own
+    local = _choose_paths(
+        bare, max_candidates, relevance, max_enumerated, beam_width, excluded, longer
+    )
     assert local.pruning is not None  # for mypy
     if local.truncated:
         _warn_capped((head, relation, tail), local.pruning, max_length)
@@ -439,13 +450,18 @@ def _choose_paths(
     max_enumerated: int,
     beam_width: int,
     excluded: Tensor | None,
+    longer: Tensor | None = None,
 ) -> LocalStructure:
     """``bare`` (no paths yet) with its candidate paths chosen and :class:`Pruning` recorded.
 
     The rule of :func:`local_structure` (module docstring, "Pruning"), without its warning and
     without restricting the local graph; the distillation caps its training subgraphs with it.
+    ``excluded`` (a mask ``[m]``) holds the edges no path may use; ``longer`` those no path of
+    two or more steps may use (default: ``excluded``).
     """
     max_length = bare.max_length
+    if longer is None:
+        longer = excluded
     # Each length is enumerated on its own, up to max_enumerated, so the budget can be split.
     by_length = [
         enumerate_paths(
@@ -457,7 +473,7 @@ def _choose_paths(
             num_nodes=bare.num_nodes,
             max_paths=max_enumerated,
             on_overflow="truncate",
-            exclude_edges=excluded,
+            exclude_edges=excluded if ell == 1 else longer,
             min_length=ell,
         )
         for ell in range(1, max_length + 1)
@@ -473,7 +489,9 @@ def _choose_paths(
         weight = _checked_relevance(relevance(bare), bare.num_edges)
         for i, ell in enumerate(range(1, max_length + 1)):
             if overflow[i]:
-                chosen[i] = _beam_paths(bare, ell, weight, beam_width, excluded)
+                chosen[i] = _beam_paths(
+                    bare, ell, weight, beam_width, excluded if ell == 1 else longer
+                )
             else:
                 edges, nodes = chosen[i]
                 order = torch.argsort(weight[edges].sum(1), descending=True, stable=True)

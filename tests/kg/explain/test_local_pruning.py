@@ -62,13 +62,17 @@ def _global_paths(local, paths):
     return [tuple(tuple(triples[e]) for e in p) for p in paths]
 
 
-def _brute_force_top(local, relevance, budget, max_length):
-    """Every path enumerated, ranked by R = sum of edge relevances, top a_l per length."""
+def _brute_force_top(local, relevance, budget, max_length, relation=None):
+    """Every path enumerated, ranked by R = sum of edge relevances, top a_l per length;
+    with ``relation``, no path of two or more steps uses an edge of it."""
     weight = relevance(local)
     full = enumerate_paths(
         local.edge_index, local.edge_type, 0, 1, max_length, num_nodes=local.num_nodes
     )
     rows = [tuple(row[:ell]) for row, ell in zip(full.edge_ids.tolist(), full.length.tolist())]
+    if relation is not None:
+        types = local.edge_type.tolist()
+        rows = [p for p in rows if len(p) == 1 or all(types[e] != relation for e in p)]
     by_length = [[p for p in rows if len(p) == ell] for ell in range(1, max_length + 1)]
     shares = length_shares([len(p) for p in by_length], budget)
     kept = []
@@ -221,8 +225,36 @@ def test_the_explainer_prunes_by_the_models_edge_probabilities(
     # an evaluator.
     full = unpruned(capped, local)
     relevance = model_relevance(teacher, capped.calibration_)(full)
-    expected, _ = _brute_force_top(full, lambda _: relevance, 6, 3)
+    # The pattern strategy (the default) leaves out paths through another fact of r.
+    own = full.target[1] if capped.config.strategy == "patterns" else None
+    expected, _ = _brute_force_top(full, lambda _: relevance, 6, 3, relation=own)
     assert _global_paths(local, local.paths) == _global_paths(full, expected)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_paths_through_the_target_relation_leave_the_budget(seed):
+    edge_index, edge_type, weight = _random_graph(seed)
+    relevance = _by_triple(edge_index, edge_type, weight)
+    relation = int(edge_type[0])  # a relation the graph uses, so some paths go through it
+    target = (0, relation, 1)
+    kwargs = dict(num_nodes=12, relevance=relevance)
+    full = local_structure(edge_index, edge_type, target, max_candidates=10**6, **kwargs)
+    types = full.edge_type.tolist()
+    usable = [p for p in full.paths if len(p) == 1 or all(types[e] != relation for e in p)]
+    if len(usable) == len(full.paths) or len(usable) < 2:
+        pytest.skip("no path through the relation, or too few others")
+    exact = local_structure(
+        edge_index, edge_type, target, max_candidates=10**6, through_relation=False, **kwargs
+    )
+    assert _global_paths(exact, exact.paths) == _global_paths(full, usable)  # same order
+    budget = max(1, len(usable) // 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CandidatesCapped)
+        pruned = local_structure(
+            edge_index, edge_type, target, max_candidates=budget, through_relation=False, **kwargs
+        )
+    expected, _ = _brute_force_top(full, relevance, budget, 3, relation=relation)
+    assert _global_paths(pruned, pruned.paths) == _global_paths(full, expected)
 
 
 @pytest.mark.parametrize("seed", range(6))
