@@ -279,7 +279,7 @@ class PatternChoice:
     Attributes:
         chosen: Indices of the chosen candidate paths, in the order they were added.
         scores: The score :math:`S` of the conjunction of the chosen patterns after each
-            addition (the last one after the exchange pass).
+            addition (the last one after the exchange pass and the orientation step).
         num_patterns: How many distinct candidate patterns were scored.
     """
 
