@@ -443,7 +443,8 @@ class Celcomen:
         self.transform_ = transform
         self.gene_offset_: Tensor | None = None
         if transform == "log_counts":
-            if bool((x < 0).any()):
+            # "auto" chose this route because every value is a non-negative integer.
+            if cfg.transform == "log_counts" and bool((x < 0).any()):
                 raise GraphDataError(
                     "transform: 'log_counts' needs non-negative raw counts, got negative "
                     "values; pass layer='counts' (raw counts), or transform='sphere' for "

@@ -316,10 +316,14 @@ def pattern_search(
         return PatternChoice((), (), 0)
     relation = local.target[1]
     first: dict[Pattern, int] = {}
+    routes: dict[tuple[tuple[int, ...], tuple[tuple[int, bool], ...]], int] = {}
     for p, edges in enumerate(local.paths):  # candidates are ordered shortest first
         if len(edges) > 1 and any(int(local.edge_type[e]) == relation for e in edges):
             continue  # not a body of r: it routes through another r fact
-        for anchor in [None, *range(1, len(edges))] if anchors else [None]:
+        plain = path_pattern(local, p)
+        routes.setdefault(_route(local.path_nodes[p], plain), p)  # for the orientation step
+        first.setdefault(plain, p)
+        for anchor in range(1, len(edges)) if anchors else ():
             first.setdefault(path_pattern(local, p, anchor), p)
     distinct = list(first)
     if not distinct:
@@ -359,15 +363,23 @@ def pattern_search(
             better = max(swaps, key=lambda o: o[0], default=(scores[-1], None))
             if better[0] > scores[-1] and better[1] is not None:
                 chosen_patterns[i], chosen[i], scores[-1] = better[1], first[better[1]], better[0]
-    _orient(local, bank, relation, chosen_patterns, chosen)
+    _orient(local, bank, relation, routes, chosen_patterns, chosen)
     scores[-1] = bank.agreement(relation, chosen_patterns)
     return PatternChoice(tuple(chosen), tuple(scores), len(distinct))
+
+
+def _route(
+    nodes: tuple[int, ...], pattern: Pattern
+) -> tuple[tuple[int, ...], tuple[tuple[int, bool], ...]]:
+    """A path's nodes and its steps' ``(relation, forward)``: which triples it walks."""
+    return nodes, tuple((r, f) for r, f, _ in pattern)
 
 
 def _orient(
     local: LocalStructure,
     bank: PatternBank,
     relation: int,
+    routes: dict[tuple[tuple[int, ...], tuple[tuple[int, bool], ...]], int],
     patterns: list[Pattern],
     chosen: list[int],
 ) -> None:
@@ -379,19 +391,15 @@ def _orient(
     (:func:`significantly_better`, the other chosen patterns held fixed): the path then reads
     from :math:`h` to :math:`t` as a rule body is written. It matters for symmetric relations,
     whose two orientations carry the same evidence up to the facts held out of training.
-    ``patterns`` and ``chosen`` are updated in place.
+    ``routes`` maps :func:`_route` of every candidate path to it; ``patterns`` and ``chosen``
+    are updated in place.
     """
-    by_route = {  # (nodes, (relation, forward) per step) -> candidate path
-        (local.path_nodes[p], tuple((r, f) for r, f, _ in path_pattern(local, p))): p
-        for p in range(len(local.paths))
-    }
     for k, (pattern, path) in enumerate(zip(patterns, chosen)):
         for step, (rel, forward, anchor) in enumerate(pattern):
             if forward:
                 continue
             flipped = (*pattern[:step], (rel, True, anchor), *pattern[step + 1 :])
-            key = (local.path_nodes[path], tuple((r, f) for r, f, _ in flipped))
-            other = by_route.get(key)
+            other = routes.get(_route(local.path_nodes[path], flipped))
             rest = patterns[:k] + patterns[k + 1 :]
             if other is None or significantly_better(
                 bank, relation, [*rest, pattern], [*rest, flipped]

@@ -182,18 +182,25 @@ def _border_world(forward_chains):
     return [t for t in triples if t != (1, 2, 0)]  # explain chain 0's held-out ln fact
 
 
-def test_a_symmetric_step_is_reported_along_the_path():
-    kept = _border_world(range(30))
-    edge_index, edge_type = _graph(kept)
+#: The patterns of _border_world: b forwards, b backwards, and the shared language.
+FORWARD, BACKWARD, LANGUAGE = ((0, True, -1),), ((0, False, -1),), ((1, True, -1), (1, False, -1))
+
+
+def _border_search(forward_chains):
+    """The bank, the held-out fact's local structure and its pattern choice."""
+    edge_index, edge_type = _graph(_border_world(forward_chains))
     bank = PatternBank(edge_index, edge_type, 150, 3)
-    forward, backward = ((0, True, -1),), ((0, False, -1),)
-    language = ((1, True, -1), (1, False, -1))
+    local = local_structure(edge_index, edge_type, (1, 2, 0), hops=1, num_nodes=150)
+    return bank, local, pattern_search(local, bank, max_paths=3)
+
+
+def test_a_symmetric_step_is_reported_along_the_path():
+    bank, local, choice = _border_search(range(30))
+    forward, backward, language = FORWARD, BACKWARD, LANGUAGE
     # b is symmetric: both orientations join the same pairs, so neither is better.
     assert bank.counts(2, [forward]) == bank.counts(2, [backward]) == (29, 58)
     assert not significantly_better(bank, 2, [backward, language], [forward, language])
     assert not significantly_better(bank, 2, [forward, language], [backward, language])
-    local = local_structure(edge_index, edge_type, (1, 2, 0), hops=1, num_nodes=150)
-    choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen] == [forward, language]
     assert choice.scores[-1] == pytest.approx(1.0)
     heads = local.edge_index[0]
@@ -203,15 +210,10 @@ def test_a_symmetric_step_is_reported_along_the_path():
 
 def test_an_orientation_that_agrees_significantly_better_is_kept():
     # b(x, y) exists on 3 chains only: b^-1 joins all 29 ln pairs, b joins 2.
-    kept = _border_world(range(3))
-    edge_index, edge_type = _graph(kept)
-    bank = PatternBank(edge_index, edge_type, 150, 3)
-    forward, backward = ((0, True, -1),), ((0, False, -1),)
-    language = ((1, True, -1), (1, False, -1))
+    bank, local, choice = _border_search(range(3))
+    forward, backward, language = FORWARD, BACKWARD, LANGUAGE
     assert significantly_better(bank, 2, [backward, language], [forward, language])
     assert not significantly_better(bank, 2, [forward, language], [backward, language])
-    local = local_structure(edge_index, edge_type, (1, 2, 0), hops=1, num_nodes=150)
-    choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen][0] == backward
 
 
