@@ -29,19 +29,24 @@ DISTANCES = ("l1", "l2", "complex_l1")
 
 
 class Workspace:
-    """Two reusable ``[N, m]`` buffers for :func:`gathered_distance`, lent to one call at a time.
+    """Reusable ``[N, m]`` buffers (two by default), lent to one call at a time.
 
-    A call takes them in ``forward`` and hands them back at the end of its ``backward`` (or at
-    once when nothing needs a gradient); while they are lent, other calls allocate their own, so
-    two graphs alive at once never share memory.
+    :func:`gathered_distance` takes two, and the trainer's 1-N score product
+    (:mod:`kg._product`) one. A call takes them in ``forward`` and hands them back at the end of
+    its ``backward`` (or at once when nothing needs a gradient); while they are lent, other calls
+    allocate their own, so two graphs alive at once never share memory.
+
+    Args:
+        count: How many buffers :meth:`take` lends. Default 2.
     """
 
-    def __init__(self) -> None:
-        self._flat: tuple[Tensor, Tensor] | None = None
+    def __init__(self, count: int = 2) -> None:
+        self.count = count
+        self._flat: tuple[Tensor, ...] | None = None
         self.lent = False
 
-    def take(self, rows: int, width: int, like: Tensor) -> tuple[Tensor, Tensor] | None:
-        """Two ``[rows, width]`` buffers of ``like``'s dtype and device, or ``None`` if lent."""
+    def take(self, rows: int, width: int, like: Tensor) -> tuple[Tensor, ...] | None:
+        """``count`` ``[rows, width]`` buffers of ``like``'s dtype and device (``None``: lent)."""
         if self.lent:
             return None
         size = rows * width
@@ -52,9 +57,9 @@ class Workspace:
             or flat[0].dtype != like.dtype
             or (flat[0].device != like.device)
         ):
-            flat = self._flat = (like.new_empty(size), like.new_empty(size))
+            flat = self._flat = tuple(like.new_empty(size) for _ in range(self.count))
         self.lent = True
-        return flat[0][:size].view(rows, width), flat[1][:size].view(rows, width)
+        return tuple(buffer[:size].view(rows, width) for buffer in flat)
 
 
 class _GatheredDistance(torch.autograd.Function):

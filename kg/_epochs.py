@@ -11,8 +11,10 @@ sLCWA negatives), computes the loss terms of its slice and all-reduces weighted 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +75,7 @@ class Run:
     known: FilterIndex | None = None  # training-triple index (filtered negatives, KvsAll targets)
     queries: Tensor | None = None  # KvsAll: [Q, 3] rows (side, entity, relation); side 0 = tails
     workspace: Workspace = field(default_factory=Workspace)  # sLCWA scoring buffers, reused
+    score_workspace: Workspace = field(default_factory=lambda: Workspace(count=1))  # 1-N scores
     rank: int = 0  # this process's rank under torch.distributed (0 without a group)
     world_size: int = 1  # ranks sharing each global batch (1: one process, unchanged path)
 
@@ -175,7 +178,10 @@ class Run:
         # Embedding lookups add their gradient rows into kept buffers (kg._rows) instead of a
         # zeroed, page-faulted [E, d] table per lookup; the row-wise optimisers take sparse
         # gradients of the touched rows only (kg._sparse_optim).
-        with (row_gradients if sparse else grad_buffers)(self.model) as buffers:
+        with (
+            (row_gradients if sparse else grad_buffers)(self.model) as buffers,
+            _kept_scores(self.model, self.score_workspace),
+        ):
             bf16 = self.config.precision == "bf16"
             for i, index in enumerate(batches, start=1):
                 with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16):
@@ -368,7 +374,10 @@ class Run:
             scores = self.model.score_heads(rel, entity)
             row, col = known.head_coo(rel, entity)
             triple = (col, rel[row], entity[row])
-        loss = kvsall_bce_loss_coo(scores, row, col, label_smoothing=self.config.label_smoothing)
+        # The scores are read once, so the probabilities go over their memory (kg.losses).
+        loss = kvsall_bce_loss_coo(
+            scores, row, col, label_smoothing=self.config.label_smoothing, overwrite_scores=True
+        )
         # Means over the B x E cells (E is the same on every rank) and over the answer triples.
         return [(loss, index.numel()), (self._regularizer(*triple), row.numel())]
 
@@ -385,6 +394,16 @@ class Run:
             head_loss = one_vs_all_loss(head_scores, head, label_smoothing=eps)
             loss = (loss + head_loss) / 2
         return [(loss, index.numel()), (self._regularizer(head, rel, tail), index.numel())]
+
+
+@contextlib.contextmanager
+def _kept_scores(model: KGEModel, workspace: Workspace) -> Iterator[None]:
+    """Lend ``workspace`` to ``model``'s 1-N score product for the epoch (:mod:`kg._product`)."""
+    model.score_workspace = workspace
+    try:
+        yield
+    finally:
+        model.score_workspace = None
 
 
 def _warn_per_rank_layers(model: KGEModel) -> None:

@@ -22,6 +22,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 from kg._distance import Workspace
+from kg._product import kept_product
 from kg._regularizers import n3_sum
 from kg._rows import Embedding
 
@@ -131,6 +132,9 @@ class KGEModel(torch.nn.Module, abc.ABC):
 
     #: The key of this class in :data:`kg.models.MODELS` (stored in checkpoints).
     name: str = ""
+    #: A one-buffer :class:`kg._distance.Workspace` the trainer lends while it trains, for the
+    #: 1-N score product (:meth:`_dot_scores`); ``None`` otherwise.
+    score_workspace: Workspace | None = None
 
     #: Byte budget for the ``[B, chunk, ...]`` intermediates of models that broadcast over
     #: candidates (RotatE, ConvE heads). 8 MiB: on a CPU, chunks near cache size ran RotatE's
@@ -265,10 +269,17 @@ class KGEModel(torch.nn.Module, abc.ABC):
         for table, ids in self._regularized(head_index, rel_type, tail_index):
             # sum over occurrences = sum over distinct rows x their counts: each row's powers
             # are computed once (a 1-N batch repeats the few entities and relations of a small
-            # graph hundreds of times). The whole table when it is not larger than the ids.
+            # graph hundreds of times). The whole table when most of its rows occur (no gather
+            # and no scatter of the gradient); otherwise only the rows that occur (a batch of
+            # FB15k-237 queries holds ~1/3 of its 474 relations, whose [474, m^2] RESCAL
+            # matrices cost more than their lookup).
             if table.num_embeddings <= ids.numel():
-                rows = table.weight
                 counts = torch.bincount(ids, minlength=table.num_embeddings)
+                distinct = counts.nonzero().flatten()
+                if 2 * distinct.numel() > table.num_embeddings:
+                    rows = table.weight
+                else:
+                    rows, counts = table(distinct), counts[distinct]
             else:
                 distinct, counts = torch.unique(ids, return_counts=True)
                 rows = table(distinct)  # [U, m], a lookup (kg._rows: no [n, m] gradient table)
@@ -369,18 +380,21 @@ class KGEModel(torch.nn.Module, abc.ABC):
 
     # ---- helpers for subclasses ------------------------------------------------------------
 
-    @staticmethod
-    def _dot_scores(query: Tensor, candidates: Tensor) -> Tensor:
+    def _dot_scores(self, query: Tensor, candidates: Tensor) -> Tensor:
         """``query @ candidates.T``, ``[B, C]``; under autograd stored as ``[C, B]`` (a view).
 
         While training, the product is computed as ``(candidates @ query.T).T``: MKL's sgemm on
         one core takes about half the time for ``[C, d] x [d, B]`` as for ``[B, d] x [d, C]``
         at FB15k-237's shapes (C = 14,505, d = 256, B = 256: 28 vs 54 ms), and the backward
         products run as fast from either layout (``benchmarks/RESULTS.md``, issue 17). The
-        losses of :mod:`kg.losses` read the transposed view without copying it. Without
-        autograd (evaluation) the result is the plain contiguous product.
+        losses of :mod:`kg.losses` read the transposed view without copying it. While the
+        trainer lends :attr:`score_workspace`, the product goes into its kept buffer
+        (:func:`kg._product.kept_product`). Without autograd (evaluation) the result is the
+        plain contiguous product.
         """
         if torch.is_grad_enabled() and (query.requires_grad or candidates.requires_grad):
+            if self.score_workspace is not None:
+                return kept_product(candidates, query, self.score_workspace)
             return torch.mm(candidates, query.t()).t()
         return query @ candidates.t()
 

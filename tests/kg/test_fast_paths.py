@@ -17,7 +17,6 @@ from graphdata.triples import KGDataset
 from kg import _epochs
 from kg._distance import Workspace, gathered_distance
 from kg._rows import Embedding, grad_buffers
-from kg.base import KGEModel
 from kg.config import TrainingConfig
 from kg.losses import kvsall_bce_loss, kvsall_bce_loss_coo, one_vs_all_loss
 from kg.training import Trainer, _make_optimizer, build_model
@@ -102,11 +101,104 @@ def test_dot_scores_stored_transposed_under_autograd_only() -> None:
     gen = torch.Generator().manual_seed(0)
     q = torch.randn(4, 3, generator=gen, dtype=torch.float64)
     c = torch.randn(7, 3, generator=gen, dtype=torch.float64, requires_grad=True)
-    trained = KGEModel._dot_scores(q, c)
+    model = build_model("distmult", _dataset(), TrainingConfig())
+    trained = model._dot_scores(q, c)
     with torch.no_grad():
-        evaluated = KGEModel._dot_scores(q, c)
+        evaluated = model._dot_scores(q, c)
     assert trained.stride() == (1, 4) and evaluated.is_contiguous()
     assert torch.allclose(trained, q @ c.t()) and torch.allclose(evaluated, q @ c.t())
+
+
+def test_kept_score_buffer_gives_the_plain_product_and_is_reused() -> None:
+    gen = torch.Generator().manual_seed(0)
+    model = build_model("distmult", _dataset(), TrainingConfig())
+    model.score_workspace = Workspace(count=1)
+    weight = torch.randn(4, 3, generator=gen, dtype=torch.float64)
+    storages = []
+    for _ in range(2):
+        q = torch.randn(4, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+        c = torch.randn(7, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+        kept = model._dot_scores(q, c)
+        storages.append(kept.untyped_storage().data_ptr())
+        (kept * weight.sum(1, keepdim=True)).square().sum().backward()
+        q2, c2 = q.detach().requires_grad_(), c.detach().requires_grad_()
+        ((q2 @ c2.t()) * weight.sum(1, keepdim=True)).square().sum().backward()
+        assert torch.allclose(q.grad, q2.grad, rtol=1e-12) and torch.allclose(c.grad, c2.grad)
+    assert storages[0] == storages[1]  # handed back by the first backward, taken by the second
+    # Two graphs alive at once: the second product may not share the lent buffer.
+    q = torch.randn(4, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    c = torch.randn(7, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    first, second = model._dot_scores(q, c), model._dot_scores(2 * q, c)
+    assert first.untyped_storage().data_ptr() != second.untyped_storage().data_ptr()
+    (first.sum() + second.square().sum()).backward()
+    expected = c.detach().sum(0).expand(4, 3) + 8 * (q.detach() @ c.detach().t()) @ c.detach()
+    assert torch.allclose(q.grad, expected, rtol=1e-12)
+
+
+def test_training_lends_the_score_buffer_for_the_epoch_only() -> None:
+    dataset = _dataset()
+    config = TrainingConfig.from_defaults(
+        "distmult", epochs=1, regime="kvsall", loss="bce", progress=False
+    )
+    model = build_model("distmult", dataset, config, dim=8)
+    Trainer(model, config).fit(dataset)
+    assert model.score_workspace is None
+
+
+@pytest.mark.parametrize("ids", [[0, 0, 1, 1, 1, 2, 0, 1, 2, 2, 0, 0, 1], list(range(12)) * 2])
+def test_n3_over_the_rows_that_occur_equals_the_sum_over_occurrences(ids: list[int]) -> None:
+    # 12 entities: the first ids cover 3 of them (gathered rows), the second all (whole table).
+    model = build_model("distmult", _dataset(), TrainingConfig(), dim=4).double()
+    entity = torch.tensor(ids)
+    relation = torch.zeros_like(entity)
+    value = model.regularization(entity, relation, entity)
+    value.backward()
+    fast = model.entity.weight.grad.clone()
+    model.zero_grad()
+    rows = torch.cat([model.entity.weight[entity], model.entity.weight[entity]])
+    plain = (rows.abs() ** 3).sum() + (model.relation.weight[relation].abs() ** 3).sum()
+    (plain / (3 * entity.numel())).backward()
+    assert torch.allclose(value, plain / (3 * entity.numel()), rtol=1e-12)
+    assert torch.allclose(fast, model.entity.weight.grad, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_kvsall_overwriting_the_scores_gives_the_same_loss_and_gradient(
+    dtype: torch.dtype, transposed: bool
+) -> None:
+    base = _scores(b=5, e=300, transposed=transposed).to(dtype)
+    rows, cols = torch.tensor([0, 0, 3, 4]), torch.tensor([1, 299, 7, 0])
+    weights = torch.randn(base.shape, generator=torch.Generator().manual_seed(2), dtype=dtype)
+    grads, losses = [], []
+    for overwrite in (False, True):
+        leaf = base.detach().clone().requires_grad_()
+        scores = leaf * weights  # MulBackward keeps its inputs, not its output
+        loss = kvsall_bce_loss_coo(scores, rows, cols, overwrite_scores=overwrite)
+        loss.backward()
+        losses.append(loss)
+        grads.append(leaf.grad)
+    assert torch.equal(losses[0], losses[1]) and torch.equal(grads[0], grads[1])
+
+
+def test_kvsall_overwrite_is_refused_where_the_scores_were_saved() -> None:
+    leaf = _scores().requires_grad_()
+    scores = leaf.exp()  # exp's backward reads its output
+    loss = kvsall_bce_loss_coo(scores, torch.tensor([0]), torch.tensor([0]), overwrite_scores=True)
+    with pytest.raises(RuntimeError, match="inplace operation"):
+        loss.backward()
+
+
+def test_kvsall_loss_from_the_sigmoid_is_exact_to_float32_rounding() -> None:
+    # softplus(f) = max(f, 0) - log sigma(|f|): each term within 2^-24 of the float64 value,
+    # at the extremes too (sigma(|f|) rounds to 1 beyond |f| ~ 17).
+    values = torch.tensor([-200.0, -40.0, -17.5, -3.0, -1e-7, 0.0, 1e-7, 3.0, 17.5, 40.0, 200.0])
+    scores = values.repeat(3, 1)
+    rows, cols = torch.tensor([1]), torch.tensor([4])
+    loss = kvsall_bce_loss_coo(scores, rows, cols)
+    n = scores.numel()
+    exact = (F.softplus(scores.double()).sum() - scores.double()[1, 4]) / n
+    assert abs(loss.item() - exact.item()) <= 2.0**-24 + 1e-7 * exact.item()
 
 
 def test_buffered_lookups_give_the_plain_gradient() -> None:
@@ -165,7 +257,13 @@ def _dataset() -> KGDataset:
 
 @pytest.mark.parametrize(
     ("name", "regime"),
-    [("transe", "slcwa"), ("rotate", "slcwa"), ("complex", "1vsall"), ("distmult", "kvsall")],
+    [
+        ("transe", "slcwa"),
+        ("rotate", "slcwa"),
+        ("complex", "1vsall"),
+        ("distmult", "kvsall"),
+        ("rescal", "kvsall"),
+    ],
 )
 def test_epoch_step_gradient_equals_plain_autograd(name: str, regime: str) -> None:
     """One training step's gradient through the fast paths equals plain autograd's."""
@@ -194,7 +292,7 @@ def test_epoch_step_gradient_equals_plain_autograd(name: str, regime: str) -> No
         run.generator.set_state(generator_state)
         model.zero_grad(set_to_none=True)
         if fast:
-            with grad_buffers(model) as buffers:
+            with grad_buffers(model) as buffers, _epochs._kept_scores(model, Workspace(count=1)):
                 buffers.zero()
                 step(index).backward()
                 buffers.collect()
