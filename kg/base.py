@@ -389,12 +389,15 @@ class KGEModel(torch.nn.Module, abc.ABC):
         products run as fast from either layout (``benchmarks/RESULTS.md``, issue 17). The
         losses of :mod:`kg.losses` read the transposed view without copying it. While the
         trainer lends :attr:`score_workspace`, the product goes into its kept buffer
-        (:func:`kg._product.kept_product`). Without autograd (evaluation) the result is the
-        plain contiguous product.
+        (:func:`kg._product.kept_product`), and the gradient of the whole entity table into the
+        table's kept gradient buffer (:mod:`kg._rows`). Without autograd (evaluation) the result
+        is the plain contiguous product.
         """
         if torch.is_grad_enabled() and (query.requires_grad or candidates.requires_grad):
             if self.score_workspace is not None:
-                return kept_product(candidates, query, self.score_workspace)
+                table = self.entity  # its kept gradient buffer takes the whole table's gradient
+                buffer = table.grad_buffer if candidates is table.weight else None
+                return kept_product(candidates, query, self.score_workspace, candidates_grad=buffer)
             return torch.mm(candidates, query.t()).t()
         return query @ candidates.t()
 
