@@ -388,10 +388,14 @@ class Run:
             if not index.numel():
                 return [(0.0, 0.0), (0.0, 0.0)]
         head, rel, tail = self.train[index].unbind(1)
-        loss = one_vs_all_loss(self.model.score_tails(head, rel), tail, label_smoothing=eps)
+        # The scores are read once, so the probabilities go over their memory (kg.losses).
+        tail_scores = self.model.score_tails(head, rel)
+        loss = one_vs_all_loss(tail_scores, tail, label_smoothing=eps, overwrite_scores=True)
         if not self.config.reciprocal:
             head_scores = self.model.score_heads(rel, tail)
-            head_loss = one_vs_all_loss(head_scores, head, label_smoothing=eps)
+            head_loss = one_vs_all_loss(
+                head_scores, head, label_smoothing=eps, overwrite_scores=True
+            )
             loss = (loss + head_loss) / 2
         return [(loss, index.numel()), (self._regularizer(head, rel, tail), index.numel())]
 

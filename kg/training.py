@@ -615,14 +615,16 @@ def _check_sizes(model: KGEModel, dataset: KGDataset, reciprocal: bool) -> None:
 def _make_optimizer(
     name: str, params: list[torch.nn.Parameter], lr: float
 ) -> torch.optim.Optimizer:
-    """``OPTIMIZERS[name](params, lr=lr)``, Adam with its fused kernel where torch has one.
+    """``OPTIMIZERS[name](params, lr=lr)``, Adam and Adagrad with their fused kernels.
 
-    Fused Adam runs one kernel per parameter instead of about ten (2x faster steps on the small
-    KGE tables); it computes the same update up to float rounding (about 1e-7 relative).
+    A fused step runs one kernel per parameter instead of about ten, with no temporaries: Adam 2x
+    faster on the small KGE tables, Adagrad 4x on ComplEx's ``[14,505, 512]`` FB15k-237 table
+    (18.5 -> 4.5 ms on one core, where the unfused step page-faults in a fresh ``sqrt`` of the
+    sums). Each computes the same update up to float rounding (about 1e-7 relative).
     """
     cls = OPTIMIZERS[name]
     fusable = all(p.device.type in ("cpu", "cuda") and p.is_floating_point() for p in params)
-    if cls is torch.optim.Adam and fusable:
+    if cls in (torch.optim.Adam, torch.optim.Adagrad) and fusable:
         return cls(params, lr=lr, fused=True)
     return cls(params, lr=lr)
 

@@ -162,10 +162,11 @@ def test_n3_over_the_rows_that_occur_equals_the_sum_over_occurrences(ids: list[i
     assert torch.allclose(fast, model.entity.weight.grad, rtol=1e-12)
 
 
+@pytest.mark.parametrize("loss_name", ["kvsall", "1vsall"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("transposed", [False, True])
-def test_kvsall_overwriting_the_scores_gives_the_same_loss_and_gradient(
-    dtype: torch.dtype, transposed: bool
+def test_overwriting_the_scores_gives_the_same_loss_and_gradient(
+    loss_name: str, dtype: torch.dtype, transposed: bool
 ) -> None:
     base = _scores(b=5, e=300, transposed=transposed).to(dtype)
     rows, cols = torch.tensor([0, 0, 3, 4]), torch.tensor([1, 299, 7, 0])
@@ -174,7 +175,11 @@ def test_kvsall_overwriting_the_scores_gives_the_same_loss_and_gradient(
     for overwrite in (False, True):
         leaf = base.detach().clone().requires_grad_()
         scores = leaf * weights  # MulBackward keeps its inputs, not its output
-        loss = kvsall_bce_loss_coo(scores, rows, cols, overwrite_scores=overwrite)
+        if loss_name == "kvsall":
+            loss = kvsall_bce_loss_coo(scores, rows, cols, overwrite_scores=overwrite)
+        else:
+            target = torch.tensor([1, 299, 7, 0, 0])
+            loss = one_vs_all_loss(scores, target, label_smoothing=0.1, overwrite_scores=overwrite)
         loss.backward()
         losses.append(loss)
         grads.append(leaf.grad)
