@@ -21,6 +21,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from graphdata.errors import GraphDataError
+
 __all__ = ["gathered_distance", "DISTANCES", "Workspace"]
 
 #: Distance kinds: L1 and L2 norms of real rows, and the sum of complex moduli of ``[re | im]``
@@ -64,7 +66,10 @@ class Workspace:
 
 class _GatheredDistance(torch.autograd.Function):
     # Fresh [N, m] tensors cost a page-faulting allocation each on a CPU, so both passes work in
-    # place on the two gathered buffers; backward consumes them and may run only once.
+    # place on the two gathered buffers; backward consumes them and may run only once. With
+    # per_row = k > 0 (one query per k outputs) the query rows are broadcast, not gathered, and
+    # the difference is taken as e - q: the norms are even, so only the signs of the two
+    # gradients swap, and the entity gradient (k times larger) needs no negation.
 
     @staticmethod
     def forward(
@@ -77,17 +82,27 @@ class _GatheredDistance(torch.autograd.Function):
         workspace: Workspace | None,
         backward_coming: bool,
         entity_grad: Tensor | None,
+        per_row: int,
     ) -> Tensor:
         buffers = None
+        n, width = entity_index.numel(), queries.size(1)
         if workspace is not None:
-            buffers = workspace.take(query_index.numel(), queries.size(1), queries)
-        if buffers is None:
+            buffers = workspace.take(n, width, queries)
+        if per_row:
+            work = entities.index_select(0, entity_index) if buffers is None else buffers[1]
+            if buffers is not None:
+                torch.index_select(entities, 0, entity_index, out=work)
+            diff = work.new_empty(n, width) if buffers is None else buffers[0]
+            rows = queries.index_select(0, query_index).unsqueeze(1)  # [R, 1, m]
+            torch.sub(work.view(-1, per_row, width), rows, out=diff.view(-1, per_row, width))
+        elif buffers is None:
             diff = queries.index_select(0, query_index)  # [N, m]
             work = entities.index_select(0, entity_index)  # [N, m], reused below
+            diff.sub_(work)
         else:
             diff = torch.index_select(queries, 0, query_index, out=buffers[0])
             work = torch.index_select(entities, 0, entity_index, out=buffers[1])
-        diff.sub_(work)
+            diff.sub_(work)
         if kind == "l1":
             out = torch.abs(diff, out=work).sum(-1)
             saved = out
@@ -98,7 +113,7 @@ class _GatheredDistance(torch.autograd.Function):
             re2, im2 = torch.mul(diff, diff, out=work).chunk(2, dim=-1)
             saved = re2.add_(im2).sqrt_()  # [N, m / 2]: coordinate moduli, a view of work
             out = saved.sum(-1)
-        ctx.kind, ctx.consumed = kind, False
+        ctx.kind, ctx.consumed, ctx.per_row = kind, False, per_row
         ctx.workspace = workspace if buffers is not None else None
         if ctx.workspace is not None and not backward_coming:
             ctx.workspace.lent = False  # out does not alias the buffers
@@ -127,16 +142,23 @@ class _GatheredDistance(torch.autograd.Function):
             g = diff.unflatten(-1, (2, -1)).mul_(scale.unsqueeze(-2)).flatten(-2)
         query_shape, entity_shape = ctx.shapes
         grad_queries = grad_entities = None
+        k = ctx.per_row
         if ctx.needs_input_grad[0]:
-            grad_queries = g.new_zeros(query_shape).index_add_(0, query_index, g)
-        if ctx.needs_input_grad[2]:
-            if ctx.entity_grad is not None:
-                ctx.entity_grad.index_add_(0, entity_index, g.neg_())  # alpha=-1 is 3x slower
+            if k:  # g is the gradient in e - q: the query's is minus its sum over the k copies
+                per_query = g.view(-1, k, g.size(-1)).sum(1).neg_()
+                grad_queries = g.new_zeros(query_shape).index_add_(0, query_index, per_query)
             else:
-                grad_entities = g.new_zeros(entity_shape).index_add_(0, entity_index, g).neg_()
+                grad_queries = g.new_zeros(query_shape).index_add_(0, query_index, g)
+        if ctx.needs_input_grad[2]:
+            if not k:
+                g = g.neg_()  # the gradient in e of q - e (alpha=-1 in index_add_ is 3x slower)
+            if ctx.entity_grad is not None:
+                ctx.entity_grad.index_add_(0, entity_index, g)
+            else:
+                grad_entities = g.new_zeros(entity_shape).index_add_(0, entity_index, g)
         if ctx.workspace is not None:
             ctx.workspace.lent = False
-        return grad_queries, None, grad_entities, None, None, None, None, None
+        return grad_queries, None, grad_entities, None, None, None, None, None, None
 
 
 def gathered_distance(
@@ -160,9 +182,13 @@ def gathered_distance(
 
     Args:
         queries: The query table.
-        query_index: Row of ``queries`` per output (any shape).
+        query_index: Row of ``queries`` per output (any shape), or per row of ``entity_index``
+            (its shape without the last dimension: one query for the ``k`` outputs of a row,
+            as for the ``k`` corruptions of one side of a positive), which broadcasts the
+            query instead of gathering it ``k`` times.
         entities: The entity table (same width).
-        entity_index: Row of ``entities`` per output (the shape of ``query_index``).
+        entity_index: Row of ``entities`` per output (the shape of ``query_index``, or
+            ``[*S, k]`` for ``query_index`` ``[*S]``).
         kind: ``"l1"``, ``"l2"`` or ``"complex_l1"`` (rows ``[re | im]``).
         workspace: Buffers to reuse across calls; ``None`` (default) allocates per call.
         entity_grad: A tensor shaped like ``entities`` into which the backward pass adds the
@@ -170,10 +196,11 @@ def gathered_distance(
             returns it as usual.
 
     Returns:
-        The distances, shaped like ``query_index``.
+        The distances, shaped like ``entity_index``.
 
     Shapes:
-        ``queries: [Q, m]``, ``entities: [E, m]``, indices ``[*S]`` -> ``[*S]``.
+        ``queries: [Q, m]``, ``entities: [E, m]``, indices ``[*S]`` (or ``query_index: [*S]``
+        with ``entity_index: [*S, k]``) -> the shape of ``entity_index``.
 
     Examples:
         >>> q, e = torch.tensor([[0.0, 0.0]]), torch.tensor([[3.0, 4.0]])
@@ -181,7 +208,19 @@ def gathered_distance(
         >>> [gathered_distance(q, i, e, i, kind=k).item() for k in DISTANCES]
         [7.0, 5.0, 5.0]
     """
-    shape = query_index.shape
+    shape = entity_index.shape
+    per_row = 0
+    if query_index.shape != shape:
+        if entity_index.dim() < 1 or query_index.shape != shape[:-1]:
+            raise GraphDataError(
+                f"query_index: expected the shape of entity_index {tuple(shape)} or that shape "
+                f"without its last dimension, got {tuple(query_index.shape)}; pass one query "
+                "row per output or per row of outputs"
+            )
+        per_row = shape[-1]
+    if per_row and not entity_index.numel():
+        per_row = 0  # nothing to broadcast over
+        query_index = query_index.unsqueeze(-1).expand(shape)
     backward_coming = torch.is_grad_enabled() and (queries.requires_grad or entities.requires_grad)
     out = _GatheredDistance.apply(
         queries,
@@ -192,5 +231,6 @@ def gathered_distance(
         workspace,
         backward_coming,
         entity_grad,
+        per_row,
     )
     return out.view(shape)

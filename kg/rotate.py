@@ -247,6 +247,8 @@ class RotatE(KGEModel):
         )  # [B, 4 d] = two [re | im] rows per positive
         rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
         which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, 2 d)
+        if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):
+            which = which[:, 0]  # one side per positive: one query per row, broadcast
         distance = gathered_distance(
             queries.view(-1, 2 * self.dim),
             which,

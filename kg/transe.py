@@ -150,6 +150,8 @@ class TransE(KGEModel):
         queries = torch.stack([self.entity(head_index) + r, self.entity(tail_index) - r], dim=1)
         rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
         which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, d)
+        if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):
+            which = which[:, 0]  # one side per positive: one query per row, broadcast
         kind = "l1" if self.p == 1 else "l2"
         distance = gathered_distance(
             queries.view(-1, self.dim),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from graphdata.errors import GraphDataError
 from kg._distance import DISTANCES, Workspace, gathered_distance
 
 
@@ -47,6 +48,36 @@ def test_values_and_gradients_match_autograd(kind, reuse, device):
         torch.testing.assert_close(ours, ref)
     if reuse:
         assert not workspace.lent  # handed back by backward
+
+
+@pytest.mark.parametrize("kind", DISTANCES)
+@pytest.mark.parametrize("reuse", [False, True])
+@pytest.mark.parametrize("into_buffer", [False, True])
+def test_one_query_per_row_is_broadcast_with_the_same_values_and_gradients(
+    kind, reuse, into_buffer
+):
+    queries, qi, entities, ei = _tables("cpu", seed=4)
+    rows = qi[:, 0]  # [4]: one query per row of k = 7 outputs
+    weight = torch.rand(ei.shape, dtype=torch.float64)
+    q = queries.clone().requires_grad_()
+    e = entities.clone().requires_grad_()
+    (_reference(q, rows[:, None].expand_as(ei), e, ei, kind) * weight).sum().backward()
+    q2 = queries.clone().requires_grad_()
+    e2 = entities.clone().requires_grad_()
+    buffer = torch.zeros_like(entities) if into_buffer else None
+    workspace = Workspace() if reuse else None
+    out = gathered_distance(q2, rows, e2, ei, kind=kind, workspace=workspace, entity_grad=buffer)
+    assert out.shape == ei.shape
+    (out * weight).sum().backward()
+    torch.testing.assert_close(out.detach(), _reference(queries, rows[:, None], entities, ei, kind))
+    torch.testing.assert_close(q2.grad, q.grad)
+    torch.testing.assert_close(buffer if into_buffer else e2.grad, e.grad)
+
+
+def test_query_index_of_another_shape_is_refused():
+    queries, qi, entities, ei = _tables("cpu")
+    with pytest.raises(GraphDataError, match="query_index"):
+        gathered_distance(queries, qi[:, :3], entities, ei, kind="l1")
 
 
 @pytest.mark.parametrize("kind", DISTANCES)
