@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from kg._dropout import Dropout
 from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel, _check_rate
 
@@ -112,9 +113,9 @@ class ConvE(KGEModel):
         self.bn1 = torch.nn.BatchNorm2d(num_filters)
         self.fc = torch.nn.Linear(num_filters * conv_h * conv_w, dim)
         self.bn2 = torch.nn.BatchNorm1d(dim)
-        self.input_dropout = torch.nn.Dropout(input_dropout)
+        self.input_dropout = Dropout(input_dropout)
         self.feature_map_dropout = torch.nn.Dropout2d(feature_map_dropout)
-        self.hidden_dropout = torch.nn.Dropout(hidden_dropout)
+        self.hidden_dropout = Dropout(hidden_dropout)
         self.reset_parameters()
 
     @property

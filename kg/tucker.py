@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from kg._dropout import Dropout
 from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel, _check_rate
 
@@ -97,9 +98,9 @@ class TuckER(KGEModel):
         self.core = torch.nn.Parameter(torch.empty(relation_dim, dim, dim))
         self.bn0 = torch.nn.BatchNorm1d(dim)
         self.bn1 = torch.nn.BatchNorm1d(dim)
-        self.input_dropout = torch.nn.Dropout(input_dropout)
-        self.hidden_dropout1 = torch.nn.Dropout(hidden_dropout1)
-        self.hidden_dropout2 = torch.nn.Dropout(hidden_dropout2)
+        self.input_dropout = Dropout(input_dropout)
+        self.hidden_dropout1 = Dropout(hidden_dropout1)
+        self.hidden_dropout2 = Dropout(hidden_dropout2)
         self.reset_parameters()
 
     @property
