@@ -181,19 +181,36 @@ def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
         "zero_fraction": float((tissue.counts == 0).mean()),
         "routes": {},
     }
+    matrices = {}
     for route in ROUTES:
         fitted, facts = fit_route(adata, route, seed)
+        matrices[route] = fitted
         baseline = correlation_baselines(route_matrix(adata, route), tissue.edge_index)
         run["routes"][route] = {
             "celcomen": {**matrix_metrics(fitted, truth), **facts},
             "correlation": matrix_metrics(baseline, truth),
         }
+    # Raw counts cannot identify the all-ones direction (library sizes move every cell along
+    # it), so the log-counts route reports P W P, P = I - 1 1^T / G. The signed route keeps that
+    # direction; scored the same way it is the reference a counts fit can reach, and P W P of
+    # the true matrices is the ceiling of any counts fit.
     signed = run["routes"]["signed"]["celcomen"]
+    project = np.eye(g) - np.full((g, g), 1.0 / g)
+    reference = {}
+    for which, est, tru in zip(("intra", "inter"), matrices["signed"], truth):
+        reference[which] = scores(project @ est @ project, tru)["pearson"]
+        signed[which]["pearson_projected"] = reference[which]
+        signed[which]["pearson_ceiling_projected_truth"] = scores(project @ tru @ project, tru)[
+            "pearson"
+        ]
     for route in ROUTES:
         entry = run["routes"][route]["celcomen"]
         for which in ("intra", "inter"):
             entry[which]["pearson_gap_vs_signed"] = (
                 entry[which]["pearson"] - signed[which]["pearson"]
+            )
+            entry[which]["pearson_gap_vs_signed_projected"] = (
+                entry[which]["pearson"] - reference[which]
             )
     return run
 
@@ -227,6 +244,12 @@ def _targets(counts: list[dict]) -> dict:
         "sign_inter_ge_0.85": all(c["inter"]["sign_agreement"] >= 0.85 for c in counts),
         "pearson_within_0.05_of_signed": all(
             abs(c[w]["pearson_gap_vs_signed"]) <= 0.05 for c in counts for w in ("intra", "inter")
+        ),
+        # against the signed fit reported as P W P, as the counts route reports (run_tissue)
+        "pearson_within_0.05_of_signed_projected": all(
+            c[w]["pearson_gap_vs_signed_projected"] >= -0.05
+            for c in counts
+            for w in ("intra", "inter")
         ),
         "ratio_in_0.8_1.25": all(
             0.8 <= c[w]["ratio"] <= 1.25 for c in counts for w in ("intra", "inter")
