@@ -297,10 +297,9 @@ class Run:
                 _apply_corruptions(pos, corrupt_head, replacement), self.known
             )
         head, rel, tail = pos.unbind(1)
-        pos_score = self.model(head, rel, tail)  # [B]
-        neg_score = self.model._score_corrupted(
+        pos_score, neg_score = self.model._score_positives_and_corrupted(
             head, rel, tail, replacement, corrupt_head, workspace=self.workspace
-        )
+        )  # [B], [B, k]
         return self._slcwa_loss(pos, pos_score, neg_score, mask)
 
     def _chunked_parts(self, pos: Tensor, prob: Tensor) -> Parts:

@@ -329,6 +329,27 @@ class KGEModel(torch.nn.Module, abc.ABC):
         rels = rel_type[:, None].expand(b, k)
         return self(heads.reshape(-1), rels.reshape(-1), tails.reshape(-1)).view(b, k)
 
+    def _score_positives_and_corrupted(
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """``forward(h, r, t)`` ``[B]`` and :meth:`_score_corrupted` ``[B, k]`` of one sLCWA batch.
+
+        Distance models override it to score the positives from the same looked-up rows and
+        queries as their corruptions.
+        """
+        positive = self(head_index, rel_type, tail_index)
+        negative = self._score_corrupted(
+            head_index, rel_type, tail_index, replacement, corrupt_head, workspace=workspace
+        )
+        return positive, negative
+
     def bytes_per_query(self) -> int:
         """Approximate bytes of intermediates per query row of ``score_tails``/``score_heads``.
 

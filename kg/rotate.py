@@ -230,8 +230,29 @@ class RotatE(KGEModel):
         *,
         workspace: Workspace | None = None,
     ) -> Tensor:
-        # |h r - x| (tail replaced) and |x r - t| = |x - t conj(r)| (head replaced, |r_i| = 1):
-        # two rotated queries per positive, [2 B, 2 d], gathered once per corrupted copy.
+        _, queries = self._queries(head_index, rel_type, tail_index)
+        return self._corrupted(queries, replacement, corrupt_head, workspace)
+
+    def _score_positives_and_corrupted(
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        # The positive's margin - sum |h r - t| from the tail side's query: the same rows.
+        (a_t, b_t), queries = self._queries(head_index, rel_type, tail_index)
+        q_re, q_im = queries[:, : self.dim], queries[:, self.dim : 2 * self.dim]
+        positive = self.margin - ((q_re - a_t).square() + (q_im - b_t).square()).sqrt().sum(-1)
+        return positive, self._corrupted(queries, replacement, corrupt_head, workspace)
+
+    def _queries(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> tuple[tuple[Tensor, Tensor], Tensor]:
+        """The tail's ``(re, im)`` and two rotated queries per positive, ``[B, 4 d]``."""
         a_h, b_h = self.entity(head_index).chunk(2, dim=-1)  # [B, d] each
         a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
         theta = self.relation(rel_type)
@@ -245,6 +266,17 @@ class RotatE(KGEModel):
             ],  # e_t conj(w_r)
             dim=-1,
         )  # [B, 4 d] = two [re | im] rows per positive
+        return (a_t, b_t), queries
+
+    def _corrupted(
+        self,
+        queries: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        workspace: Workspace | None,
+    ) -> Tensor:
+        # |h r - x| (tail replaced) and |x r - t| = |x - t conj(r)| (head replaced, |r_i| = 1):
+        # two rotated queries per positive, [2 B, 2 d], gathered once per corrupted copy.
         rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
         which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, 2 d)
         if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):

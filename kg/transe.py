@@ -144,10 +144,40 @@ class TransE(KGEModel):
         *,
         workspace: Workspace | None = None,
     ) -> Tensor:
+        _, queries = self._queries(head_index, rel_type, tail_index)
+        return self._corrupted(queries, replacement, corrupt_head, workspace)
+
+    def _score_positives_and_corrupted(
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        # The positive's ||(h + r) - t|| from the tail side's query: the same rows, looked up once.
+        tail, queries = self._queries(head_index, rel_type, tail_index)
+        positive = -torch.linalg.vector_norm(queries[:, 0] - tail, ord=self.p, dim=-1)
+        return positive, self._corrupted(queries, replacement, corrupt_head, workspace)
+
+    def _queries(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """``e_t`` ``[B, d]`` and the two queries per positive, ``[B, 2, d]``: h + r, t - r."""
+        r, tail = self.relation(rel_type), self.entity(tail_index)
+        return tail, torch.stack([self.entity(head_index) + r, tail - r], dim=1)
+
+    def _corrupted(
+        self,
+        queries: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        workspace: Workspace | None,
+    ) -> Tensor:
         # ||h + r - x|| (tail replaced) and ||x + r - t|| = ||(t - r) - x|| (head replaced): two
         # queries per positive, [2 B, d], gathered once per corrupted copy.
-        r = self.relation(rel_type)
-        queries = torch.stack([self.entity(head_index) + r, self.entity(tail_index) - r], dim=1)
         rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
         which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, d)
         if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):

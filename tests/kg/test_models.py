@@ -195,10 +195,12 @@ def test_defaults_build_a_model(name):
     assert defaults.to_dict()["dim"] == defaults.dim
 
 
+@pytest.mark.parametrize("one_side", [False, True])
 @pytest.mark.parametrize("name", sorted(MODELS))
-def test_score_corrupted_matches_forward_values_and_gradients(name):
-    # Distance models override the private sLCWA scorer with a fused one (one query per side,
-    # kg._distance): same scores and gradients as forward on the corrupted triples.
+def test_score_corrupted_matches_forward_values_and_gradients(name, one_side):
+    # Distance models override the private sLCWA scorers with fused ones (one query per side,
+    # kg._distance; broadcast when a positive's corruptions all replace one side; the positive
+    # from the same rows): same scores and gradients as forward on the corrupted triples.
     from kg._distance import Workspace
     from kg.base import KGEModel
 
@@ -206,19 +208,33 @@ def test_score_corrupted_matches_forward_values_and_gradients(name):
     h, r, t = batch("cpu")
     gen = torch.Generator().manual_seed(5)
     replacement = torch.randint(NUM_ENTITIES, (h.numel(), 4), generator=gen)
-    corrupt_head = torch.rand(h.numel(), 4, generator=gen) < 0.5
+    if one_side:
+        corrupt_head = (torch.rand(h.numel(), 1, generator=gen) < 0.5).expand(-1, 4)
+    else:
+        corrupt_head = torch.rand(h.numel(), 4, generator=gen) < 0.5
     weight = torch.rand(h.numel(), 4, generator=gen, dtype=torch.float64)
+    positive_weight = torch.rand(h.numel(), generator=gen, dtype=torch.float64)
     results = []
-    for scorer in (KGEModel._score_corrupted, type(model)._score_corrupted):
+    for fused in (False, True):
         model.zero_grad()
-        kwargs = {"workspace": Workspace()} if scorer is not KGEModel._score_corrupted else {}
-        scores = scorer(model, h, r, t, replacement, corrupt_head, **kwargs)
-        (scores * weight).sum().backward()
-        results.append((scores.detach(), [p.grad.clone() for p in model.parameters()]))
-    (ref, ref_grads), (ours, our_grads) = results
+        if fused:
+            positive, scores = model._score_positives_and_corrupted(
+                h, r, t, replacement, corrupt_head, workspace=Workspace()
+            )
+        else:
+            positive = model(h, r, t)
+            scores = KGEModel._score_corrupted(model, h, r, t, replacement, corrupt_head)
+        ((scores * weight).sum() + (positive * positive_weight).sum()).backward()
+        results.append(
+            (scores.detach(), positive.detach(), [p.grad.clone() for p in model.parameters()])
+        )
+    (ref, ref_positive, ref_grads), (ours, our_positive, our_grads) = results
     torch.testing.assert_close(ours, ref)
+    torch.testing.assert_close(our_positive, ref_positive)
     for a, b in zip(our_grads, ref_grads):
         torch.testing.assert_close(a, b)
+    alone = type(model)._score_corrupted(model, h, r, t, replacement, corrupt_head)
+    torch.testing.assert_close(alone.detach(), ref)
     # Column j replaces the head where corrupt_head[b, j], else the tail.
     heads = torch.where(corrupt_head, replacement, h[:, None])
     tails = torch.where(corrupt_head, t[:, None], replacement)
