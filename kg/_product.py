@@ -38,49 +38,62 @@ class _KeptProduct(torch.autograd.Function):
         ctx: Any,
         candidates: Tensor,
         query: Tensor,
-        workspace: Workspace,
+        bias: Tensor | None,
+        workspace: Workspace | None,
         candidates_grad: Tensor | None,
     ) -> Tensor:
-        buffers = workspace.take(candidates.size(0), query.size(0), candidates)
-        if buffers is None:  # lent to a graph still alive: a tensor of our own
+        buffers = None
+        if workspace is not None:
+            buffers = workspace.take(candidates.size(0), query.size(0), candidates)
+        if buffers is None:  # no workspace, or lent to a graph still alive: our own tensor
             out = torch.mm(candidates, query.t())
             ctx.workspace = None
         else:
             out = torch.mm(candidates, query.t(), out=buffers[0])
             ctx.workspace = workspace
-        ctx.candidates_grad = candidates_grad
+        if bias is not None:
+            out.add_(bias.unsqueeze(1))  # [E, B] storage: one bias per storage row
+        ctx.candidates_grad, ctx.has_bias = candidates_grad, bias is not None
         ctx.save_for_backward(candidates, query)
         return out.t()  # [B, E], stored as [E, B]
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         candidates, query = ctx.saved_tensors
-        grad_candidates = None
+        grad_candidates = grad_bias = None
         if ctx.needs_input_grad[0]:
             if ctx.candidates_grad is not None:
                 ctx.candidates_grad.addmm_(grad.t(), query)  # G^T Q into the kept buffer
             else:
                 grad_candidates = grad.t().mm(query)
         grad_query = grad.mm(candidates) if ctx.needs_input_grad[1] else None
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            # sum over the queries as a matrix-vector product: ATen's sum over the first
+            # dimension of a [B, E] tensor is several times slower on a CPU
+            grad_bias = torch.mv(grad.t(), grad.new_ones(grad.size(0)))
         if ctx.workspace is not None:
             ctx.workspace.lent = False
-        return grad_candidates, grad_query, None, None
+        return grad_candidates, grad_query, grad_bias, None, None
 
 
 def kept_product(
     candidates: Tensor,
     query: Tensor,
-    workspace: Workspace,
+    workspace: Workspace | None,
     *,
+    bias: Tensor | None = None,
     candidates_grad: Tensor | None = None,
 ) -> Tensor:
-    r""":math:`S = Q C^\top` (``[B, E]``, stored as ``[E, B]``) in ``workspace``'s kept buffer.
+    r""":math:`S = Q C^\top + \mathbf 1 b^\top` (``[B, E]``, stored as ``[E, B]``), kept.
 
     Args:
         candidates: :math:`C`, ``[E, d]``.
         query: :math:`Q`, ``[B, d]``.
         workspace: A one-buffer :class:`kg._distance.Workspace`; while it is lent to a graph
-            that has not run its backward, the product takes a tensor of its own.
+            that has not run its backward, or when ``None``, the product takes a tensor of its
+            own.
+        bias: :math:`b`, one score offset per candidate ``[E]`` (ConvE's entity biases), added
+            in place; its gradient is :math:`G^\top \mathbf 1`. Default ``None``: none.
         candidates_grad: A kept ``[E, d]`` gradient buffer of the table ``candidates`` is: the
             backward adds :math:`G^\top Q` into it and gives ``candidates`` no gradient.
             Default ``None``: an ordinary gradient.
@@ -89,6 +102,7 @@ def kept_product(
         The scores, a view of the buffer until the backward pass has run.
     """
     if not torch.is_grad_enabled() or torch.is_autocast_enabled(candidates.device.type):
-        return torch.mm(candidates, query.t()).t()
-    out: Tensor = _KeptProduct.apply(candidates, query, workspace, candidates_grad)
+        product = torch.mm(candidates, query.t()).t()
+        return product if bias is None else product + bias
+    out: Tensor = _KeptProduct.apply(candidates, query, bias, workspace, candidates_grad)
     return out

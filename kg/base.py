@@ -401,8 +401,8 @@ class KGEModel(torch.nn.Module, abc.ABC):
 
     # ---- helpers for subclasses ------------------------------------------------------------
 
-    def _dot_scores(self, query: Tensor, candidates: Tensor) -> Tensor:
-        """``query @ candidates.T``, ``[B, C]``; under autograd stored as ``[C, B]`` (a view).
+    def _dot_scores(self, query: Tensor, candidates: Tensor, bias: Tensor | None = None) -> Tensor:
+        """``query @ candidates.T + bias``, ``[B, C]``; under autograd stored as ``[C, B]``.
 
         While training, the product is computed as ``(candidates @ query.T).T``: MKL's sgemm on
         one core takes about half the time for ``[C, d] x [d, B]`` as for ``[B, d] x [d, C]``
@@ -411,16 +411,25 @@ class KGEModel(torch.nn.Module, abc.ABC):
         losses of :mod:`kg.losses` read the transposed view without copying it. While the
         trainer lends :attr:`score_workspace`, the product goes into its kept buffer
         (:func:`kg._product.kept_product`), and the gradient of the whole entity table into the
-        table's kept gradient buffer (:mod:`kg._rows`). Without autograd (evaluation) the result
-        is the plain contiguous product.
+        table's kept gradient buffer (:mod:`kg._rows`); a ``bias`` is added in place there.
+        Without autograd (evaluation) the result is the plain contiguous product, the bias
+        added by the same ``addmm``.
         """
-        if torch.is_grad_enabled() and (query.requires_grad or candidates.requires_grad):
-            if self.score_workspace is not None:
-                table = self.entity  # its kept gradient buffer takes the whole table's gradient
-                buffer = table.grad_buffer if candidates is table.weight else None
-                return kept_product(candidates, query, self.score_workspace, candidates_grad=buffer)
-            return torch.mm(candidates, query.t()).t()
-        return query @ candidates.t()
+        if torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (query, candidates, bias)
+        ):
+            if self.score_workspace is None:
+                product = torch.mm(candidates, query.t()).t()
+                return product if bias is None else product + bias
+            table = self.entity  # its kept gradient buffer takes the whole table's gradient
+            kept = self.score_workspace is not None and candidates is table.weight
+            buffer = table.grad_buffer if kept else None
+            return kept_product(
+                candidates, query, self.score_workspace, bias=bias, candidates_grad=buffer
+            )
+        if bias is None:
+            return query @ candidates.t()
+        return torch.addmm(bias, query, candidates.t())  # no second [B, C] pass for the bias
 
     def _candidates(self, weight: Tensor, entities: EntitySelection) -> Tensor:
         """Rows of an entity table for the selected candidates, ``[C, ...]`` (a view for slices).

@@ -166,10 +166,7 @@ class ConvE(KGEModel):
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``: one matmul plus biases."""
         hidden = self._hidden(self.entity(head_index), self.relation(rel_type))  # [B, d]
         candidates = self._candidates(self.entity.weight, entities)
-        bias = self._candidates(self.bias, entities)
-        if torch.is_grad_enabled() and any(t.requires_grad for t in (hidden, candidates, bias)):
-            return self._dot_scores(hidden, candidates) + bias
-        return torch.addmm(bias, hidden, candidates.t())  # no second [B, C] pass for the bias
+        return self._dot_scores(hidden, candidates, self._candidates(self.bias, entities))
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None

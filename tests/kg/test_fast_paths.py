@@ -16,6 +16,7 @@ from graphdata.errors import GraphDataError
 from graphdata.triples import KGDataset
 from kg import _epochs
 from kg._distance import Workspace, gathered_distance
+from kg._product import kept_product
 from kg._rows import Embedding, grad_buffers
 from kg.config import TrainingConfig
 from kg.losses import kvsall_bce_loss, kvsall_bce_loss_coo, one_vs_all_loss
@@ -133,6 +134,25 @@ def test_kept_score_buffer_gives_the_plain_product_and_is_reused() -> None:
     (first.sum() + second.square().sum()).backward()
     expected = c.detach().sum(0).expand(4, 3) + 8 * (q.detach() @ c.detach().t()) @ c.detach()
     assert torch.allclose(q.grad, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_product_with_bias_gives_the_plain_values_and_gradients(kept: bool) -> None:
+    gen = torch.Generator().manual_seed(3)
+    q = torch.randn(4, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    c = torch.randn(7, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    bias = torch.randn(7, generator=gen, dtype=torch.float64, requires_grad=True)
+    upstream = torch.randn(4, 7, generator=gen, dtype=torch.float64)
+    out = kept_product(c, q, Workspace(count=1) if kept else None, bias=bias)
+    (out * upstream).sum().backward()
+    grads = [t.grad.clone() for t in (q, c, bias)]
+    for t in (q, c, bias):
+        t.grad = None
+    plain = q @ c.t() + bias
+    (plain * upstream).sum().backward()
+    torch.testing.assert_close(out.detach(), plain.detach())
+    for ours, ref in zip(grads, (q.grad, c.grad, bias.grad)):
+        torch.testing.assert_close(ours, ref)
 
 
 def test_training_lends_the_score_buffer_for_the_epoch_only() -> None:
@@ -268,6 +288,7 @@ def _dataset() -> KGDataset:
         ("complex", "1vsall"),
         ("distmult", "kvsall"),
         ("rescal", "kvsall"),
+        ("conve", "kvsall"),
     ],
 )
 def test_epoch_step_gradient_equals_plain_autograd(name: str, regime: str) -> None:
@@ -279,7 +300,8 @@ def test_epoch_step_gradient_equals_plain_autograd(name: str, regime: str) -> No
     config = TrainingConfig.from_defaults(name, **overrides)
     if regime != "slcwa":
         config.regularizer, config.regularizer_weight = "n3", 0.05
-    model = build_model(name, dataset, config, dim=8).double()
+    dim = None if name == "conve" else 8  # ConvE's default 10 x 20 images
+    model = build_model(name, dataset, config, dim=dim).double()
     run = _epochs.Run.build(
         model,
         dataset,
