@@ -261,6 +261,8 @@ class LocalStructure:
             ``pruning.enumerated``). Default ``()``.
         pruning: How the candidates were chosen (:class:`Pruning`). Default ``None`` (a
             structure built by hand).
+        through_relation: Whether candidates of length two or more may use another triple of
+            the target relation (:func:`local_structure`). Default True.
 
     Shapes:
         ``nodes``: ``[n]``; ``edge_index``: ``[2, m]``; ``edge_type``: ``[m]``.
@@ -277,6 +279,7 @@ class LocalStructure:
     max_length: int
     found: tuple[int, ...] = ()
     pruning: Pruning | None = None
+    through_relation: bool = True
 
     @property
     def num_nodes(self) -> int:
@@ -428,6 +431,7 @@ def local_structure(
         truncated=False,
         hops=hops,
         max_length=max_length,
+        through_relation=through_relation,
     )
     longer = excluded  # the edges no path of length two or more may use
     if not through_relation:

@@ -58,9 +58,11 @@ recover the rule bodies better on every tuning world.
 conjunction :math:`\Pi` (pairs :math:`R_{\pi_1} \odot R_{\pi_2} \odot \cdots`). The candidate
 patterns are every candidate path's
 pattern and, with ``anchors``, each of its patterns with one intermediate node held constant. A
-path of length two or more that uses the target's relation :math:`r` is no candidate: a body of
-:math:`r` does not route through another :math:`r` fact (the length-1 inverse :math:`r^{-1}`, a
-symmetry, stays one). The first pattern :math:`\pi_1` is one of largest score :math:`S` (the
+path of length two or more that uses the target's relation :math:`r` is no candidate unless
+``recursive``: a body that routes through another :math:`r` fact, :math:`r(x, z) \Leftarrow
+s(x, y) \land r(y, z)`, is taken only where nothing else explains the target (the explainer asks
+for it when the local graph has no other path; the length-1 inverse :math:`r^{-1}`, a symmetry,
+is always one). The first pattern :math:`\pi_1` is one of largest score :math:`S` (the
 first of the largest: the shortest path, then the candidates' order). With the conjunction
 :math:`\Pi = (\pi_1, \dots, \pi_k)` so far, of counts :math:`s, b`, and :math:`s', b'` those of
 :math:`(\Pi, \pi')`, the pairs :math:`\pi'` removes number :math:`d = b - b'`, of which
@@ -349,6 +351,7 @@ def pattern_search(
     *,
     max_paths: int,
     anchors: bool = True,
+    recursive: bool = False,
 ) -> PatternChoice:
     """Choose the explanation paths by their mined patterns' scores (module docstring).
 
@@ -358,6 +361,8 @@ def pattern_search(
         max_paths: The most paths (distinct patterns) in the explanation.
         anchors: Also score each path's patterns with one intermediate node held constant.
             Default True.
+        recursive: Also take paths of two or more steps through another fact of the target
+            relation as candidates (bodies that recurse on :math:`r`). Default False.
 
     Returns:
         The :class:`PatternChoice` (empty when there is no candidate path).
@@ -373,8 +378,12 @@ def pattern_search(
     first: dict[Pattern, int] = {}
     routes: dict[tuple[tuple[int, ...], tuple[tuple[int, bool], ...]], int] = {}
     for p, edges in enumerate(local.paths):  # candidates are ordered shortest first
-        if len(edges) > 1 and any(int(local.edge_type[e]) == relation for e in edges):
-            continue  # not a body of r: it routes through another r fact
+        if (
+            not recursive
+            and len(edges) > 1
+            and any(int(local.edge_type[e]) == relation for e in edges)
+        ):
+            continue  # a body that recurses on r: only when asked for
         plain = path_pattern(local, p)
         routes.setdefault(_route(local.path_nodes[p], plain), p)  # for the orientation step
         first.setdefault(plain, p)

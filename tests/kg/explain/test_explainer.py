@@ -62,6 +62,24 @@ def test_oracle_pipeline_recovers_the_planted_path(toy):
     assert explanation.sparsity == pytest.approx(1 - 2 / len(explanation.local_triples))
 
 
+def test_a_body_through_r_is_the_fallback_where_nothing_else_explains():
+    # r(x, z) <- s(x, y), r(y, z) everywhere; targets 0-5 also have a path through g.
+    rows = []
+    for i in range(12):
+        x, y, z = f"x{i}", f"y{i}", f"z{i}"
+        rows += [(x, "s", y), (y, "r", z), (x, "r", z)]
+        if i < 6:
+            rows += [(x, "g", f"w{i}"), (f"w{i}", "g", z)]
+    dataset = KGDataset.from_labeled(rows, rows[:3], rows[:3], name="recursive")
+    model = DistMult(dataset.num_entities, dataset.num_relations, dim=4)
+    explainer = KGExplainer(model, ExplainerConfig(mode="retrain", max_length=2, hops=2))
+    explainer.fit(dataset)
+    with_g = explainer.explain(("x0", "r", "z0"))
+    only_through_r = explainer.explain(("x9", "r", "z9"))
+    assert {t[1] for t in with_g.triples} == {"g"}
+    assert set(only_through_r.triples) == {("x9", "s", "y9"), ("y9", "r", "z9")}
+
+
 def test_disconnected_pair_gives_an_empty_explanation_that_says_so(toy):
     dataset, model = toy
     explainer = KGExplainer(model, ExplainerConfig(mode="retrain", max_length=2, hops=1))

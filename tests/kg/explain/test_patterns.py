@@ -439,3 +439,9 @@ def test_a_path_through_another_fact_of_the_target_relation_is_no_candidate():
     assert through_r in candidates
     choice = pattern_search(local, bank, max_paths=1)
     assert [path_pattern(local, p) for p in choice.chosen] == [body]
+    # Asked for bodies that recurse on r, the search takes one through another r fact, which
+    # agrees better than the body.
+    recursive = pattern_search(local, bank, max_paths=1, recursive=True)
+    (chosen,) = [path_pattern(local, p) for p in recursive.chosen]
+    assert len(chosen) > 1 and any(step[0] == 1 for step in chosen)
+    assert recursive.scores[-1] >= bank.agreement(1, [through_r]) > bank.agreement(1, [body])
