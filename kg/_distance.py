@@ -23,7 +23,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 
-__all__ = ["gathered_distance", "DISTANCES", "Workspace"]
+__all__ = ["gathered_distance", "query_rows", "DISTANCES", "Workspace"]
 
 #: Distance kinds: L1 and L2 norms of real rows, and the sum of complex moduli of ``[re | im]``
 #: rows (RotatE's distance).
@@ -234,3 +234,17 @@ def gathered_distance(
         per_row,
     )
     return out.view(shape)
+
+
+def query_rows(corrupt_head: Tensor) -> Tensor:
+    """Rows of a ``[2 B, m]`` query table (two per positive: tail side, head side) per corruption.
+
+    Row ``2 b + corrupt_head[b, j]`` for copy ``j`` of positive ``b`` (``[B, k]``), or one row
+    per positive (``[B]``) when each positive's copies all replace the same side, which
+    :func:`gathered_distance` then broadcasts instead of gathering ``k`` times.
+    """
+    rows = 2 * torch.arange(corrupt_head.size(0), device=corrupt_head.device)[:, None]
+    which = rows + corrupt_head.long()  # [B, k]
+    if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):
+        return which[:, 0]  # one side per positive
+    return which

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg._distance import Workspace, gathered_distance
+from kg._distance import Workspace, gathered_distance, query_rows
 from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel
 
@@ -277,13 +277,9 @@ class RotatE(KGEModel):
     ) -> Tensor:
         # |h r - x| (tail replaced) and |x r - t| = |x - t conj(r)| (head replaced, |r_i| = 1):
         # two rotated queries per positive, [2 B, 2 d], gathered once per corrupted copy.
-        rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
-        which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, 2 d)
-        if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):
-            which = which[:, 0]  # one side per positive: one query per row, broadcast
         distance = gathered_distance(
             queries.view(-1, 2 * self.dim),
-            which,
+            query_rows(corrupt_head),
             self.entity.weight,
             replacement,
             kind="complex_l1",

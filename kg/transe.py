@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg._distance import Workspace, gathered_distance
+from kg._distance import Workspace, gathered_distance, query_rows
 from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel
 
@@ -178,14 +178,10 @@ class TransE(KGEModel):
     ) -> Tensor:
         # ||h + r - x|| (tail replaced) and ||x + r - t|| = ||(t - r) - x|| (head replaced): two
         # queries per positive, [2 B, d], gathered once per corrupted copy.
-        rows = 2 * torch.arange(replacement.size(0), device=replacement.device)[:, None]
-        which = rows + corrupt_head.long()  # [B, k] rows of queries.view(2 B, d)
-        if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):
-            which = which[:, 0]  # one side per positive: one query per row, broadcast
         kind = "l1" if self.p == 1 else "l2"
         distance = gathered_distance(
             queries.view(-1, self.dim),
-            which,
+            query_rows(corrupt_head),
             self.entity.weight,
             replacement,
             kind=kind,
