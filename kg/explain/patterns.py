@@ -111,7 +111,7 @@ dropping a candidate through a fact that another candidate derives.
 
 Cost: a pattern's reach is ``max_heads`` sparse rows pushed through :math:`L` sparse products;
 counts are cached per ``(relation, patterns)``, so targets of one relation share them, and the
-reaches of patterns and their prefixes in a bounded cache (:class:`PatternBank`).
+walks of patterns and their prefixes in a bounded cache (:class:`PatternBank`).
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ Pattern = tuple[tuple[int, bool, int], ...]
 #: Level of the one-sided binomial test that admits a further pattern (module docstring): the
 #: conventional 5 %, not tuned.
 ALPHA = 0.05
-#: Most stored entries of the reach matrices a :class:`PatternBank` keeps (about 130 MB of
+#: Most stored entries of the walk matrices a :class:`PatternBank` keeps (about 130 MB of
 #: float32 values and int32 column indices).
 CACHE_NONZEROS = 1 << 24
 
@@ -184,12 +184,13 @@ def path_pattern(local: LocalStructure, path: int, anchor: int | None = None) ->
 class PatternBank:
     r"""Counts :math:`s_\pi, b_\pi, n_r` of relation-path patterns over a graph (module docstring).
 
-    Counts are cached per ``(relation, patterns)``, and the reach matrices of patterns and of
-    their prefixes (the walks of :math:`A_{r_1}^{d_1} E_{a_1} \cdots`) per ``(relation,
-    pattern)`` in a least-recently-used cache of at most :data:`CACHE_NONZEROS` stored entries:
-    a search scores every conjunction of the chosen patterns with each candidate, so it would
-    otherwise recompute the chosen patterns' reaches, and patterns that share a prefix its walk,
-    for every candidate (87 % of an explanation's time on FB15k-237).
+    Counts are cached per ``(relation, patterns)``, and the walk matrices of patterns and of
+    their prefixes (:math:`A_{r_1}^{d_1} E_{a_1} \cdots` from the rows :math:`X_r`, the pairs
+    :math:`y = x` still in) per ``(relation, pattern)`` in a least-recently-used cache of at
+    most :data:`CACHE_NONZEROS` stored entries: a search scores every conjunction of the chosen
+    patterns with each candidate, so it would otherwise recompute the chosen patterns' walks,
+    and patterns that share a prefix its walk, for every candidate (87 % of an explanation's
+    time on FB15k-237). The pairs :math:`y = x` are left out of :math:`b` by subtraction.
 
     Args:
         edge_index: ``[2, E]`` heads and tails of the training triples (global ids).
@@ -238,7 +239,8 @@ class PatternBank:
             self._heads.append(x)
         self._truth: dict[int, sp.csr_matrix] = {}
         self._counts: dict[tuple[int, tuple[Pattern, ...]], tuple[float, float]] = {}
-        self._matrices: OrderedDict[tuple[int, Pattern, bool], sp.csr_matrix] = OrderedDict()
+        self._self_pairs: dict[int, sp.csr_matrix] = {}
+        self._matrices: OrderedDict[tuple[int, Pattern], sp.csr_matrix] = OrderedDict()
         self._stored = 0  # entries held by _matrices
 
     def _facts(self, relation: int) -> sp.csr_matrix:
@@ -253,23 +255,15 @@ class PatternBank:
             )
         return self._truth[relation]
 
-    def _reach(self, relation: int, pattern: Pattern) -> sp.csr_matrix:
-        r""":math:`R_\pi` restricted to the rows :math:`X_r` (``[X, N]``, 0/1)."""
-        key = (relation, pattern, True)
-        if key in self._matrices:
-            self._matrices.move_to_end(key)
-            return self._matrices[key]
-        x = self._heads[relation]
-        reach = self._walk(relation, pattern).tocoo()
-        keep = x[reach.row] != reach.col  # x != y
-        reach = sp.csr_matrix(
-            (reach.data[keep], (reach.row[keep], reach.col[keep])), shape=reach.shape
-        )
-        return self._keep(key, reach)
+    def _loops(self, relation: int) -> sp.csr_matrix:
+        """``[X, N]`` 0/1 with the entries ``(x, x)`` of the rows :math:`X_r` (the pairs y = x)."""
+        if relation not in self._self_pairs:
+            self._self_pairs[relation] = self._walk(relation, ())
+        return self._self_pairs[relation]
 
     def _walk(self, relation: int, prefix: Pattern) -> sp.csr_matrix:
         """``[X, N]`` 0/1 walks of ``prefix`` from the rows :math:`X_r` (``y = x`` included)."""
-        key = (relation, prefix, False)
+        key = (relation, prefix)
         if key in self._matrices:
             self._matrices.move_to_end(key)
             return self._matrices[key]
@@ -288,7 +282,7 @@ class PatternBank:
         reach.data[:] = 1.0
         return self._keep(key, reach)
 
-    def _keep(self, key: tuple[int, Pattern, bool], matrix: sp.csr_matrix) -> sp.csr_matrix:
+    def _keep(self, key: tuple[int, Pattern], matrix: sp.csr_matrix) -> sp.csr_matrix:
         """Cache ``matrix`` under ``key``, dropping the least recently used beyond the budget."""
         if matrix.nnz <= CACHE_NONZEROS:
             self._matrices[key] = matrix
@@ -310,13 +304,17 @@ class PatternBank:
             )
         key = (relation, tuple(sorted(patterns)))
         if key not in self._counts:
+            # The product of the walks is R_pi1 . R_pi2 ... with the pairs y = x still in; T_r
+            # has none, so they count only in b, and are subtracted there (no filtered copy of
+            # every walk).
             joint = None
             for pattern in key[1]:
-                reach = self._reach(relation, pattern)
-                joint = reach if joint is None else joint.multiply(reach).tocsr()
+                walk = self._walk(relation, pattern)
+                joint = walk if joint is None else joint.multiply(walk).tocsr()
             assert joint is not None
             support = float(joint.multiply(self._facts(relation)).sum())
-            self._counts[key] = (support, float(joint.sum()))
+            loops = float(joint.multiply(self._loops(relation)).sum())
+            self._counts[key] = (support, float(joint.sum()) - loops)
         return self._counts[key]
 
     def num_facts(self, relation: int) -> float:
