@@ -23,7 +23,7 @@ from torch import Tensor
 
 from graphdata.errors import GraphDataError
 
-__all__ = ["gathered_distance", "query_rows", "DISTANCES", "Workspace"]
+__all__ = ["gathered_distance", "query_rows", "row_distance", "DISTANCES", "Workspace"]
 
 #: Distance kinds: L1 and L2 norms of real rows, and the sum of complex moduli of ``[re | im]``
 #: rows (RotatE's distance).
@@ -84,25 +84,18 @@ class _GatheredDistance(torch.autograd.Function):
         entity_grad: Tensor | None,
         per_row: int,
     ) -> Tensor:
-        buffers = None
         n, width = entity_index.numel(), queries.size(1)
-        if workspace is not None:
-            buffers = workspace.take(n, width, queries)
+        buffers = None if workspace is None else workspace.take(n, width, queries)
+        if buffers is None:
+            diff, work = queries.new_empty(n, width), queries.new_empty(n, width)
+        else:
+            diff, work = buffers
+        torch.index_select(entities, 0, entity_index, out=work)  # [N, m], reused below
         if per_row:
-            work = entities.index_select(0, entity_index) if buffers is None else buffers[1]
-            if buffers is not None:
-                torch.index_select(entities, 0, entity_index, out=work)
-            diff = work.new_empty(n, width) if buffers is None else buffers[0]
             rows = queries.index_select(0, query_index).unsqueeze(1)  # [R, 1, m]
             torch.sub(work.view(-1, per_row, width), rows, out=diff.view(-1, per_row, width))
-        elif buffers is None:
-            diff = queries.index_select(0, query_index)  # [N, m]
-            work = entities.index_select(0, entity_index)  # [N, m], reused below
-            diff.sub_(work)
         else:
-            diff = torch.index_select(queries, 0, query_index, out=buffers[0])
-            work = torch.index_select(entities, 0, entity_index, out=buffers[1])
-            diff.sub_(work)
+            torch.index_select(queries, 0, query_index, out=diff).sub_(work)  # [N, m]
         if kind == "l1":
             out = torch.abs(diff, out=work).sum(-1)
             saved = out
@@ -248,3 +241,15 @@ def query_rows(corrupt_head: Tensor) -> Tensor:
     if corrupt_head.size(1) and bool((corrupt_head == corrupt_head[:, :1]).all()):
         return which[:, 0]  # one side per positive
     return which
+
+
+def row_distance(diff: Tensor, kind: str) -> Tensor:
+    r"""The norm of each row of ``diff`` ``[N, m]`` by plain autograd (ops of ``kind``).
+
+    :math:`\sum_c |x_c|` (``l1``), :math:`(\sum_c x_c^2)^{1/2}` (``l2``) or
+    :math:`\sum_{c \le m/2} (x_c^2 + x_{c + m/2}^2)^{1/2}` (``complex_l1``, rows ``[re | im]``).
+    """
+    if kind == "complex_l1":
+        re, im = diff.chunk(2, dim=-1)
+        return (re.square() + im.square()).sqrt().sum(-1)
+    return torch.linalg.vector_norm(diff, ord=1 if kind == "l1" else 2, dim=-1)

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg._distance import Workspace
+from kg._distance import Workspace, gathered_distance, query_rows, row_distance
 from kg._product import kept_product
 from kg._regularizers import n3_sum
 from kg._rows import Embedding
@@ -422,8 +422,7 @@ class KGEModel(torch.nn.Module, abc.ABC):
                 product = torch.mm(candidates, query.t()).t()
                 return product if bias is None else product + bias
             table = self.entity  # its kept gradient buffer takes the whole table's gradient
-            kept = self.score_workspace is not None and candidates is table.weight
-            buffer = table.grad_buffer if kept else None
+            buffer = table.grad_buffer if candidates is table.weight else None
             return kept_product(
                 candidates, query, self.score_workspace, bias=bias, candidates_grad=buffer
             )
@@ -457,3 +456,79 @@ class KGEModel(torch.nn.Module, abc.ABC):
                 yield slice(lo, min(lo + size * step, stop), step)
         else:
             yield from entities.split(size)
+
+
+class SideQueryModel(KGEModel):
+    r"""A distance model whose sLCWA corruptions are scored against two queries per positive.
+
+    Its score is a function of a distance :math:`\lVert q - e \rVert` between a query and an
+    entity row: :math:`q = q_\text{tail}(h, r)` against :math:`e_x` for a replaced tail, and
+    :math:`q = q_\text{head}(r, t)` against :math:`e_x` for a replaced head (TransE:
+    :math:`h + r` and :math:`t - r`; RotatE: :math:`h \circ r` and :math:`t \circ \bar r`).
+    A subclass gives the two queries (:meth:`_side_queries`), the distance
+    (:attr:`_distance_kind`) and the score of a distance (:meth:`_from_distance`); the corrupted
+    copies are then scored by :func:`kg._distance.gathered_distance` (its buffers and the entity
+    table's kept gradient buffer reused from step to step), and the positives from the tail
+    side's query, the rows looked up once.
+    """
+
+    @property
+    def _distance_kind(self) -> str:
+        """The ``kind`` of :func:`kg._distance.gathered_distance`."""
+        raise NotImplementedError
+
+    def _side_queries(
+        self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
+    ) -> tuple[Tensor, Tensor]:
+        """The tails' rows ``[B, w]`` and the queries ``[B, 2, w]`` (tail side, head side)."""
+        raise NotImplementedError
+
+    def _from_distance(self, distance: Tensor) -> Tensor:
+        """The score of a distance (elementwise)."""
+        raise NotImplementedError
+
+    def _score_corrupted(
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
+    ) -> Tensor:
+        _, queries = self._side_queries(head_index, rel_type, tail_index)
+        return self._corruption_scores(queries, replacement, corrupt_head, workspace)
+
+    def _score_positives_and_corrupted(
+        self,
+        head_index: Tensor,
+        rel_type: Tensor,
+        tail_index: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        *,
+        workspace: Workspace | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        tails, queries = self._side_queries(head_index, rel_type, tail_index)
+        positive = self._from_distance(row_distance(queries[:, 0] - tails, self._distance_kind))
+        return positive, self._corruption_scores(queries, replacement, corrupt_head, workspace)
+
+    def _corruption_scores(
+        self,
+        queries: Tensor,
+        replacement: Tensor,
+        corrupt_head: Tensor,
+        workspace: Workspace | None,
+    ) -> Tensor:
+        """Scores ``[B, k]`` of the corrupted copies against the side queries ``[B, 2, w]``."""
+        distance = gathered_distance(
+            queries.reshape(-1, queries.size(-1)),  # [2 B, w]: row 2 b + side
+            query_rows(corrupt_head),
+            self.entity.weight,
+            replacement,
+            kind=self._distance_kind,
+            workspace=workspace,
+            entity_grad=self.entity.grad_buffer,
+        )
+        return self._from_distance(distance)

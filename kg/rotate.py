@@ -11,9 +11,8 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg._distance import Workspace, gathered_distance, query_rows
 from kg._rows import Embedding
-from kg.base import EntitySelection, KGEModel
+from kg.base import EntitySelection, SideQueryModel
 
 __all__ = ["RotatE"]
 
@@ -26,7 +25,7 @@ def _apply(a: Tensor, b: Tensor, cos: Tensor, sin: Tensor) -> tuple[Tensor, Tens
     return a * cos - b * sin, a * sin + b * cos
 
 
-class RotatE(KGEModel):
+class RotatE(SideQueryModel):
     r"""RotatE: relations rotate complex embeddings (Sun et al., arXiv 1902.10197).
 
     Paper: "RotatE: Knowledge Graph Embedding by Relational Rotation in Complex Space",
@@ -220,41 +219,15 @@ class RotatE(KGEModel):
                 torch.sum(moduli, dim=-1, out=out[lo:hi, left:right])
         return out.neg_().add_(self.margin)  # margin - sum: the same rounding
 
-    def _score_corrupted(
-        self,
-        head_index: Tensor,
-        rel_type: Tensor,
-        tail_index: Tensor,
-        replacement: Tensor,
-        corrupt_head: Tensor,
-        *,
-        workspace: Workspace | None = None,
-    ) -> Tensor:
-        _, queries = self._queries(head_index, rel_type, tail_index)
-        return self._corrupted(queries, replacement, corrupt_head, workspace)
+    _distance_kind = "complex_l1"
 
-    def _score_positives_and_corrupted(
-        self,
-        head_index: Tensor,
-        rel_type: Tensor,
-        tail_index: Tensor,
-        replacement: Tensor,
-        corrupt_head: Tensor,
-        *,
-        workspace: Workspace | None = None,
-    ) -> tuple[Tensor, Tensor]:
-        # The positive's margin - sum |h r - t| from the tail side's query: the same rows.
-        (a_t, b_t), queries = self._queries(head_index, rel_type, tail_index)
-        q_re, q_im = queries[:, : self.dim], queries[:, self.dim : 2 * self.dim]
-        positive = self.margin - ((q_re - a_t).square() + (q_im - b_t).square()).sqrt().sum(-1)
-        return positive, self._corrupted(queries, replacement, corrupt_head, workspace)
-
-    def _queries(
+    def _side_queries(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
-    ) -> tuple[tuple[Tensor, Tensor], Tensor]:
-        """The tail's ``(re, im)`` and two rotated queries per positive, ``[B, 4 d]``."""
+    ) -> tuple[Tensor, Tensor]:
+        # |h r - x| (tail replaced) and |x r - t| = |x - t conj(r)| (head replaced, |r_i| = 1).
         a_h, b_h = self.entity(head_index).chunk(2, dim=-1)  # [B, d] each
-        a_t, b_t = self.entity(tail_index).chunk(2, dim=-1)
+        tail = self.entity(tail_index)
+        a_t, b_t = tail.chunk(2, dim=-1)
         theta = self.relation(rel_type)
         cos, sin = torch.cos(theta), torch.sin(theta)
         queries = torch.cat(
@@ -266,26 +239,9 @@ class RotatE(KGEModel):
             ],  # e_t conj(w_r)
             dim=-1,
         )  # [B, 4 d] = two [re | im] rows per positive
-        return (a_t, b_t), queries
+        return tail, queries.view(-1, 2, 2 * self.dim)
 
-    def _corrupted(
-        self,
-        queries: Tensor,
-        replacement: Tensor,
-        corrupt_head: Tensor,
-        workspace: Workspace | None,
-    ) -> Tensor:
-        # |h r - x| (tail replaced) and |x r - t| = |x - t conj(r)| (head replaced, |r_i| = 1):
-        # two rotated queries per positive, [2 B, 2 d], gathered once per corrupted copy.
-        distance = gathered_distance(
-            queries.view(-1, 2 * self.dim),
-            query_rows(corrupt_head),
-            self.entity.weight,
-            replacement,
-            kind="complex_l1",
-            workspace=workspace,
-            entity_grad=self.entity.grad_buffer,
-        )
+    def _from_distance(self, distance: Tensor) -> Tensor:
         return self.margin - distance
 
     def _regularized(

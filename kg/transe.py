@@ -10,14 +10,13 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg._distance import Workspace, gathered_distance, query_rows
 from kg._rows import Embedding
-from kg.base import EntitySelection, KGEModel
+from kg.base import EntitySelection, SideQueryModel
 
 __all__ = ["TransE"]
 
 
-class TransE(KGEModel):
+class TransE(SideQueryModel):
     r"""TransE: relations translate entity embeddings (Bordes et al., NeurIPS 2013).
 
     Paper: "Translating Embeddings for Modeling Multi-relational Data", NeurIPS 2013
@@ -134,58 +133,16 @@ class TransE(KGEModel):
         )  # [B_h + B_t, d]
         return -torch.cdist(queries, self._candidates(self.entity.weight, entities), p=self.p)
 
-    def _score_corrupted(
-        self,
-        head_index: Tensor,
-        rel_type: Tensor,
-        tail_index: Tensor,
-        replacement: Tensor,
-        corrupt_head: Tensor,
-        *,
-        workspace: Workspace | None = None,
-    ) -> Tensor:
-        _, queries = self._queries(head_index, rel_type, tail_index)
-        return self._corrupted(queries, replacement, corrupt_head, workspace)
+    @property
+    def _distance_kind(self) -> str:
+        return "l1" if self.p == 1 else "l2"
 
-    def _score_positives_and_corrupted(
-        self,
-        head_index: Tensor,
-        rel_type: Tensor,
-        tail_index: Tensor,
-        replacement: Tensor,
-        corrupt_head: Tensor,
-        *,
-        workspace: Workspace | None = None,
-    ) -> tuple[Tensor, Tensor]:
-        # The positive's ||(h + r) - t|| from the tail side's query: the same rows, looked up once.
-        tail, queries = self._queries(head_index, rel_type, tail_index)
-        positive = -torch.linalg.vector_norm(queries[:, 0] - tail, ord=self.p, dim=-1)
-        return positive, self._corrupted(queries, replacement, corrupt_head, workspace)
-
-    def _queries(
+    def _side_queries(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
     ) -> tuple[Tensor, Tensor]:
-        """``e_t`` ``[B, d]`` and the two queries per positive, ``[B, 2, d]``: h + r, t - r."""
+        # ||h + r - x|| (tail replaced) and ||x + r - t|| = ||(t - r) - x|| (head replaced).
         r, tail = self.relation(rel_type), self.entity(tail_index)
         return tail, torch.stack([self.entity(head_index) + r, tail - r], dim=1)
 
-    def _corrupted(
-        self,
-        queries: Tensor,
-        replacement: Tensor,
-        corrupt_head: Tensor,
-        workspace: Workspace | None,
-    ) -> Tensor:
-        # ||h + r - x|| (tail replaced) and ||x + r - t|| = ||(t - r) - x|| (head replaced): two
-        # queries per positive, [2 B, d], gathered once per corrupted copy.
-        kind = "l1" if self.p == 1 else "l2"
-        distance = gathered_distance(
-            queries.view(-1, self.dim),
-            query_rows(corrupt_head),
-            self.entity.weight,
-            replacement,
-            kind=kind,
-            workspace=workspace,
-            entity_grad=self.entity.grad_buffer,
-        )
+    def _from_distance(self, distance: Tensor) -> Tensor:
         return -distance
