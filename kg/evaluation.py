@@ -427,8 +427,9 @@ def evaluate(
     if filter_index is not None and filter_index.device != device:
         filter_index = filter_index.to(device)
     if batch_size is None:
-        # Per query: two sides' score rows, their [2B, E] concatenation, comparison masks and
-        # the model's own intermediates.
+        # Per query: two sides' score rows, their [2B, E] concatenation (scorers without a
+        # fused both-sides call), a dense filter mask on small graphs, 8E bytes each, and the
+        # model's own intermediates. The comparisons reuse a small block (kg._ranks).
         per_query = 24 * num_entities + scorer.bytes_per_query()
         batch_size = max(1, memory_budget // per_query)
     batch = min(batch_size, max(triples.size(0), 1))
@@ -438,7 +439,12 @@ def evaluate(
     if kge is not None and was_compiled is not None:
         # An optional attribute some models declare (RotatE), not part of KGEModel.
         setattr(kge, "compile_scoring", bool(compile))  # noqa: B010
-    parts: list[tuple[Tensor, Tensor, Tensor, Tensor]] = []
+    # The ranks go into tensors allocated once, before the loop: small tensors kept from each
+    # batch would sit between the batches' large score blocks on the C heap, which then cannot
+    # reuse or return the blocks' memory (benchmarks/RESULTS.md, issue 17, session 19).
+    num_triples = triples.size(0)
+    ranks = tuple(torch.empty(2, num_triples, dtype=torch.long, device=device) for _ in range(3))
+    broken = torch.empty(2, num_triples, dtype=torch.bool, device=device)
     from tqdm.auto import tqdm
 
     few = math.ceil(triples.size(0) / batch) < PROGRESS_MIN_BATCHES
@@ -455,7 +461,9 @@ def evaluate(
             while start < triples.size(0):
                 rows = triples[start : start + batch].to(device)
                 try:
-                    parts.append(_rank_batch(scorer, rows, filter_index, chunk, num_rel))
+                    *batch_ranks, batch_broken = _rank_batch(
+                        scorer, rows, filter_index, chunk, num_rel, fill=batch < num_triples
+                    )
                 except RuntimeError as err:
                     if not _is_oom(err) or (batch == 1 and chunk == 1):
                         raise
@@ -467,19 +475,19 @@ def evaluate(
                     if device.type == "cuda":
                         torch.cuda.empty_cache()
                     continue
+                done = slice(start, start + rows.size(0))
+                for out, part in zip(ranks, batch_ranks):
+                    out[:, done] = part
+                broken[:, done] = batch_broken
                 start += rows.size(0)
                 bar.update(rows.size(0))
     finally:
         bar.close()
         if kge is not None and was_compiled is not None:
             setattr(kge, "compile_scoring", was_compiled)  # noqa: B010
-    if parts:
-        optimistic, pessimistic, options, broken = (torch.cat(x, dim=1).cpu() for x in zip(*parts))
-    else:
-        optimistic = pessimistic = options = torch.zeros(2, 0, dtype=torch.long)
-        broken = torch.zeros(2, 0, dtype=torch.bool)
+    optimistic, pessimistic, options = (x.cpu() for x in ranks)
     return rank_metrics(
-        (optimistic, pessimistic, options, broken),
+        (optimistic, pessimistic, options, broken.cpu()),
         triples[:, 1].cpu(),
         relation_labels=relation_labels,
         nonfinite=nonfinite,
@@ -548,11 +556,17 @@ def _nonfinite_message(broken: Tensor, relation: Tensor, labels: Sequence[str] |
 
 
 def _rank_batch(
-    scorer: _Scorer, rows: Tensor, filter_index: FilterIndex | None, chunk: int, num_rel: int
+    scorer: _Scorer,
+    rows: Tensor,
+    filter_index: FilterIndex | None,
+    chunk: int,
+    num_rel: int,
+    fill: bool = False,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Ranks and non-finite flags of one batch on both sides, each ``[2, B]`` (head, tail).
 
-    ``num_rel`` bounds the batch's relation ids (from :func:`_check_triples`).
+    ``num_rel`` bounds the batch's relation ids (from :func:`_check_triples`); ``fill`` scores
+    ``2 B`` rows whatever the number of distinct queries (when more batches follow).
     """
     head, rel, tail = rows.unbind(dim=1)
     batch, num_entities = head.numel(), scorer.num_entities
@@ -565,7 +579,14 @@ def _rank_batch(
         stacked_query_keys(head, rel, tail, num_entities, num_relations), return_inverse=True
     )
     num_head_rows = int(torch.searchsorted(keys, shift))
-    head_keys, tail_keys = keys[:num_head_rows], keys[num_head_rows:] - shift
+    scored = keys
+    if fill and keys.numel() < 2 * batch:
+        # Score 2B rows, the last query repeated: the C heap then reuses one block size from
+        # batch to batch. Once glibc has freed one block of this size it serves blocks that size
+        # from the heap (its dynamic mmap threshold), and blocks of varying sizes fragment it.
+        # On FB15k-237's test split 8% more rows are scored (benchmarks/RESULTS.md, issue 17).
+        scored = torch.cat([keys, keys[-1:].expand(2 * batch - keys.numel())])
+    head_keys, tail_keys = scored[:num_head_rows], scored[num_head_rows:] - shift
     head_side = (head_keys // num_entities, head_keys % num_entities)  # (r, t) of (?, r, t)
     tail_side = (tail_keys // num_relations, tail_keys % num_relations)  # (h, r) of (h, r, ?)
     # Both sides in one [U_h + U_t, E] matrix (one model call where the model allows): one
@@ -575,7 +596,7 @@ def _rank_batch(
     count: Tensor | None = None
     if filter_index is not None:  # ids checked once in evaluate (_check_triples)
         if filter_index.has_dense_mask():  # small graphs: rows of a cached dense table
-            known, count = filter_index.stacked_score_mask(keys)
+            known, count = filter_index.stacked_score_mask(scored)
         else:
             known = filter_index.stacked_coo(keys)
     optimistic, pessimistic, options, nonfinite = filtered_ranks(

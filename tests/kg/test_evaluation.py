@@ -132,6 +132,30 @@ def test_shared_queries_and_unfiltered_targets_match_brute_force(device, filter_
         check_against(metrics, expected)
 
 
+def test_every_batch_but_the_last_scores_the_same_number_of_rows(filter_path):
+    # evaluate fills each batch's distinct queries up to 2B rows (the last one repeated) when
+    # more batches follow, so the C heap sees one block size; the ranks stay exact.
+    table, known, _ = tiny_kg(6)
+    h, r = known[0, 0], known[0, 1]
+    shared = torch.stack([torch.full((E,), int(h)), torch.full((E,), int(r)), torch.arange(E)], 1)
+    test = torch.cat([shared, known[:4]])  # 5 of the first 5 triples share (h, r)
+    rows: list[int] = []
+
+    def score(hh, rr, tt):
+        rows.append(hh.numel() // E)  # candidate rows of one side
+        return table[hh, rr, tt]
+
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    metrics = evaluate(score, test, index, num_entities=E, batch_size=5)
+    check_against(metrics, brute_force(table_scorer(table), test, known, E))
+    per_batch = [a + b for a, b in zip(rows[::2], rows[1::2])]
+    assert per_batch[:-1] == [10] * (len(per_batch) - 1)
+    assert per_batch[-1] <= 2 * (test.size(0) % 5 or 5)
+    rows.clear()  # one batch only: the distinct queries alone (6 of 10 here)
+    evaluate(score, test[:5], index, num_entities=E, batch_size=5)
+    assert sum(rows) == 6
+
+
 def test_half_precision_scores_with_many_entities_count_exactly():
     # float16 holds integers exactly only up to 2048: the rank counts must not be summed in it.
     num_entities, gen = 3000, torch.Generator().manual_seed(8)
