@@ -28,8 +28,10 @@ Parts:
   both sides.
 * ``flops``: achieved GFLOP/s of the 1-N scorer ``model.score_tails(h, r) -> [B, E]``, forward
   (eval mode, no grad: the evaluation path) and forward + backward (train mode, upstream
-  gradient of ones), against a plain ``torch.matmul`` ``[B, D] @ [D, E]`` (the ``[E, D]`` table
-  transposed, as the models do; backward = two matmuls) in the same run, interleaved, best of
+  gradient of ones, the score product in a kept buffer lent as the trainer lends it,
+  :mod:`kg._product`: the training path), against a plain ``torch.matmul``
+  ``[B, D] @ [D, E]`` (the ``[E, D]`` table transposed, as the models do; backward = two
+  matmuls) in the same run, interleaved, best of
   ``--flops-repeats``. B is the equal-config batch size, E the dataset's entities, d from
   ``kg.models.DEFAULTS``. Counts (multiply-add = 2 FLOPs; :data:`FLOPS`): DistMult
   2BdE + Bd (D = d); ComplEx 2B(2d)E + 6Bd (D = 2d: the real and imaginary halves); RESCAL
@@ -102,6 +104,7 @@ from benchmarks.bench_kg_train import (
 from graphdata.errors import GraphDataError
 from graphdata.triples import KGDataset
 from kg import _epochs
+from kg._distance import Workspace
 from kg.base import KGEModel
 from kg.evaluation import evaluate
 from kg.models import DEFAULTS, MODELS
@@ -410,9 +413,15 @@ def measure_flops(model: KGEModel, batch: int, *, repeats: int = 5, seed: int = 
         with torch.no_grad():
             return model.score_tails(head, rel)  # [B, E]
 
+    workspace = Workspace(count=1)  # the trainer's kept score buffer (kg._epochs)
+
     def scorer_backward() -> None:
         model.zero_grad(set_to_none=True)
-        model.score_tails(head, rel).backward(upstream)
+        model.score_workspace = workspace
+        try:
+            model.score_tails(head, rel).backward(upstream)
+        finally:
+            model.score_workspace = None
 
     def matmul_forward() -> object:
         with torch.no_grad():

@@ -411,16 +411,16 @@ class KGEModel(torch.nn.Module, abc.ABC):
         losses of :mod:`kg.losses` read the transposed view without copying it. While the
         trainer lends :attr:`score_workspace`, the product goes into its kept buffer
         (:func:`kg._product.kept_product`), and the gradient of the whole entity table into the
-        table's kept gradient buffer (:mod:`kg._rows`); a ``bias`` is added in place there.
+        table's kept gradient buffer (:mod:`kg._rows`); a ``bias`` is added in place there,
+        and also into the product's own tensor when no workspace is lent.
         Without autograd (evaluation) the result is the plain contiguous product, the bias
         added by the same ``addmm``.
         """
         if torch.is_grad_enabled() and any(
             t is not None and t.requires_grad for t in (query, candidates, bias)
         ):
-            if self.score_workspace is None:
-                product = torch.mm(candidates, query.t()).t()
-                return product if bias is None else product + bias
+            # Without a lent workspace the product takes a tensor of its own, the bias still
+            # added in place there (no second [B, C] block).
             table = self.entity  # its kept gradient buffer takes the whole table's gradient
             buffer = table.grad_buffer if candidates is table.weight else None
             return kept_product(
