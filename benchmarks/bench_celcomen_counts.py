@@ -3,7 +3,8 @@ r"""Celcomen on unseen data: recovery from counts, signed coordinates and log1p 
 Tissues come from :mod:`benchmarks.tissue_metropolis`, a simulator written independently of the
 library's (Metropolis on the sphere from the stated energy, negative-binomial counts with a log
 link); the ``log_counts`` route was developed against it (session 12), so it is a tuning world
-now, and the held-out one is ``--world gibbs_pln``. For each tissue the library is fitted with
+now, as is ``--world gibbs_pln`` since session 18 looked at it; the held-out one is ``--world
+bistable_nb`` (session 19). For each tissue the library is fitted with
 its defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on four routes:
 
 - ``signed``: the sphere coordinates themselves (``layers['signed']``, ``allow_negative=True``;
@@ -19,7 +20,11 @@ its defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on four ro
 ``--world gibbs_pln`` draws the tissues from :mod:`benchmarks.tissue_gibbs_pln` instead
 (Poisson log-normal counts on a Gaussian Markov random field, cell types and domains, dropout;
 written before the ``log_counts`` route and never used to tune it): there only signs, support
-and Pearson compare, not the scale.
+and Pearson compare, not the scale. ``--world bistable_nb`` draws them from
+:mod:`benchmarks.tissue_bistable_nb` (bistable gene switches sampled by MALA, clustered cells,
+negative-binomial counts with per-gene dispersions, gene means from 0.2 to 20 and log-normal
+size factors; written in session 19 after gibbs_pln had been looked at, and held out since):
+again signs, support and Pearson compare, and the scale is reported without a target.
 
 Baselines on each route: ``benchmarks.bench_celcomen.correlation_baselines`` (gene-gene
 correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter) of the
@@ -36,7 +41,7 @@ Targets (issue 19, counts route at G = 10 and 20): sign agreement >= .9 (intra) 
 (inter); off-diagonal Pearson within .05 of the signed route; ratio within .8-1.25 for both.
 
 Run: ``.venv/bin/python -m benchmarks.bench_celcomen_counts [--genes 10,20] [--cells 2000]
-[--seeds 2] [--world metropolis|gibbs_pln] [--out FILE.json]``.
+[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb] [--out FILE.json]``.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ import numpy as np
 import torch
 
 import spatial.tools
-from benchmarks import tissue_gibbs_pln, tissue_metropolis
+from benchmarks import tissue_bistable_nb, tissue_gibbs_pln, tissue_metropolis
 from benchmarks.bench_celcomen import _offdiag, correlation_baselines, scores
 from graphdata.atomic import write_text_atomic
 from spatial.celcomen import Celcomen
@@ -66,7 +71,11 @@ ROUTES = {"signed": "signed", "counts": "counts", "log1p": "log1p", "counts_sphe
 #: Route -> config overrides ("counts_sphere": the raw counts through transform="sphere").
 ROUTE_PARAMS: dict[str, dict[str, Any]] = {"counts_sphere": {"transform": "sphere"}}
 #: World name -> simulator module (each has ``simulate(n_cells, n_genes, seed=...)``).
-WORLDS = {"metropolis": tissue_metropolis, "gibbs_pln": tissue_gibbs_pln}
+WORLDS = {
+    "metropolis": tissue_metropolis,
+    "gibbs_pln": tissue_gibbs_pln,
+    "bistable_nb": tissue_bistable_nb,
+}
 METHODS = ("celcomen", "correlation")
 
 
