@@ -56,32 +56,70 @@ recover the rule bodies better on every tuning world.
 
 **Explanation** (:func:`pattern_search`). Below :math:`S(\Pi) = D_\Pi`, the agreement of a
 conjunction :math:`\Pi` (pairs :math:`R_{\pi_1} \odot R_{\pi_2} \odot \cdots`). The candidate
-patterns are every candidate path's
-pattern and, with ``anchors``, each of its patterns with one intermediate node held constant. A
-path of length two or more that uses the target's relation :math:`r` is no candidate unless
-``recursive``: a body that routes through another :math:`r` fact, :math:`r(x, z) \Leftarrow
-s(x, y) \land r(y, z)`, is taken only where nothing else explains the target (the explainer asks
-for it when the local graph has no other path; the length-1 inverse :math:`r^{-1}`, a symmetry,
-is always one). The first pattern :math:`\pi_1` is one of largest score :math:`S` (the
-first of the largest: the shortest path, then the candidates' order). With the conjunction
-:math:`\Pi = (\pi_1, \dots, \pi_k)` so far, of counts :math:`s, b`, and :math:`s', b'` those of
-:math:`(\Pi, \pi')`, the pairs :math:`\pi'` removes number :math:`d = b - b'`, of which
-:math:`d_1 = s - s'` are facts. Removing pairs of which a share :math:`\rho` are facts raises the
-agreement iff :math:`\rho < s / (b + n_r) = D_\Pi / 2`, so :math:`\pi'` is *admissible* when the
-one-sided binomial test rejects :math:`\rho \ge D_\Pi / 2` at level :math:`\alpha = 0.05`:
+patterns are every candidate path's pattern and, with ``anchors``, each of its patterns with one
+intermediate node held constant. A path of length two or more that uses the target's relation
+:math:`r` is no candidate unless ``recursive``: a body that routes through another :math:`r` fact,
+:math:`r(x, z) \Leftarrow s(x, y) \land r(y, z)`, is taken only where nothing else explains the
+target (the explainer asks for it when the local graph has no other path; the length-1 inverse
+:math:`r^{-1}`, a symmetry, is always one). The first pattern :math:`\pi_1` is one of largest score
+:math:`S` ("Ties" below). With the conjunction :math:`\Pi = (\pi_1, \dots, \pi_k)` so far, of counts
+:math:`s, b`, and :math:`s', b'` those of :math:`(\Pi, \pi')`, the pairs :math:`\pi'` removes number
+:math:`d = b - b'`, of which :math:`d_1 = s - s'` are facts. Removing pairs of which a share
+:math:`\rho` are facts raises the agreement iff :math:`\rho < s / (b + n_r) = D_\Pi / 2`, so
+:math:`\pi'` is *admissible* when the one-sided binomial test rejects :math:`\rho \ge D_\Pi / 2` at
+level :math:`\alpha = 0.05`:
 
 .. math::
     P\big(\mathrm{Bin}(d, D_\Pi / 2) \le d_1\big) < \alpha,
 
 and :math:`S(\Pi, \pi') > S(\Pi)` (a correlated filter that raises the agreement by chance alone
-is refused). The admissible :math:`\pi'` of largest :math:`S(\Pi, \pi')` whose path's triples are
-not all chosen already is added, up to ``max_paths`` paths; after each addition one exchange
-pass replaces each earlier :math:`\pi_i` by the candidate that raises :math:`S` of the
+is refused). The admissible :math:`\pi'` of largest :math:`S(\Pi, \pi')` ("Ties") whose path's
+triples are not all chosen already is added, up to ``max_paths`` paths; after each addition
+one exchange pass replaces each earlier :math:`\pi_i` by the candidate that raises :math:`S` of the
 conjunction most, if any does (a first pick that only ties the body is undone once the second
 pattern shows which first pattern it completes). Nothing here depends on the local graph's
 perturbation scores, so a correlated path is chosen only when it is the better-agreeing pattern
 over the whole graph. No candidate pattern (no path, or only paths through other :math:`r`
 facts) gives an empty choice.
+
+**Ties** (:func:`_pick`). Where the counts over :math:`X_r` cannot tell two candidates apart,
+the pairs of the other heads can. Of the candidates for a pick (every pattern for
+:math:`\pi_1`, the admissible ones for :math:`\pi'`), let :math:`\pi^*` be the first of largest
+:math:`S(\Pi, \cdot)` (:math:`\Pi` empty for :math:`\pi_1`). The candidates *tied* with it
+are :math:`\pi^*` and each :math:`\pi'` that it does not agree significantly better than,
+:math:`(\Pi, \pi^*)` against :math:`(\Pi, \pi')` in :func:`significantly_better` at level
+:math:`\alpha`: the statistic :math:`z \le z_{1 - \alpha}`, or no discordant pair. Of these the
+first of largest closed-world agreement, then of largest :math:`S`, is taken:
+
+.. math::
+    D^{\mathrm{cw}}_\Pi = \frac{2\, s_\Pi}{b_\Pi + \hat b_{0, \Pi} + n_r}, \qquad
+    b_{0, \Pi} = \sum_{x \notin H_r} \sum_y R_\Pi[x, y],
+
+with :math:`H_r` the entities with an :math:`r` fact (:math:`X_r \subseteq H_r`). This is the
+Dice agreement with every entity a head: the entities without an :math:`r` fact add body pairs
+and no fact. It is the difference between AMIE's standard confidence :math:`s / (b + b_0)`,
+which reads a missing fact as false (closed world), and its PCA confidence :math:`s / b`, which
+counts only heads with some :math:`r` fact (Galárraga et al. 2013, above). A body that fires
+for entities that have no :math:`r` fact at all predicts facts that are nowhere in the graph;
+the PCA reading cannot see that, and it is the evidence left when the PCA counts tie. On the
+academic world (issue #18, session 19) ``trained_in`` :math:`\Leftarrow` ``supervised``
+:math:`^{-1}`, ``affiliated_with, located_in`` and the shortcut ``affiliated_with,
+located_in`` join the same 134 pairs of :math:`X_r` (every student is affiliated where the
+advisor is); the shortcut also joins every advisor to a country (:math:`b_0 = 266` against
+34): :math:`D^{\mathrm{cw}}` .50 against .89; on the four synthetic worlds the tie-break changes
+only those 6 targets. As the score itself :math:`D^{\mathrm{cw}}` depends on how :math:`b_0` is
+counted: geography's F1 at length 3 is .83 with every entity counted and .69 with the estimate below
+("Heads with several bodies"). The sum over :math:`x \notin H_r` is estimated on :math:`Y`, a seeded
+draw of ``max_heads`` of the entities in some triple (all of them when there are no more; an entity
+in none joins no pair), scaled to the entities without an :math:`r` fact and to the share of the
+heads in :math:`X_r`,
+
+.. math::
+    \hat b_{0, \Pi} = \frac{|X_r|}{|H_r|}\, \frac{|V \setminus H_r|}{|Y \setminus H_r|}
+    \sum_{x \in Y \setminus H_r} \sum_y R_\Pi[x, y],
+
+:math:`V` the entities in some triple; it is exact when neither :math:`X_r` nor :math:`Y` is a
+draw. The exchange pass and the orientation step compare :math:`S` alone.
 
 **Orientation.** A chosen step from :math:`u` to :math:`v` along a triple :math:`s(v, u)` is
 then turned into :math:`s(u, v)` when that triple is in the local graph too, unless the chosen
@@ -105,9 +143,11 @@ the derived one: ``aunt`` and ``cousin`` derive each other (``cousin`` :math:`\L
 ``works_in_country`` and ``located_in`` (:math:`D = 1` both ways), where the rule body is the
 path through ``located_in``. Measured on the tuning worlds and not kept, each lowering the F1
 of at least one of them: the precision :math:`s / b`; Dice with the facts that another candidate
-pattern joins taken as explained; every entity as a head (closed world); dropping a candidate
-whose cycle with the target agrees with one of its own relations as well as with :math:`r`;
-dropping a candidate through a fact that another candidate derives.
+pattern joins taken as explained; :math:`D^{\mathrm{cw}}` as the score rather than the
+tie-break ("Ties": family .30 -> .44 and academic .70 -> 1.00 at length 3, geography .83 -> .69
+with :math:`\hat b_0`, unchanged only with every entity counted); dropping a candidate whose
+cycle with the target agrees with one of its own relations as well as with :math:`r`; dropping a
+candidate through a fact that another candidate derives.
 
 Cost: a pattern's reach is ``max_heads`` sparse rows pushed through :math:`L` sparse products;
 counts are cached per ``(relation, patterns)``, so targets of one relation share them, and the
@@ -190,7 +230,9 @@ class PatternBank:
     most :data:`CACHE_NONZEROS` stored entries: a search scores every conjunction of the chosen
     patterns with each candidate, so it would otherwise recompute the chosen patterns' walks,
     and patterns that share a prefix its walk, for every candidate (87 % of an explanation's
-    time on FB15k-237). The pairs :math:`y = x` are left out of :math:`b` by subtraction.
+    time on FB15k-237). The pairs :math:`y = x` are left out of :math:`b` by subtraction. The
+    closed-world counts (``closed_world=True``) walk from the rows :math:`Y`, shared by every
+    relation.
 
     Args:
         edge_index: ``[2, E]`` heads and tails of the training triples (global ids).
@@ -237,11 +279,22 @@ class PatternBank:
             if x.size > max_heads:
                 x = np.sort(rng.choice(x, size=max_heads, replace=False))
             self._heads.append(x)
+        # Y: the entities in some triple (no pattern reaches anything from the others), or a
+        # draw of max_heads of them, drawn after the X_r so that those do not depend on it.
+        active = np.unique(np.concatenate([heads, tails]))
+        self._num_active = active.size
+        if active.size > max_heads:
+            active = np.sort(rng.choice(active, size=max_heads, replace=False))
+        self._everyone = active
         self._truth: dict[int, sp.csr_matrix] = {}
-        self._counts: dict[tuple[int, tuple[Pattern, ...]], tuple[float, float]] = {}
+        self._counts: dict[tuple[int, bool, tuple[Pattern, ...]], tuple[float, float]] = {}
         self._self_pairs: dict[int, sp.csr_matrix] = {}
         self._matrices: OrderedDict[tuple[int, Pattern], sp.csr_matrix] = OrderedDict()
         self._stored = 0  # entries held by _matrices
+
+    def _rows(self, heads: int) -> np.ndarray:
+        """The heads :math:`X_r` for ``heads = r``; the entities :math:`Y` for -1."""
+        return self._everyone if heads < 0 else self._heads[heads]
 
     def _facts(self, relation: int) -> sp.csr_matrix:
         """``[X, N]`` 0/1 rows of :math:`T_r` over :math:`X_r`, without :math:`y = x`."""
@@ -255,25 +308,29 @@ class PatternBank:
             )
         return self._truth[relation]
 
-    def _loops(self, relation: int) -> sp.csr_matrix:
-        """``[X, N]`` 0/1 with the entries ``(x, x)`` of the rows :math:`X_r` (the pairs y = x)."""
-        if relation not in self._self_pairs:
-            self._self_pairs[relation] = self._walk(relation, ())
-        return self._self_pairs[relation]
+    def _loops(self, heads: int) -> sp.csr_matrix:
+        """``[X, N]`` 0/1 with the entries ``(x, x)`` of the rows (the pairs y = x)."""
+        if heads not in self._self_pairs:
+            self._self_pairs[heads] = self._walk(heads, ())
+        return self._self_pairs[heads]
 
-    def _walk(self, relation: int, prefix: Pattern) -> sp.csr_matrix:
-        """``[X, N]`` 0/1 walks of ``prefix`` from the rows :math:`X_r` (``y = x`` included)."""
-        key = (relation, prefix)
+    def _walk(self, heads: int, prefix: Pattern) -> sp.csr_matrix:
+        """``[X, N]`` 0/1 walks of ``prefix`` from the rows :meth:`_rows` (``y = x`` included).
+
+        ``heads`` is the relation :math:`r` for the rows :math:`X_r`, or -1 for the rows
+        :math:`Y` (shared by every relation).
+        """
+        key = (heads, prefix)
         if key in self._matrices:
             self._matrices.move_to_end(key)
             return self._matrices[key]
-        x = self._heads[relation]
+        x = self._rows(heads)
         if not prefix:
             ones = np.ones(x.size, dtype=np.float32)
             return sp.csr_matrix((ones, (np.arange(x.size), x)), shape=(x.size, self.num_nodes))
         rel, forward, anchor = prefix[-1]
         step = self._adjacency[rel] if forward else self._transpose[rel]
-        reach = self._walk(relation, prefix[:-1]) @ step  # [X, N] walks of the prefix
+        reach = self._walk(heads, prefix[:-1]) @ step  # [X, N] walks of the prefix
         if anchor >= 0:  # E_a: keep the walks that end on the constant
             column = reach[:, [anchor]].tocoo()
             reach = sp.csr_matrix(
@@ -292,38 +349,72 @@ class PatternBank:
                 self._stored -= dropped.nnz
         return matrix
 
-    def counts(self, relation: int, patterns: Sequence[Pattern]) -> tuple[float, float]:
+    def _joint(self, heads: int, patterns: tuple[Pattern, ...]) -> sp.csr_matrix:
+        """``[X, N]`` 0/1 product of the walks of ``patterns`` (``y = x`` still in)."""
+        joint = None
+        for pattern in patterns:
+            walk = self._walk(heads, pattern)
+            joint = walk if joint is None else joint.multiply(walk).tocsr()
+        assert joint is not None
+        return joint
+
+    def counts(
+        self, relation: int, patterns: Sequence[Pattern], *, closed_world: bool = False
+    ) -> tuple[float, float]:
         r"""``(s, b)`` of the conjunction of ``patterns`` for head relation ``relation``.
 
         :math:`s = \sum_{x \in X_r} \sum_y (R_{\pi_1} \odot \cdots)[x, y]\, T_r[x, y]` and
-        :math:`b = \sum_{x \in X_r} \sum_y (R_{\pi_1} \odot \cdots)[x, y]` (module docstring).
+        :math:`b = \sum_{x \in X_r} \sum_y (R_{\pi_1} \odot \cdots)[x, y]` (module docstring);
+        with ``closed_world``, :math:`(s, b + \hat b_0)`, the body pairs of the entities without
+        an :math:`r` fact added (module docstring, "Ties").
         """
         if not patterns:
             raise GraphDataError(
                 "patterns: expected at least one pattern, got none; pass [path_pattern(...)]"
             )
-        key = (relation, tuple(sorted(patterns)))
-        if key not in self._counts:
+        key = (relation, closed_world, tuple(sorted(patterns)))
+        if key in self._counts:
+            return self._counts[key]
+        if closed_world:
+            support, body = self.counts(relation, key[2])
+            body += self._body_without_facts(relation, key[2])
+        else:
             # The product of the walks is R_pi1 . R_pi2 ... with the pairs y = x still in; T_r
             # has none, so they count only in b, and are subtracted there (no filtered copy of
             # every walk).
-            joint = None
-            for pattern in key[1]:
-                walk = self._walk(relation, pattern)
-                joint = walk if joint is None else joint.multiply(walk).tocsr()
-            assert joint is not None
+            joint = self._joint(relation, key[2])
             support = float(joint.multiply(self._facts(relation)).sum())
-            loops = float(joint.multiply(self._loops(relation)).sum())
-            self._counts[key] = (support, float(joint.sum()) - loops)
-        return self._counts[key]
+            body = float(joint.sum()) - float(joint.multiply(self._loops(relation)).sum())
+        self._counts[key] = (support, body)
+        return support, body
+
+    def _body_without_facts(self, relation: int, patterns: tuple[Pattern, ...]) -> float:
+        r""":math:`\hat b_0` of the conjunction of ``patterns`` (module docstring, "Ties")."""
+        facts_per_row = np.diff(self._adjacency[relation].indptr)  # [N] r facts of each entity
+        without = facts_per_row[self._everyone] == 0  # [Y] the drawn entities without one
+        if not without.any():
+            return 0.0
+        num_heads = int((facts_per_row > 0).sum())  # |H_r|
+        joint = self._joint(-1, patterns)  # [Y, N]
+        pairs = np.asarray(joint.sum(axis=1)).ravel()  # [Y]
+        pairs -= np.asarray(joint.multiply(self._loops(-1)).sum(axis=1)).ravel()  # y != x
+        share = self._heads[relation].size / num_heads  # |X_r| / |H_r|
+        scale = share * (self._num_active - num_heads) / int(without.sum())
+        return scale * float(pairs[without].sum())
 
     def num_facts(self, relation: int) -> float:
         r""":math:`n_r = \sum_{x \in X_r} \sum_{y \ne x} T_r[x, y]` (module docstring)."""
         return float(self._facts(relation).sum())
 
-    def agreement(self, relation: int, patterns: Sequence[Pattern]) -> float:
-        r"""Dice :math:`D = 2 s / (b + n_r)` of the conjunction of ``patterns`` (0 when s = 0)."""
-        support, body = self.counts(relation, patterns)
+    def agreement(
+        self, relation: int, patterns: Sequence[Pattern], *, closed_world: bool = False
+    ) -> float:
+        r"""Dice :math:`D = 2 s / (b + n_r)` of the conjunction of ``patterns`` (0 when s = 0).
+
+        With ``closed_world``, :math:`D^{\mathrm{cw}} = 2 s / (b + \hat b_0 + n_r)` (module
+        docstring, "Ties").
+        """
+        support, body = self.counts(relation, patterns, closed_world=closed_world)
         return 2.0 * support / (body + self.num_facts(relation)) if support else 0.0
 
 
@@ -390,10 +481,9 @@ def pattern_search(
     distinct = list(first)
     if not distinct:
         return PatternChoice((), (), 0)
-    single = [bank.agreement(relation, [pi]) for pi in distinct]
-    best = int(np.argmax(single))  # the first of the largest
-    chosen_patterns = [distinct[best]]
-    chosen, scores = [first[distinct[best]]], [single[best]]
+    top, pi = _pick(bank, relation, [], [(bank.agreement(relation, [pi]), pi) for pi in distinct])
+    chosen_patterns = [pi]
+    chosen, scores = [first[pi]], [top]
     while len(chosen) < max_paths:
         used = set(local.edge_mask(chosen).nonzero().flatten().tolist())
         support, body = bank.counts(relation, chosen_patterns)
@@ -411,7 +501,7 @@ def pattern_search(
                     options.append((value, pi))
         if not options:
             break
-        top, pi = max(options, key=lambda o: o[0])  # the first of the largest
+        top, pi = _pick(bank, relation, chosen_patterns, options)
         chosen_patterns.append(pi)
         chosen.append(first[pi])
         scores.append(top)
@@ -428,6 +518,33 @@ def pattern_search(
     _orient(local, bank, relation, routes, chosen_patterns, chosen)
     scores[-1] = bank.agreement(relation, chosen_patterns)
     return PatternChoice(tuple(chosen), tuple(scores), len(distinct))
+
+
+def _pick(
+    bank: PatternBank,
+    relation: int,
+    chosen: list[Pattern],
+    options: list[tuple[float, Pattern]],
+) -> tuple[float, Pattern]:
+    r"""The pick among ``options``: largest :math:`S`, ties by :math:`D^{\mathrm{cw}}` ("Ties").
+
+    ``options`` holds ``(S of chosen + pattern, pattern)`` in candidate order. With
+    :math:`\pi^*` the first of largest :math:`S`, the tied options are :math:`\pi^*` and each
+    :math:`\pi'` that :math:`\pi^*` is not significantly better than
+    (:func:`significantly_better`, ``chosen`` held fixed); of these, the first of largest
+    closed-world agreement :math:`D^{\mathrm{cw}}`, then of largest :math:`S`, is returned.
+    """
+    top, best = max(options, key=lambda o: o[0])  # the first of the largest
+    tied = [
+        (value, pi)
+        for value, pi in options
+        if pi == best or not significantly_better(bank, relation, [*chosen, best], [*chosen, pi])
+    ]
+    if len(tied) == 1:
+        return top, best
+    return max(
+        tied, key=lambda o: (bank.agreement(relation, [*chosen, o[1]], closed_world=True), o[0])
+    )
 
 
 def _route(

@@ -26,13 +26,15 @@ def _graph(triples):
     return t[:, [0, 2]].t().contiguous(), t[:, 1].contiguous()
 
 
-def _brute_counts(triples, relation, patterns, num_nodes, truth=None):
+def _brute_counts(triples, relation, patterns, num_nodes, truth=None, heads=None):
     """(s, b) of a conjunction of patterns by enumerating every walk (the oracle).
 
     ``truth``: the set of pairs (x, y) taken as r facts; default the graph's r facts.
+    ``heads``: the heads x summed over; default those with an r fact (partial completeness).
     """
     facts = {(h, r, t) for h, r, t in triples}
-    heads = sorted({h for h, r, _ in facts if r == relation})
+    if heads is None:
+        heads = sorted({h for h, r, _ in facts if r == relation})
     if truth is None:
         truth = {(h, t) for h, r, t in facts if r == relation}
 
@@ -445,3 +447,116 @@ def test_a_path_through_another_fact_of_the_target_relation_is_no_candidate():
     (chosen,) = [path_pattern(local, p) for p in recursive.chosen]
     assert len(chosen) > 1 and any(step[0] == 1 for step in chosen)
     assert recursive.scores[-1] >= bank.agreement(1, [through_r]) > bank.agreement(1, [body])
+
+
+def test_closed_world_counts_match_brute_force_walks():
+    # Every entity a head (AMIE's standard confidence): the oracle sums over all nodes. The
+    # entities without an r fact add body pairs only, so s is the partial-completeness one.
+    n, r = 9, 3
+    triples = _random_triples(3, n, r)
+    bank = PatternBank(*_graph(triples), n, r)
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    patterns = [(a,) for a in steps] + list(itertools.product(steps, repeat=2))[:12]
+    everyone = list(range(n))
+    for relation in range(r):
+        facts = bank.num_facts(relation)
+        for pattern, other in zip(patterns, patterns[1:]):
+            for conjunction in ([pattern], [pattern, other]):
+                s, b = _brute_counts(triples, relation, conjunction, n, heads=everyone)
+                assert bank.counts(relation, conjunction, closed_world=True) == (s, b)
+                assert s == bank.counts(relation, conjunction)[0]
+                expected = 2 * s / (b + facts) if s else 0.0
+                assert bank.agreement(relation, conjunction, closed_world=True) == (
+                    pytest.approx(expected)
+                )
+
+
+def test_closed_world_counts_scale_a_draw_of_the_entities():
+    # With fewer heads kept than entities, b_0 is the draw's body pairs from entities without
+    # an r fact, scaled by (entities without r / drawn ones) and by |X_r| / |H_r|.
+    n, r = 16, 3
+    triples = _random_triples(4, n, r, m=40)
+    bank = PatternBank(*_graph(triples), n, r, max_heads=6, seed=1)
+    active = {h for h, _, _ in triples} | {t for _, _, t in triples}
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    checked = 0
+    for relation in range(r):
+        with_fact = {h for h, rel, _ in triples if rel == relation}
+        kept = bank._heads[relation].tolist()
+        drawn = [y for y in bank._everyone.tolist() if y not in with_fact]
+        for step in steps:
+            s, b = _brute_counts(triples, relation, [(step,)], n, heads=kept)
+            _, b0 = _brute_counts(triples, relation, [(step,)], n, heads=drawn)
+            scale = len(kept) / len(with_fact) * len(active - with_fact) / max(len(drawn), 1)
+            cw = bank.counts(relation, [(step,)], closed_world=True)
+            assert cw[0] == s and cw[1] == pytest.approx(b + scale * b0)
+            checked += b0 > 0 and len(kept) < len(with_fact)
+    assert len(bank._everyone) == 6 and checked > 0
+
+
+def _lineage_world(supervised, advisors):
+    """trained_in(s, c) <- supervised(a, s), affiliated_with(a, i), located_in(i, c) on 16
+    students; every student is affiliated where the advisor is, so the shortcut
+    affiliated_with(s, i), located_in(i, c) joins the same pairs from the students (the academic
+    world's lineage rule). Only the first ``supervised`` students have their advisor recorded;
+    the ``advisors`` are affiliated too and have no trained_in fact. Relations: trained_in=0,
+    supervised=1, affiliated_with=2, located_in=3; countries 0, 1, institutions 2, 3 (in 0 and
+    1), advisors from 4, students after them. Student 0's fact is the held-out target."""
+    triples = [(2, 3, 0), (3, 3, 1)]
+    for a in range(advisors):
+        triples.append((4 + a, 2, 2 + a % 2))
+    for j in range(16):
+        student, advisor = 4 + advisors + j, j % advisors
+        institution = 2 + advisor % 2
+        triples.append((student, 2, institution))
+        if j < supervised:
+            triples.append((4 + advisor, 1, student))
+        if j > 0:
+            triples.append((student, 0, institution - 2))
+    return triples, (4 + advisors, 0, 0), 4 + advisors + 16
+
+
+SHORTCUT = ((2, True, -1), (3, True, -1))
+LINEAGE = ((1, False, -1), (2, True, -1), (3, True, -1))
+
+
+def test_a_tie_under_partial_completeness_is_broken_by_the_closed_world_counts():
+    # Over the students (the heads with a trained_in fact) the shortcut and the body join the
+    # same 15 pairs: no statistic of X_r separates them, and the shorter would win. Closed
+    # world, both also join the held-out student 0 to its country, and the shortcut each of the
+    # 4 advisors to theirs: b_0 = 5 against 1, D_cw = 30 / 35 against 30 / 31.
+    triples, target, num_nodes = _lineage_world(supervised=16, advisors=4)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, 4)
+    assert bank.counts(0, [SHORTCUT]) == bank.counts(0, [LINEAGE]) == (15, 15)
+    assert not significantly_better(bank, 0, [SHORTCUT], [LINEAGE])
+    assert not significantly_better(bank, 0, [LINEAGE], [SHORTCUT])
+    everyone = list(range(num_nodes))
+    for pattern, b in ((SHORTCUT, 20), (LINEAGE, 16)):
+        oracle = _brute_counts(triples, 0, [pattern], num_nodes, heads=everyone)
+        assert bank.counts(0, [pattern], closed_world=True) == oracle == (15, b)
+    assert bank.agreement(0, [SHORTCUT], closed_world=True) == pytest.approx(30 / 35)
+    assert bank.agreement(0, [LINEAGE], closed_world=True) == pytest.approx(30 / 31)
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    assert path_pattern(local, 0) == SHORTCUT  # the first candidate, of the same D
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [LINEAGE]
+    assert choice.scores == (pytest.approx(1.0),)
+
+
+def test_the_closed_world_counts_do_not_overrule_a_significant_difference():
+    # 8 of 16 students have their advisor recorded, and 20 advisors: the body joins 7 of the 15
+    # facts (D = 14 / 22), the shortcut all of them, significantly better (z = sqrt 8). Closed
+    # world, the shortcut's 20 advisor pairs would put it below the body (30 / 51 < 14 / 23,
+    # student 0 counted on both sides); it is no tie, so the shortcut is kept.
+    triples, target, num_nodes = _lineage_world(supervised=8, advisors=20)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, 4)
+    assert bank.counts(0, [SHORTCUT]) == (15, 15) and bank.counts(0, [LINEAGE]) == (7, 7)
+    assert significantly_better(bank, 0, [SHORTCUT], [LINEAGE])
+    assert bank.agreement(0, [SHORTCUT], closed_world=True) == pytest.approx(30 / 51)
+    assert bank.agreement(0, [LINEAGE], closed_world=True) == pytest.approx(14 / 23)
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    assert LINEAGE in {path_pattern(local, p) for p in range(len(local.paths))}
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [SHORTCUT]
