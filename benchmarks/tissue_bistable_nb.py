@@ -115,10 +115,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.linalg import eigsh
-from scipy.stats import norm
 
+from benchmarks.tissue_gibbs_pln import (
+    GibbsReport,
+    chain_agreement,
+    coupling_scale,
+    draw_nonempty,
+    symmetric_adjacency,
+    tissue_anndata,
+)
 from benchmarks.tissue_metropolis import (
     _log1p_normalised,
     gcn_weights,
@@ -135,14 +140,6 @@ __all__ = [
     "BistableTissue",
     "simulate",
 ]
-
-
-def _symmetric_adjacency(edge_index: np.ndarray, weight: np.ndarray, n: int) -> sp.csr_matrix:
-    """:math:`S = A + A^\\top`, ``A[i, j] = w_ij`` for the edge j -> i: ``(S y)_c = n_c``."""
-    src, dst = edge_index
-    return sp.coo_matrix(
-        (np.r_[weight, weight], (np.r_[dst, src], np.r_[src, dst])), shape=(n, n)
-    ).tocsr()
 
 
 def clustered_positions(
@@ -203,20 +200,11 @@ def draw_couplings(
 
 
 @dataclass
-class MalaReport:
-    """Diagnostics of :func:`mala_sample`."""
+class MalaReport(GibbsReport):
+    """Diagnostics of :func:`mala_sample`: those of a Gibbs run, and the MALA step's."""
 
     acceptance: float  # mean MALA acceptance after burn-in (both chains)
     step_size: float  # epsilon after adaptation
-    x2_max_z: float  # max over (g, h) of |mean y_g y_h, chain 0 - chain 1| / standard error
-    x2_z_null_median: float  # its median when the chains agree
-    n_colours: int
-    sweeps: int
-    seconds: float
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready summary."""
-        return dict(self.__dict__)
 
 
 def mala_sample(
@@ -266,7 +254,7 @@ def mala_sample(
     chol = np.linalg.cholesky(lam)  # raises if Lambda is not positive definite
     precond = np.linalg.inv(lam)  # [G, G] M = Lambda^{-1}
     noise_map = np.linalg.inv(chol).T  # L^{-T}: cov of L^{-T} xi is Lambda^{-1}
-    s = _symmetric_adjacency(edge_index, weight, n_cells)
+    s = symmetric_adjacency(edge_index, weight, n_cells)
     colours = greedy_colouring(edge_index, n_cells)
     rows = [s[idx] for idx in colours]
     sigma = float(np.sqrt(np.diag(precond).mean()))
@@ -318,18 +306,12 @@ def mala_sample(
             proposed += 2 * n_cells
     if not np.isfinite(y).all():
         raise GraphDataError("mala_sample: non-finite state")
-    moments, variances = [], []
-    for chain in (0, 1):
-        ys = y[:, chain]
-        second = ys.T @ ys / n_cells
-        moments.append(second)
-        variances.append(np.maximum((ys**2).T @ ys**2 / n_cells - second**2, 1e-300))
-    se = np.sqrt((variances[0] + variances[1]) / n_cells)
+    max_z, null_median = chain_agreement(y)
     report = MalaReport(
         acceptance=accepted / proposed if proposed else float("nan"),
         step_size=math.exp(log_eps),
-        x2_max_z=float((np.abs(moments[0] - moments[1]) / se).max()),
-        x2_z_null_median=float(norm.isf(math.log(2) / (g * (g + 1)))),
+        x2_max_z=max_z,
+        x2_z_null_median=null_median,
         n_colours=len(colours),
         sweeps=burn_in + sweeps,
         seconds=time.perf_counter() - start,
@@ -359,11 +341,7 @@ def counts_from_field(
         # NB as a gamma-Poisson mixture: Gamma(shape 1/phi, scale phi r) has mean r, var phi r^2
         return rng.poisson(rng.gamma(1.0 / dispersion, dispersion * r))
 
-    counts = draw(rate)
-    zero = counts.sum(1) == 0
-    while zero.any():  # condition on a non-zero total, as filter_cells(min_counts=1) would
-        counts[zero] = draw(rate[zero])
-        zero = counts.sum(1) == 0
+    counts = draw_nonempty(draw, rate)
     params = {"size_factor": size, "gene_mean": gene_mean, "dispersion": dispersion}
     return counts.astype(np.int64), params
 
@@ -386,35 +364,10 @@ class BistableTissue:
     params: dict[str, Any] = field(default_factory=dict)
 
     def to_anndata(self) -> Any:
-        """AnnData: X = counts, layers counts / signed / log1p, graph and truth.
-
-        Writes ``layers['counts']`` (int64), ``layers['signed']`` (float32 latent rows on the
-        sphere), ``layers['log1p']``, ``obs['size_factor']`` (float64), ``obsm['spatial']``,
-        the graph of :func:`graphdata.spatial_anndata.spatial_neighbors_knn`,
-        ``varp['true_intra']``, ``varp['true_inter']`` and ``uns['tissue_bistable_nb']``.
-        """
-        from anndata import AnnData
-
-        from graphdata.spatial_anndata import spatial_neighbors_knn
-
-        n, g = self.x.shape
-        adata = AnnData(
-            X=self.counts.astype(np.float32), obsm={"spatial": self.coords.astype(np.float64)}
-        )
-        adata.obs_names = [f"cell{i}" for i in range(n)]
-        adata.var_names = [f"gene{j}" for j in range(g)]
-        adata.obs["size_factor"] = self.count_params["size_factor"]
-        adata.layers["counts"] = self.counts.copy()
-        adata.layers["signed"] = self.x.astype(np.float32)
-        adata.layers["log1p"] = self.log1p.copy()
-        spatial_neighbors_knn(adata, int(self.params.get("k", 6)))
-        adata.varp["true_intra"] = self.W_intra.copy()
-        adata.varp["true_inter"] = self.W_inter.copy()
-        adata.uns["tissue_bistable_nb"] = {
-            "params": dict(self.params),
-            "sampler": self.report.as_dict(),
-        }
-        return adata
+        """AnnData (:func:`benchmarks.tissue_gibbs_pln.tissue_anndata`) with
+        ``obs['size_factor']``."""
+        obs = {"size_factor": self.count_params["size_factor"]}
+        return tissue_anndata(self, "tissue_bistable_nb", obs)
 
 
 def simulate(
@@ -444,14 +397,8 @@ def simulate(
     edge_index = knn_edges(coords, k)
     weight = gcn_weights(edge_index, n_cells)
     lam, k0 = draw_couplings(n_genes, streams[1], sigma=sigma)
-    s = _symmetric_adjacency(edge_index, weight, n_cells)
     # a fixed start vector: ARPACK's random one moves kappa in the last bits from run to run
-    top = eigsh(s, k=1, which="LM", v0=np.ones(n_cells), return_eigenvectors=False)
-    rho_s = float(abs(top[0]))
-    val, vec = np.linalg.eigh(lam)
-    half_inv = (vec / np.sqrt(val)) @ vec.T  # Lambda^{-1/2}
-    rho_k = float(np.abs(np.linalg.eigvalsh(half_inv @ k0 @ half_inv)).max())
-    kappa = margin / (rho_s * rho_k)
+    kappa, rho_s = coupling_scale(edge_index, weight, n_cells, lam, k0, margin, v0=np.ones(n_cells))
     k_mat = kappa * k0
     states, report = mala_sample(
         edge_index,

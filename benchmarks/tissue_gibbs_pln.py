@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,15 +100,106 @@ __all__ = [
     "counts_from_field",
     "GibbsTissue",
     "simulate",
+    "coupling_scale",
+    "chain_agreement",
+    "tissue_anndata",
+    "draw_nonempty",
+    "symmetric_adjacency",
 ]
 
 
-def _symmetric_adjacency(edge_index: np.ndarray, weight: np.ndarray, n: int) -> sp.csr_matrix:
+def symmetric_adjacency(edge_index: np.ndarray, weight: np.ndarray, n: int) -> sp.csr_matrix:
     """:math:`S = A + A^\\top`, ``A[i, j] = w_ij`` for the edge j -> i: ``(S y)_c = n_c``."""
     src, dst = edge_index
     return sp.coo_matrix(
         (np.r_[weight, weight], (np.r_[dst, src], np.r_[src, dst])), shape=(n, n)
     ).tocsr()
+
+
+def coupling_scale(
+    edge_index: np.ndarray,
+    weight: np.ndarray,
+    n_cells: int,
+    lam: np.ndarray,
+    k0: np.ndarray,
+    margin: float,
+    *,
+    v0: np.ndarray | None = None,
+) -> tuple[float, float]:
+    r"""``(kappa, rho(A + A^T))`` for the intercellular scale (module docstring).
+
+    :math:`\kappa` solves :math:`\rho(A + A^\top)\,\rho(\Lambda^{-1/2} K_0
+    \Lambda^{-1/2})\,\kappa =` ``margin``.
+
+    ``v0``: ARPACK's start vector (``None``: its random one, which moves :math:`\kappa` in the
+    last bits from run to run).
+    """
+    s = symmetric_adjacency(edge_index, weight, n_cells)
+    rho_s = float(abs(eigsh(s, k=1, which="LM", v0=v0, return_eigenvectors=False)[0]))
+    val, vec = np.linalg.eigh(lam)
+    half_inv = (vec / np.sqrt(val)) @ vec.T  # Lambda^{-1/2}
+    rho_k = float(np.abs(np.linalg.eigvalsh(half_inv @ k0 @ half_inv)).max())
+    return margin / (rho_s * rho_k), rho_s
+
+
+def chain_agreement(states: np.ndarray) -> tuple[float, float]:
+    r"""Two chains' second moments compared: ``(max z, its median when the chains agree)``.
+
+    ``states`` is ``[N, 2, G]``; z is :math:`|\overline{y_g y_h}^{(0)} -
+    \overline{y_g y_h}^{(1)}|` over its standard error, maximised over the :math:`G(G+1)/2`
+    pairs; under agreement its median is :math:`\Phi^{-1}(1 - \log 2 / (G (G + 1)))`.
+    """
+    n_cells, _, g = states.shape
+    moments, variances = [], []
+    for chain in (0, 1):
+        ys = states[:, chain]
+        second = ys.T @ ys / n_cells
+        moments.append(second)
+        variances.append(np.maximum((ys**2).T @ ys**2 / n_cells - second**2, 1e-300))
+    se = np.sqrt((variances[0] + variances[1]) / n_cells)
+    max_z = float((np.abs(moments[0] - moments[1]) / se).max())
+    return max_z, float(norm.isf(math.log(2) / (g * (g + 1))))
+
+
+def draw_nonempty(draw: Callable[[np.ndarray], np.ndarray], rate: np.ndarray) -> np.ndarray:
+    """``draw(rate)`` with every all-zero row drawn again: counts conditioned on a non-zero
+    total, as ``scanpy.pp.filter_cells(min_counts=1)`` would leave them (``rate`` ``[N, G]``)."""
+    counts = draw(rate)
+    zero = counts.sum(1) == 0
+    while zero.any():
+        counts[zero] = draw(rate[zero])
+        zero = counts.sum(1) == 0
+    return counts
+
+
+def tissue_anndata(tissue: Any, uns_key: str, obs: dict[str, np.ndarray]) -> Any:
+    """AnnData of a simulated tissue: X = counts, layers counts / signed / log1p, graph, truth.
+
+    Writes ``layers['counts']`` (int64), ``layers['signed']`` (float32 latent rows on the
+    sphere), ``layers['log1p']``, the columns ``obs``, ``obsm['spatial']``, the graph of
+    :func:`graphdata.spatial_anndata.spatial_neighbors_knn`, ``varp['true_intra']``,
+    ``varp['true_inter']`` and ``uns[uns_key]`` (parameters and the sampler's report).
+    """
+    from anndata import AnnData
+
+    from graphdata.spatial_anndata import spatial_neighbors_knn
+
+    n, g = tissue.x.shape
+    adata = AnnData(
+        X=tissue.counts.astype(np.float32), obsm={"spatial": tissue.coords.astype(np.float64)}
+    )
+    adata.obs_names = [f"cell{i}" for i in range(n)]
+    adata.var_names = [f"gene{j}" for j in range(g)]
+    for key, column in obs.items():
+        adata.obs[key] = column
+    adata.layers["counts"] = tissue.counts.copy()
+    adata.layers["signed"] = tissue.x.astype(np.float32)
+    adata.layers["log1p"] = tissue.log1p.copy()
+    spatial_neighbors_knn(adata, int(tissue.params.get("k", 6)))
+    adata.varp["true_intra"] = tissue.W_intra.copy()
+    adata.varp["true_inter"] = tissue.W_inter.copy()
+    adata.uns[uns_key] = {"params": dict(tissue.params), "sampler": tissue.report.as_dict()}
+    return adata
 
 
 def draw_precision(
@@ -209,7 +301,7 @@ def gibbs_sample(
     chol = np.linalg.cholesky(lam)  # raises if Lambda is not positive definite
     gain = np.linalg.solve(lam, k)  # [G, G] Lambda^{-1} K
     noise_map = np.linalg.inv(chol).T  # L^{-T}: cov of L^{-T} eps is Lambda^{-1}
-    s = _symmetric_adjacency(edge_index, weight, n_cells)
+    s = symmetric_adjacency(edge_index, weight, n_cells)
     colours = greedy_colouring(edge_index, n_cells)
     rows = [s[idx] for idx in colours]
     sigma = float(np.sqrt(np.diag(np.linalg.inv(lam)).mean()))
@@ -222,16 +314,10 @@ def gibbs_sample(
             y[idx] = msg @ gain.T + eps @ noise_map.T
     if not np.isfinite(y).all():
         raise GraphDataError("gibbs_sample: non-finite state (is Q positive definite?)")
-    moments, variances = [], []
-    for chain in (0, 1):
-        ys = y[:, chain]
-        second = ys.T @ ys / n_cells
-        moments.append(second)
-        variances.append(np.maximum((ys**2).T @ ys**2 / n_cells - second**2, 1e-300))
-    se = np.sqrt((variances[0] + variances[1]) / n_cells)
+    max_z, null_median = chain_agreement(y)
     report = GibbsReport(
-        x2_max_z=float((np.abs(moments[0] - moments[1]) / se).max()),
-        x2_z_null_median=float(norm.isf(math.log(2) / (g * (g + 1)))),
+        x2_max_z=max_z,
+        x2_z_null_median=null_median,
         n_colours=len(colours),
         sweeps=burn_in + sweeps,
         seconds=time.perf_counter() - start,
@@ -265,11 +351,7 @@ def counts_from_field(
         c = rng.poisson(r)
         return np.where(rng.random(r.shape) < dropout / (1.0 + r), 0, c)
 
-    counts = draw(rate)
-    zero = counts.sum(1) == 0
-    while zero.any():  # condition on a non-zero total, as filter_cells(min_counts=1) would
-        counts[zero] = draw(rate[zero])
-        zero = counts.sum(1) == 0
+    counts = draw_nonempty(draw, rate)
     params = {"library_size": library, "baseline": baseline, "type_profile": profile}
     return counts.astype(np.int64), params
 
@@ -294,36 +376,9 @@ class GibbsTissue:
     params: dict[str, Any] = field(default_factory=dict)
 
     def to_anndata(self) -> Any:
-        """AnnData: X = counts, layers counts / signed / log1p, graph, truth, domains and types.
-
-        Writes ``layers['counts']`` (int64), ``layers['signed']`` (float32 latent rows on the
-        sphere), ``layers['log1p']``, ``obs['domain']``, ``obs['cell_type']``,
-        ``obsm['spatial']``, the graph of :func:`graphdata.spatial_anndata.spatial_neighbors_knn`,
-        ``varp['true_intra']``, ``varp['true_inter']`` and ``uns['tissue_gibbs_pln']``.
-        """
-        from anndata import AnnData
-
-        from graphdata.spatial_anndata import spatial_neighbors_knn
-
-        n, g = self.x.shape
-        adata = AnnData(
-            X=self.counts.astype(np.float32), obsm={"spatial": self.coords.astype(np.float64)}
-        )
-        adata.obs_names = [f"cell{i}" for i in range(n)]
-        adata.var_names = [f"gene{j}" for j in range(g)]
-        adata.obs["domain"] = self.domain
-        adata.obs["cell_type"] = self.cell_type
-        adata.layers["counts"] = self.counts.copy()
-        adata.layers["signed"] = self.x.astype(np.float32)
-        adata.layers["log1p"] = self.log1p.copy()
-        spatial_neighbors_knn(adata, int(self.params.get("k", 6)))
-        adata.varp["true_intra"] = self.W_intra.copy()
-        adata.varp["true_inter"] = self.W_inter.copy()
-        adata.uns["tissue_gibbs_pln"] = {
-            "params": dict(self.params),
-            "sampler": self.report.as_dict(),
-        }
-        return adata
+        """AnnData (:func:`tissue_anndata`) with ``obs['domain']`` and ``obs['cell_type']``."""
+        obs = {"domain": self.domain, "cell_type": self.cell_type}
+        return tissue_anndata(self, "tissue_gibbs_pln", obs)
 
 
 def simulate(
@@ -355,12 +410,7 @@ def simulate(
     weight = gcn_weights(edge_index, n_cells)
     domain, cell_type = domains_and_types(coords, streams[1], n_domains=n_domains, n_types=n_types)
     lam, k0 = draw_precision(n_genes, streams[2], sigma=sigma)
-    s = _symmetric_adjacency(edge_index, weight, n_cells)
-    rho_s = float(abs(eigsh(s, k=1, which="LM", return_eigenvectors=False)[0]))
-    val, vec = np.linalg.eigh(lam)
-    half_inv = (vec / np.sqrt(val)) @ vec.T  # Lambda^{-1/2}
-    rho_k = float(np.abs(np.linalg.eigvalsh(half_inv @ k0 @ half_inv)).max())
-    kappa = margin / (rho_s * rho_k)
+    kappa, rho_s = coupling_scale(edge_index, weight, n_cells, lam, k0, margin)
     k_mat = kappa * k0
     states, report = gibbs_sample(
         edge_index,
