@@ -12,6 +12,7 @@ import kg.rotate
 from graphdata.errors import GraphDataError
 from graphdata.filter_index import FilterIndex
 from graphdata.triples import KGDataset
+from kg import _ranks
 from kg.distmult import DistMult
 from kg.evaluation import RankMetrics, evaluate
 from kg.rotate import RotatE
@@ -130,6 +131,20 @@ def test_shared_queries_and_unfiltered_targets_match_brute_force(device, filter_
             table_scorer(table), test.to(device), index, num_entities=E, batch_size=batch_size
         )
         check_against(metrics, expected)
+
+
+def test_sign_counts_in_small_blocks_match_brute_force(filter_path, monkeypatch):
+    # kg._ranks counts the signs a few rows at a time in one reused block; with a block of
+    # 2 rows (and of 1 row, below E) every query crosses block boundaries.
+    table, known, _ = tiny_kg(6)
+    table[torch.rand(table.shape, generator=torch.Generator().manual_seed(2)) < 0.1] = -math.inf
+    test = known[:9]
+    table[test[:, 0], test[:, 1], test[:, 2]] = 2.0
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    expected = brute_force(table_scorer(table), test, known, E)
+    for block in (2 * E, 3):
+        monkeypatch.setattr(_ranks, "SIGN_BLOCK", block)
+        check_against(evaluate(table_scorer(table), test, index, num_entities=E), expected)
 
 
 def test_every_batch_but_the_last_scores_the_same_number_of_rows(filter_path):
