@@ -35,6 +35,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.academic",
         "graphdata.worlds.geography",
         "graphdata.worlds.biology",
+        "graphdata.worlds.software",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,11 +1,14 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Three worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Four worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
 body atom parallel to the head, noise and exceptions) and :func:`biology_world` (hub proteins,
-exceptions in three rules, noise in two relations, a star around a constant, a triangle).
+exceptions in three rules, noise in two relations, a star around a constant, a triangle), and
+:func:`software_world`, written as a held-out world after the explainer was tuned on the others
+(a derived relation in another rule's body, a head with two bodies, a length-3 chain beside a
+correlated length-2 shortcut, dependency hubs, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -22,6 +25,7 @@ from graphdata.worlds.academic import ACADEMIC_RULES, academic_world
 from graphdata.worlds.base import World, build_world
 from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
+from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
 
 __all__ = [
@@ -32,9 +36,11 @@ __all__ = [
     "academic_world",
     "geography_world",
     "biology_world",
+    "software_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
+    "SOFTWARE_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -44,6 +50,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "academic": academic_world,
     "geography": geography_world,
     "biology": biology_world,
+    "software": software_world,
 }
 
 
@@ -58,10 +65,10 @@ def world(
     """Draw a world by name from :data:`WORLDS`.
 
     Args:
-        name: ``"academic"``, ``"geography"`` or ``"biology"``.
+        name: ``"academic"``, ``"geography"``, ``"biology"`` or ``"software"``.
         seed: The seed. Default 0.
-        size: The number of primary entities (authors, cities, proteins). Default ``None``: the
-            generator's default (400, 800, 600).
+        size: The number of primary entities (authors, cities, proteins, packages). Default
+            ``None``: the generator's default (400, 800, 600, 500).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 
@@ -74,7 +81,7 @@ def world(
     Examples:
         >>> w = world("geography", size=60, seed=1)
         >>> w.name, sorted(WORLDS)
-        ('geography', ['academic', 'biology', 'geography'])
+        ('geography', ['academic', 'biology', 'geography', 'software'])
     """
     make = WORLDS.get(name) if isinstance(name, str) else None
     if make is None:
