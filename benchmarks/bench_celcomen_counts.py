@@ -11,7 +11,8 @@ its defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on four ro
   through ``Celcomen.fit`` + ``store_fit`` while the wrapper has no ``allow_negative``);
 - ``counts``: the raw counts (``layers['counts']``), what a user with a Visium / Xenium slide has,
   through the default ``transform="auto"``, which takes the log-counts route on raw counts
-  (gene-centred log counts, couplings reported orthogonal to 1;
+  (gene-centred log counts, couplings reported orthogonal to the library-size direction, 1
+  for well-expressed genes;
   :func:`spatial._inputs.log_counts_coordinates`; the ``log_counts`` route of sessions 12-15);
 - ``log1p``: scanpy's ``normalize_total`` + ``log1p`` (``layers['log1p']``);
 - ``counts_sphere``: the raw counts with ``transform="sphere"``, the paper's :math:`c / \lVert c
@@ -40,8 +41,12 @@ beta x mean |truth| (the common offset that Pearson and Spearman cannot see).
 Targets (issue 19, counts route at G = 10 and 20): sign agreement >= .9 (intra) and >= .85
 (inter); off-diagonal Pearson within .05 of the signed route; ratio within .8-1.25 for both.
 
+Both tuning worlds draw log-normal library sizes (sd of :math:`\log \ell_i` 0.4 on metropolis,
+0.5 on gibbs_pln); ``--size-factor-sd S`` sets that sd (0: equal depth in every cell, every other
+draw unchanged), and is refused for the held-out bistable_nb.
+
 Run: ``.venv/bin/python -m benchmarks.bench_celcomen_counts [--genes 10,20] [--cells 2000]
-[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb] [--out FILE.json]``.
+[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb] [--size-factor-sd S] [--out FILE.json]``.
 """
 
 from __future__ import annotations
@@ -176,6 +181,7 @@ def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
             if args.world == "metropolis"
             else {}
         ),
+        **({} if args.size_factor_sd is None else {"library_sigma": args.size_factor_sd}),
     )
     sim_s = time.perf_counter() - start
     adata = tissue.to_anndata()
@@ -200,9 +206,10 @@ def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
             "correlation": matrix_metrics(baseline, truth),
         }
     # Raw counts cannot identify the all-ones direction (library sizes move every cell along
-    # it), so the log-counts route reports P W P, P = I - 1 1^T / G. The signed route keeps that
-    # direction; scored the same way it is the reference a counts fit can reach, and P W P of
-    # the true matrices is the ceiling of any counts fit.
+    # it), so the log-counts route reports P W P, P = I - u u^T (u = 1 / sqrt(G) for
+    # well-expressed genes; spatial._inputs.library_size_direction). The signed route keeps that
+    # direction; scored as P W P with P = I - 1 1^T / G it is the reference a counts fit can
+    # reach, and P W P of the true matrices is the ceiling of any counts fit.
     signed = run["routes"]["signed"]["celcomen"]
     project = np.eye(g) - np.full((g, g), 1.0 / g)
     reference = {}
@@ -324,9 +331,24 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--sweeps", type=int, default=600, help="Metropolis sweeps (default 600)")
     parser.add_argument("--burn-in", type=int, default=300, help="burn-in sweeps (default 300)")
     parser.add_argument("--float32", action="store_true", help="sample in float32 (2x faster)")
+    parser.add_argument(
+        "--size-factor-sd",
+        type=float,
+        default=None,
+        help="sd of the log library sizes of the metropolis / gibbs_pln tissues (default: the "
+        "world's own, 0.4 / 0.5; 0 = equal depth in every cell)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
+    if args.size_factor_sd is not None:
+        if args.world == "bistable_nb":
+            parser.error(
+                "--size-factor-sd: bistable_nb is held out and draws its own size factors; "
+                "use it with --world metropolis or gibbs_pln"
+            )
+        if args.size_factor_sd < 0:
+            parser.error(f"--size-factor-sd: expected >= 0, got {args.size_factor_sd}")
     genes = [int(v) for v in args.genes.split(",")]
     torch.set_num_threads(args.threads)
     start = time.perf_counter()

@@ -65,9 +65,10 @@ null median of that maximum. The tissue is the final state of chain 0.
 **Counts** (:func:`counts_from_field`): log-rate :math:`\eta_{ig} = a_g + \mu_{t_i g} + y_{ig}`,
 baselines :math:`a_g = \log \pi_g - \log \bar\pi`, :math:`\log \pi_g \sim \mathcal N(0, 1)`,
 type profiles :math:`\mu_{tg} \sim \mathcal N(0, \tau^2)` (:math:`\tau` = 0.3); library sizes
-:math:`\ell_i = D e^{0.5 \varepsilon_i}`; :math:`c_{ig} \sim \mathrm{Poisson}(\ell_i
-e^{\eta_{ig}})`, then each count is set to 0 with probability :math:`\pi_0/(1 + \ell_i
-e^{\eta_{ig}})` (:math:`\pi_0` = 0.3: dropout hits lowly expressed entries). A cell with all
+:math:`\ell_i = D e^{\sigma_\ell \varepsilon_i}` (:math:`\sigma_\ell` = 0.5,
+``library_sigma``); :math:`c_{ig} \sim \mathrm{Poisson}(\ell_i e^{\eta_{ig}})`, then each
+count is set to 0 with probability :math:`\pi_0/(1 + \ell_i e^{\eta_{ig}})` (:math:`\pi_0` =
+0.3: dropout hits lowly expressed entries). A cell with all
 counts zero is redrawn. ``log1p`` is scanpy's ``normalize_total`` then ``log1p``; ``signed``
 holds the latent rows :math:`y_i / \lVert y_i \rVert` (the coordinates an oracle would fit).
 """
@@ -394,13 +395,16 @@ def simulate(
     n_domains: int = 4,
     n_types: int = 3,
     depth: float = 10.0,
+    library_sigma: float = 0.5,
     type_sd: float = 0.3,
     dropout: float = 0.3,
 ) -> GibbsTissue:
-    """Positions, graph, domains, truth, Gibbs states and counts of one tissue (module doc).
+    r"""Positions, graph, domains, truth, Gibbs states and counts of one tissue (module doc).
 
     Every draw comes from ``numpy.random.default_rng(seed)`` and its spawned streams, so a
-    seed reproduces the tissue.
+    seed reproduces the tissue. ``library_sigma`` is the standard deviation of the log library
+    sizes, :math:`\ell_i = D e^{\sigma_\ell \varepsilon_i}` (0: every cell has depth :math:`D`;
+    the other draws are unchanged, so only the size factors differ).
     """
     if n_cells <= k:
         raise GraphDataError(f"n_cells: expected more than k = {k} cells, got {n_cells}")
@@ -424,8 +428,8 @@ def simulate(
     )
     latent = states[:, 0]
     counts, count_params = counts_from_field(
-        latent, cell_type, streams[4], n_types=n_types, depth=depth, type_sd=type_sd,
-        dropout=dropout,
+        latent, cell_type, streams[4], n_types=n_types, depth=depth,
+        library_sigma=library_sigma, type_sd=type_sd, dropout=dropout,
     )  # fmt: skip
     w_intra = -0.5 * lam
     np.fill_diagonal(w_intra, 0.0)
@@ -443,6 +447,7 @@ def simulate(
         "n_domains": n_domains,
         "n_types": n_types,
         "depth": depth,
+        "library_sigma": library_sigma,
         "type_sd": type_sd,
         "dropout": dropout,
     }

@@ -488,14 +488,17 @@ def simulate(
     rho_inter: float = 1.0,
     inter_margin: float | None = 0.8,
     depth: float = 20.0,
+    library_sigma: float = 0.4,
     log_fold: float = 0.75,
     dispersion: float = 10.0,
     dtype: type = np.float64,
 ) -> MetropolisTissue:
-    """Positions, graph, truth, Metropolis states and counts of one tissue (module docstring).
+    r"""Positions, graph, truth, Metropolis states and counts of one tissue (module docstring).
 
     Every random draw comes from ``numpy.random.default_rng(seed)`` (and its spawned streams),
-    so a seed reproduces the tissue exactly.
+    so a seed reproduces the tissue exactly. ``library_sigma`` is :math:`\sigma_\ell`, the
+    standard deviation of the log library sizes (0: every cell has depth :math:`D`; the other
+    draws are unchanged, so only the size factors differ).
     """
     if n_cells <= k:
         raise GraphDataError(f"n_cells: expected more than k = {k} cells, got {n_cells}")
@@ -521,7 +524,12 @@ def simulate(
     )
     x = _unit(states[:, 0].astype(np.float64))
     counts, count_params = counts_from_sphere(
-        x, streams[3], depth=depth, log_fold=log_fold, dispersion=dispersion
+        x,
+        streams[3],
+        depth=depth,
+        library_sigma=library_sigma,
+        log_fold=log_fold,
+        dispersion=dispersion,
     )
     params = {
         "n_cells": n_cells,
@@ -539,6 +547,7 @@ def simulate(
         "spectral_norm_intra": float(np.linalg.norm(w_intra, 2)),
         "spectral_norm_inter": float(np.linalg.norm(w_inter, 2)),
         "depth": depth,
+        "library_sigma": library_sigma,
         "log_fold": log_fold,
         "dispersion": dispersion,
         "dtype": np.dtype(dtype).name,

@@ -45,6 +45,7 @@ __all__ = [
     "check_expression",
     "unit_rows",
     "log_counts_coordinates",
+    "library_size_direction",
     "is_raw_counts",
     "check_edge_index",
     "graph_from_adata",
@@ -414,11 +415,12 @@ def log_counts_coordinates(counts: Tensor, means: Tensor | None = None) -> tuple
     for raw counts :math:`c` (cells :math:`i`, genes :math:`g`). Under a log link,
     :math:`\log \mu_{ig} = \log \ell_i + a_g + \eta_{ig}` (library size :math:`\ell_i`, gene
     baseline :math:`a_g`), centring removes the baselines, and the library sizes move every cell
-    along the all-ones direction only, which the fit reports as unidentified (couplings
-    reported as :math:`P W P`, :math:`P = I - \mathbf 1 \mathbf 1^\top / G`,
-    :mod:`spatial.celcomen`). The rows are then put on the sphere, :math:`x_i = y_i / \lVert
-    y_i \rVert`, so the fitted couplings act on directions of centred log expression, in the
-    original genes (no per-gene rescaling).
+    along one direction, :math:`\mathbf 1` for well-expressed genes
+    (:func:`library_size_direction` in general), which the fit reports as unidentified
+    (couplings reported as :math:`P W P`, :math:`P = I - u u^\top`, :mod:`spatial.celcomen`).
+    The rows are then put on the sphere, :math:`x_i = y_i / \lVert y_i \rVert`, so the fitted
+    couplings act on directions of centred log expression, in the original genes (no per-gene
+    rescaling).
 
     Args:
         counts: Non-negative expression ``[N, G]`` (raw counts), floating point.
@@ -449,6 +451,48 @@ def log_counts_coordinates(counts: Tensor, means: Tensor | None = None) -> tuple
             "transform='sphere'"
         )
     return y, m
+
+
+def library_size_direction(counts: Tensor, *, block: int = 1 << 22) -> Tensor:
+    r"""The unit direction in which a cell's library size moves its log counts, ``[G]``.
+
+    .. math::
+        u = \frac{\kappa}{\lVert \kappa \rVert}, \qquad
+        \kappa_g = \frac1N \sum_i c_{ig} \log\Big(1 + \frac1{c_{ig}}\Big)
+        \quad (\text{a zero count adds } 0),
+
+    for raw counts :math:`c` (cells :math:`i`, genes :math:`g`). For
+    :math:`c \sim \mathrm{Poisson}(s \mu)` the sensitivity of the log-counts coordinate to the
+    library size :math:`s` is :math:`\partial\, \mathbb E \log(1 + c) / \partial \log s = \mu\,
+    \mathbb E \log\frac{c + 2}{c + 1}` (:math:`\partial_\mu \mathbb E f(c) = \mathbb E[f(c + 1) -
+    f(c)]`), which equals :math:`\mathbb E[c \log\frac{c + 1}{c}]` by the Poisson identity
+    :math:`\mathbb E[\mu h(c)] = \mathbb E[c\, h(c - 1)]`; so :math:`\kappa_g` estimates the
+    cells' mean sensitivity without bias. Well-expressed genes have :math:`\kappa_g \to 1`
+    (:math:`\log(1 + c) \approx \log s + \log \mu`: a library size shifts every such gene
+    alike, along :math:`\mathbf 1`); a gene of mean :math:`\mu \ll 1` has :math:`\kappa_g
+    \approx \mu \log 2`, since there a library size scales :math:`\log(1 + c)` instead of
+    shifting it. The log-counts route reports its couplings orthogonal to :math:`u`
+    (:mod:`spatial.celcomen`). Reads a block of about ``block`` entries at a time.
+
+    Args:
+        counts: Non-negative raw counts ``[N, G]``, floating point, no all-zero column set.
+        block: Entries per block of rows (default :math:`2^{22}`).
+
+    Returns:
+        The unit vector :math:`u` ``[G]`` (dtype and device of ``counts``).
+
+    Examples:
+        >>> u = library_size_direction(torch.tensor([[1.0, 1000.0], [0.0, 2000.0]]))
+        >>> round(float(u[0] / u[1]), 4)  # (log 2 / 2) / (about 1)
+        0.3467
+    """
+    rows = max(1, block // max(1, counts.shape[-1]))
+    kappa = torch.zeros(counts.shape[-1], dtype=counts.dtype, device=counts.device)
+    for start in range(0, counts.shape[0], rows):
+        c = counts[start : start + rows]
+        # c log(1 + 1/c) with 0 at c = 0 (its limit); clamp keeps 1/c finite there
+        kappa += (c * torch.log1p(c.clamp(min=1.0).reciprocal())).sum(0)
+    return kappa / kappa.norm()
 
 
 def is_raw_counts(x: Tensor, *, block: int = 1 << 22) -> bool:

@@ -43,10 +43,19 @@ genes with the largest baselines :math:`a_g`. The log-counts route uses instead
     x_i = \frac{y_i}{\lVert y_i \rVert}, \qquad y_{ig} = \log(1 + c_{ig}) - m_g, \qquad
     m_g = \frac1N \sum_j \log(1 + c_{jg}),
 
-(:func:`spatial._inputs.log_counts_coordinates`): centring removes the baselines, and the
-library sizes :math:`\log \ell_i` shift every cell along :math:`\mathbf 1`, so the couplings
-are reported as :math:`P W P` with :math:`u = \mathbf 1 / \sqrt G` (``mean_direction_``). The
-matrices act on directions of centred log expression of the original genes (no per-gene
+(:func:`spatial._inputs.log_counts_coordinates`): centring removes the baselines, and a
+library size :math:`\log \ell_i` moves cell :math:`i` along the unit direction
+
+.. math::
+    u \propto \kappa, \qquad
+    \kappa_g = \frac1N \sum_i c_{ig} \log\Big(1 + \frac1{c_{ig}}\Big)
+    \ \approx\ \frac{\partial\, \mathbb E \log(1 + c_{ig})}{\partial \log \ell_i}
+
+(:func:`spatial._inputs.library_size_direction`; an unbiased estimate under Poisson counts),
+which is :math:`\mathbf 1 / \sqrt G` when every gene is well expressed and leans away from
+genes of mean count below about 1, whose :math:`\log(1 + c)` a library size scales rather than
+shifts. The couplings are reported as :math:`P W P` with this :math:`u` (``mean_direction_``).
+The matrices act on directions of centred log expression of the original genes (no per-gene
 rescaling: :math:`y^\top W y` in log-count units); ``gene_offset_`` holds :math:`m`. The
 default ``transform="auto"`` takes this route when every fitted value is a non-negative integer
 (raw counts; :func:`spatial._inputs.is_raw_counts`) and the sphere route otherwise (normalised
@@ -138,7 +147,7 @@ class CelcomenConfig:
     batch_size: int | None = None
     # How expression becomes sphere coordinates: "sphere" (the paper's x = c / ||c||),
     # "log_counts" (raw counts: x = y / ||y||, y = log1p(c) minus its gene means; couplings
-    # reported orthogonal to the library-size direction 1, module docstring), or "auto"
+    # reported orthogonal to the library-size direction, module docstring), or "auto"
     # (default): "log_counts" when every fitted value is a non-negative integer (raw counts),
     # else "sphere" (normalised or log expression, signed coordinates). On log-link counts
     # "log_counts" keeps the signs that "sphere" loses (benchmarks/RESULTS.md, issue 19).
@@ -272,7 +281,8 @@ class Celcomen:
         h_inter_: Fitted strength-weighted per-gene field ``[G]``.
         mean_direction_: The unit direction ``[G]`` the couplings are reported orthogonal to:
             the mean direction of non-negative expression (``transform="sphere"``), the
-            library-size direction :math:`\mathbf 1/\sqrt G` (``"log_counts"``), else None.
+            library-size direction of the log counts (``"log_counts"``; about
+            :math:`\mathbf 1/\sqrt G` when all genes are well expressed), else None.
         transform_: How expression became sphere coordinates: ``"sphere"`` or
             ``"log_counts"`` (``config.transform``; ``"auto"`` resolved on the data).
         gene_offset_: ``"log_counts"``: the gene means :math:`m_g` of :math:`\log(1 + c)`
@@ -450,6 +460,7 @@ class Celcomen:
                     "values; pass layer='counts' (raw counts), or transform='sphere' for "
                     "signed coordinates"
                 )
+            library = _inputs.library_size_direction(x)  # [G], before x is replaced
             y, self.gene_offset_ = _inputs.log_counts_coordinates(x)
             x = y.div_(y.norm(dim=-1, keepdim=True))  # [N, G] on the sphere
         n, g = x.shape
@@ -484,9 +495,10 @@ class Celcomen:
         w_inter = model.W_inter.detach().clone()
         self.mean_direction_ = None
         if transform == "log_counts":
-            # Library sizes move log counts along 1 (spatial._inputs.log_counts_coordinates):
-            # report the part orthogonal to it.
-            u = torch.full((g,), g**-0.5, dtype=x.dtype, device=x.device)
+            # Library sizes move log counts along u (1 for well-expressed genes; less for
+            # genes with few counts, spatial._inputs.library_size_direction): report the part
+            # orthogonal to it. Measured in benchmarks/RESULTS.md (issue 19, session 19).
+            u = library
             self.mean_direction_ = u
             w_intra, w_inter = _orthogonal_part(w_intra, u), _orthogonal_part(w_inter, u)
         elif cfg.fields and cfg.objective != "reference" and bool((x >= 0).all()):

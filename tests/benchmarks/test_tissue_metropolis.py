@@ -139,6 +139,36 @@ def test_tissue_counts_anndata_and_seed() -> None:
     np.testing.assert_allclose(adata.layers["log1p"], expected, rtol=1e-5, atol=1e-6)
 
 
+def test_library_sigma_changes_only_the_size_factors() -> None:
+    from benchmarks import tissue_gibbs_pln as tg
+
+    kw = {"sweeps": 10, "burn_in": 10}
+    for module, default in ((tm, 0.4), (tg, 0.5)):
+        plain = module.simulate(200, 6, seed=2, **kw)
+        explicit = module.simulate(200, 6, seed=2, library_sigma=default, **kw)
+        flat = module.simulate(200, 6, seed=2, library_sigma=0.0, **kw)
+        np.testing.assert_array_equal(plain.counts, explicit.counts)  # the default is today's
+        np.testing.assert_array_equal(plain.coords, flat.coords)
+        np.testing.assert_array_equal(plain.count_params["baseline"], flat.count_params["baseline"])
+        np.testing.assert_allclose(plain.x, flat.x, rtol=1e-12)  # same states (eigsh: ~1e-15)
+        np.testing.assert_array_equal(
+            flat.count_params["library_size"], module.simulate.__kwdefaults__["depth"]
+        )
+        spread = np.log(plain.count_params["library_size"]).std()
+        assert default * 0.85 < spread < default * 1.15
+        assert plain.params["library_sigma"] == default and flat.params["library_sigma"] == 0.0
+
+
+def test_bench_refuses_size_factors_for_the_held_out_world(capsys) -> None:
+    from benchmarks import bench_celcomen_counts as bench
+
+    with pytest.raises(SystemExit):
+        bench.main(["--world", "bistable_nb", "--size-factor-sd", "0.5"])
+    assert "bistable_nb is held out" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--size-factor-sd", "-1"])
+
+
 def test_bench_scale_and_sign_metrics() -> None:
     rng = np.random.default_rng(0)
     t_intra, t_inter = tm.draw_couplings(10, rng)

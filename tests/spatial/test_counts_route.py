@@ -18,7 +18,7 @@ from benchmarks import tissue_gibbs_pln as tg
 from benchmarks.tissue_metropolis import gcn_weights
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
-from spatial._inputs import is_raw_counts, log_counts_coordinates
+from spatial._inputs import is_raw_counts, library_size_direction, log_counts_coordinates
 from spatial._messages import edge_weights
 from spatial.celcomen import Celcomen, CelcomenConfig
 from spatial.counterfactual import simulate_intervention
@@ -57,9 +57,12 @@ def test_log_counts_fit_ignores_gene_baselines_and_reports_orthogonal_to_ones():
     fit = Celcomen(progress=False, transform="log_counts")
     est = fit.fit(counts, edge_index)
     g = counts.shape[1]
-    np.testing.assert_allclose(est.mean_direction_.numpy(), np.full(g, g**-0.5), rtol=1e-6)
+    # counts ~ 10^3: the library-size direction is 1 up to c log(1 + 1/c) = 1 - 1/(2c) + ...
+    torch.testing.assert_close(est.mean_direction_, library_size_direction(counts))
+    np.testing.assert_allclose(est.mean_direction_.numpy(), np.full(g, g**-0.5), rtol=2e-3)
     for w in (est.W_intra_, est.W_inter_):
-        assert float((w @ torch.ones(g)).abs().max()) < 1e-4 * float(w.abs().max())
+        assert float((w @ est.mean_direction_).abs().max()) < 1e-4 * float(w.abs().max())
+        assert float((w @ torch.ones(g)).abs().max()) < 1e-2 * float(w.abs().max())
     assert est.transform_ == "log_counts" and est.gene_offset_.shape == (g,)
     # A 50x larger baseline of gene 3 shifts log1p(c) by log 50 (counts ~ 10^3: log1p ~ log):
     # the centred coordinates, hence the couplings, barely move; the sphere route's do.
@@ -74,6 +77,66 @@ def test_log_counts_fit_ignores_gene_baselines_and_reports_orthogonal_to_ones():
         (sphere[1].W_intra_ - sphere[0].W_intra_).norm() / sphere[0].W_intra_.norm()
     )
     assert change < 0.02 < 0.2 < sphere_change
+
+
+def _poisson_mean(f, mu: float) -> float:
+    """E f(c) for c ~ Poisson(mu), summed over the pmf far into the tail."""
+    from scipy.stats import poisson
+
+    c = np.arange(int(mu + 40 * np.sqrt(mu) + 60), dtype=np.float64)
+    return float(poisson.pmf(c, mu) @ f(c))
+
+
+@pytest.mark.parametrize("mu", [0.05, 0.5, 3.0, 40.0, 2000.0])
+def test_library_size_direction_is_the_poisson_sensitivity_of_log_counts(mu):
+    # oracle: the exact derivative d E log(1 + c) / d log mu (central difference of pmf sums)
+    # equals E[c log(1 + 1/c)], the expectation of the estimator's summand
+    h = 1e-5
+    up, down = (_poisson_mean(np.log1p, mu * np.exp(s)) for s in (h, -h))
+    derivative = (up - down) / (2 * h)
+    summand = _poisson_mean(lambda c: np.where(c > 0, c * np.log1p(1 / np.maximum(c, 1)), 0), mu)
+    assert summand == pytest.approx(derivative, rel=1e-6)
+    assert summand == pytest.approx(
+        mu * _poisson_mean(lambda c: np.log((c + 2) / (c + 1)), mu), rel=1e-9
+    )
+
+
+def test_library_size_direction_by_hand_and_on_poisson_counts():
+    counts = torch.tensor([[0.0, 1.0, 5.0], [2.0, 0.0, 7.0]], dtype=torch.float64)
+    kappa = (counts * torch.log1p(1 / counts.clamp(min=1))).mean(0)
+    torch.testing.assert_close(library_size_direction(counts), kappa / kappa.norm())
+    torch.testing.assert_close(library_size_direction(counts, block=3), kappa / kappa.norm())
+    # Poisson counts with means 0.1 .. 1000: the direction of the exact sensitivities, within 4
+    # standard errors of each kappa_g (the norm is set by the well-expressed genes, exactly)
+    mus = [0.1, 1.0, 10.0, 1000.0]
+    n = 200_000
+    gen = torch.Generator().manual_seed(0)
+    sample = torch.poisson(torch.tensor(mus, dtype=torch.float64).expand(n, 4), gen)
+    exact = torch.tensor(
+        [_poisson_mean(lambda c: np.where(c > 0, c * np.log1p(1 / np.maximum(c, 1)), 0), m)
+         for m in mus], dtype=torch.float64
+    )  # fmt: skip
+    se = (sample * torch.log1p(1 / sample.clamp(min=1))).std(0) / n**0.5 / exact.norm()
+    error = (library_size_direction(sample) - exact / exact.norm()).abs()
+    assert bool((error < 4 * se + 1e-4).all()), (error, se)
+    assert float(exact[0]) < 0.1 and float(exact[-1]) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_log_counts_reports_orthogonal_to_the_library_direction_of_sparse_genes():
+    # genes 0, 1 with about 0.3 counts a cell, 2-4 with about 300: the reported couplings are
+    # orthogonal to u (not to 1), and u weighs the sparse genes down
+    counts, edge_index = _tissue(n=400)
+    counts[:, :2] = torch.poisson(counts[:, :2] / 6000.0, torch.Generator().manual_seed(1))
+    est = Celcomen(progress=False).fit(counts, edge_index)
+    u = est.mean_direction_
+    torch.testing.assert_close(u, library_size_direction(counts))
+    assert float(u[:2].max()) < 0.5 * float(u[2:].min())
+    for w in (est.W_intra_, est.W_inter_):
+        assert float((w @ u).abs().max()) < 1e-4 * float(w.abs().max())
+    # the report is P W P of the fitted energy, P = I - u u^T
+    p = torch.eye(5) - torch.outer(u, u)
+    w = est.model_.W_inter.detach()
+    torch.testing.assert_close(est.W_inter_, p @ w @ p, rtol=1e-5, atol=1e-6)
 
 
 def test_log_counts_recovers_a_positive_pair_on_log_link_counts():
