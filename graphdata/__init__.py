@@ -120,7 +120,7 @@ __all__ = [
     "ExplanationScore",
     "TargetScores",
     "LengthSummary",
-    # synthetic worlds with planted rules, exceptions and noise (academic, geography, biology)
+    # synthetic worlds with planted rules, exceptions and noise (academic ... software)
     "WORLDS",
     "World",
     "world",

@@ -1,7 +1,7 @@
 r"""A synthetic world: base facts, rules as text, and the ground truth graphdata.rules computes.
 
-The generators of :mod:`graphdata.worlds` (academic, geography, biology) only draw **base
-facts**; everything rule-related happens here, world-agnostically, with the rule engine of
+The generators of :mod:`graphdata.worlds` (academic, geography, biology, software) only draw
+**base facts**; everything rule-related happens here, world-agnostically, with the rule engine of
 :mod:`graphdata.rules` (:func:`~graphdata.rules.parse_rules`, :func:`~graphdata.rules.derived`,
 :func:`~graphdata.rules.groundings`). :func:`build_world` turns base facts plus rules text into a
 :class:`World`:
