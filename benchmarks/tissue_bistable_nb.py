@@ -111,24 +111,25 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from benchmarks.tissue_gibbs_pln import (
     GibbsReport,
+    LatentTissue,
     chain_agreement,
     coupling_scale,
     draw_nonempty,
     symmetric_adjacency,
-    tissue_anndata,
 )
 from benchmarks.tissue_metropolis import (
     _log1p_normalised,
     gcn_weights,
     greedy_colouring,
     knn_edges,
+    tissue_anndata,
 )
 from graphdata.errors import GraphDataError
 
@@ -346,25 +347,12 @@ def counts_from_field(
     return counts.astype(np.int64), params
 
 
-@dataclass
-class BistableTissue:
-    """A tissue of :func:`simulate` (same fields as ``tissue_gibbs_pln.GibbsTissue``)."""
-
-    coords: np.ndarray  # [N, 2]
-    edge_index: np.ndarray  # [2, E] j -> i
-    edge_weight: np.ndarray  # [E] GCN weights
-    W_intra: np.ndarray  # [G, G] -Lambda / 2, zero diagonal  # noqa: N815
-    W_inter: np.ndarray  # [G, G] K  # noqa: N815
-    x: np.ndarray  # [N, G] latent rows on the sphere
-    latent: np.ndarray  # [N, G] latent field y
-    counts: np.ndarray  # [N, G] int64
-    log1p: np.ndarray  # [N, G] float32
-    count_params: dict[str, Any]
-    report: MalaReport
-    params: dict[str, Any] = field(default_factory=dict)
+@dataclass(kw_only=True)
+class BistableTissue(LatentTissue):
+    """A tissue of :func:`simulate` (:class:`benchmarks.tissue_gibbs_pln.LatentTissue`)."""
 
     def to_anndata(self) -> Any:
-        """AnnData (:func:`benchmarks.tissue_gibbs_pln.tissue_anndata`) with
+        """AnnData (:func:`benchmarks.tissue_metropolis.tissue_anndata`) with
         ``obs['size_factor']``."""
         obs = {"size_factor": self.count_params["size_factor"]}
         return tissue_anndata(self, "tissue_bistable_nb", obs)

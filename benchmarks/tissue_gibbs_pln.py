@@ -91,6 +91,7 @@ from benchmarks.tissue_metropolis import (
     gcn_weights,
     greedy_colouring,
     knn_edges,
+    tissue_anndata,
 )
 from graphdata.errors import GraphDataError
 
@@ -99,11 +100,11 @@ __all__ = [
     "domains_and_types",
     "gibbs_sample",
     "counts_from_field",
+    "LatentTissue",
     "GibbsTissue",
     "simulate",
     "coupling_scale",
     "chain_agreement",
-    "tissue_anndata",
     "draw_nonempty",
     "symmetric_adjacency",
 ]
@@ -171,36 +172,6 @@ def draw_nonempty(draw: Callable[[np.ndarray], np.ndarray], rate: np.ndarray) ->
         counts[zero] = draw(rate[zero])
         zero = counts.sum(1) == 0
     return counts
-
-
-def tissue_anndata(tissue: Any, uns_key: str, obs: dict[str, np.ndarray]) -> Any:
-    """AnnData of a simulated tissue: X = counts, layers counts / signed / log1p, graph, truth.
-
-    Writes ``layers['counts']`` (int64), ``layers['signed']`` (float32 latent rows on the
-    sphere), ``layers['log1p']``, the columns ``obs``, ``obsm['spatial']``, the graph of
-    :func:`graphdata.spatial_anndata.spatial_neighbors_knn`, ``varp['true_intra']``,
-    ``varp['true_inter']`` and ``uns[uns_key]`` (parameters and the sampler's report).
-    """
-    from anndata import AnnData
-
-    from graphdata.spatial_anndata import spatial_neighbors_knn
-
-    n, g = tissue.x.shape
-    adata = AnnData(
-        X=tissue.counts.astype(np.float32), obsm={"spatial": tissue.coords.astype(np.float64)}
-    )
-    adata.obs_names = [f"cell{i}" for i in range(n)]
-    adata.var_names = [f"gene{j}" for j in range(g)]
-    for key, column in obs.items():
-        adata.obs[key] = column
-    adata.layers["counts"] = tissue.counts.copy()
-    adata.layers["signed"] = tissue.x.astype(np.float32)
-    adata.layers["log1p"] = tissue.log1p.copy()
-    spatial_neighbors_knn(adata, int(tissue.params.get("k", 6)))
-    adata.varp["true_intra"] = tissue.W_intra.copy()
-    adata.varp["true_inter"] = tissue.W_inter.copy()
-    adata.uns[uns_key] = {"params": dict(tissue.params), "sampler": tissue.report.as_dict()}
-    return adata
 
 
 def draw_precision(
@@ -357,9 +328,12 @@ def counts_from_field(
     return counts.astype(np.int64), params
 
 
-@dataclass
-class GibbsTissue:
-    """A tissue of :func:`simulate` (same fields as ``tissue_metropolis.MetropolisTissue``)."""
+@dataclass(kw_only=True)
+class LatentTissue:
+    """A tissue drawn from a latent field: graph, truth, latent rows and counts.
+
+    The fields shared by :class:`GibbsTissue` and ``tissue_bistable_nb.BistableTissue``.
+    """
 
     coords: np.ndarray  # [N, 2]
     edge_index: np.ndarray  # [2, E] j -> i
@@ -370,11 +344,17 @@ class GibbsTissue:
     latent: np.ndarray  # [N, G] latent field y
     counts: np.ndarray  # [N, G] int64
     log1p: np.ndarray  # [N, G] float32
-    domain: np.ndarray  # [N]
-    cell_type: np.ndarray  # [N]
     count_params: dict[str, Any]
     report: GibbsReport
     params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class GibbsTissue(LatentTissue):
+    """A tissue of :func:`simulate`: a :class:`LatentTissue` with domains and cell types."""
+
+    domain: np.ndarray  # [N]
+    cell_type: np.ndarray  # [N]
 
     def to_anndata(self) -> Any:
         """AnnData (:func:`tissue_anndata`) with ``obs['domain']`` and ``obs['cell_type']``."""

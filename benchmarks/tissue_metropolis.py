@@ -103,6 +103,7 @@ __all__ = [
     "counts_from_sphere",
     "MetropolisTissue",
     "simulate",
+    "tissue_anndata",
 ]
 
 LAYOUTS = ("random", "jittered_grid")
@@ -425,6 +426,43 @@ def _log1p_normalised(counts: np.ndarray) -> np.ndarray:
     return np.asarray(tmp.X, dtype=np.float32)
 
 
+def tissue_anndata(
+    tissue: Any,
+    uns_key: str,
+    obs: dict[str, np.ndarray] | None = None,
+    sampler: dict[str, Any] | None = None,
+) -> Any:
+    """AnnData of a simulated tissue: X = counts, layers counts / signed / log1p, graph, truth.
+
+    Writes ``layers['counts']`` (int64), ``layers['signed']`` (float32 latent rows on the
+    sphere), ``layers['log1p']``, the columns ``obs``, ``obsm['spatial']``, the graph of
+    :func:`graphdata.spatial_anndata.spatial_neighbors_knn`, ``varp['true_intra']``,
+    ``varp['true_inter']`` and ``uns[uns_key]``: the parameters and ``sampler`` (default the
+    sampler report's ``as_dict()``).
+    """
+    from anndata import AnnData
+
+    from graphdata.spatial_anndata import spatial_neighbors_knn
+
+    n, g = tissue.x.shape
+    adata = AnnData(
+        X=tissue.counts.astype(np.float32), obsm={"spatial": tissue.coords.astype(np.float64)}
+    )
+    adata.obs_names = [f"cell{i}" for i in range(n)]
+    adata.var_names = [f"gene{j}" for j in range(g)]
+    for key, column in (obs or {}).items():
+        adata.obs[key] = column
+    adata.layers["counts"] = tissue.counts.copy()
+    adata.layers["signed"] = tissue.x.astype(np.float32)
+    adata.layers["log1p"] = tissue.log1p.copy()
+    spatial_neighbors_knn(adata, int(tissue.params.get("k", 6)))
+    adata.varp["true_intra"] = tissue.W_intra.copy()
+    adata.varp["true_inter"] = tissue.W_inter.copy()
+    report = tissue.report.as_dict() if sampler is None else sampler
+    adata.uns[uns_key] = {"params": dict(tissue.params), "sampler": report}
+    return adata
+
+
 @dataclass
 class MetropolisTissue:
     """A tissue of :func:`simulate`: positions, graph, truth, signed states, counts, log1p."""
@@ -442,36 +480,10 @@ class MetropolisTissue:
     params: dict[str, Any] = field(default_factory=dict)
 
     def to_anndata(self) -> Any:
-        """AnnData: X = counts, layers counts / signed / log1p, the k-NN graph, the truth.
-
-        Writes ``layers['counts']`` (int64), ``layers['signed']`` (float32 sphere coordinates),
-        ``layers['log1p']`` (float32), ``obsm['spatial']``, the graph keys of
-        :func:`graphdata.spatial_anndata.spatial_neighbors_knn` (k = 6), ``varp['true_intra']``,
-        ``varp['true_inter']`` (float64) and ``uns['tissue_metropolis']`` (parameters and
-        sampler diagnostics).
-        """
-        from anndata import AnnData
-
-        from graphdata.spatial_anndata import spatial_neighbors_knn
-
-        n, g = self.x.shape
-        adata = AnnData(
-            X=self.counts.astype(np.float32),
-            obsm={"spatial": self.coords.astype(np.float64)},
-        )
-        adata.obs_names = [f"cell{i}" for i in range(n)]
-        adata.var_names = [f"gene{j}" for j in range(g)]
-        adata.layers["counts"] = self.counts.copy()
-        adata.layers["signed"] = self.x.astype(np.float32)
-        adata.layers["log1p"] = self.log1p.copy()
-        spatial_neighbors_knn(adata, int(self.params.get("k", 6)))
-        adata.varp["true_intra"] = self.W_intra.copy()
-        adata.varp["true_inter"] = self.W_inter.copy()
-        adata.uns["tissue_metropolis"] = {
-            "params": dict(self.params),
-            "sampler": {k: v for k, v in self.report.as_dict().items() if k != "energy_trace"},
-        }
-        return adata
+        """AnnData (:func:`tissue_anndata`); the sampler diagnostics without the energy trace."""
+        report = self.report.as_dict()
+        report.pop("energy_trace", None)
+        return tissue_anndata(self, "tissue_metropolis", sampler=report)
 
 
 def simulate(

@@ -473,19 +473,19 @@ class SideQueryModel(KGEModel):
     """
 
     @property
+    @abc.abstractmethod
     def _distance_kind(self) -> str:
         """The ``kind`` of :func:`kg._distance.gathered_distance`."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _side_queries(
         self, head_index: Tensor, rel_type: Tensor, tail_index: Tensor
     ) -> tuple[Tensor, Tensor]:
         """The tails' rows ``[B, w]`` and the queries ``[B, 2, w]`` (tail side, head side)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def _from_distance(self, distance: Tensor) -> Tensor:
         """The score of a distance (elementwise)."""
-        raise NotImplementedError
 
     def _score_corrupted(
         self,
