@@ -29,7 +29,9 @@ Parts:
 * ``flops``: achieved GFLOP/s of the 1-N scorer ``model.score_tails(h, r) -> [B, E]``, forward
   (eval mode, no grad: the evaluation path) and forward + backward (train mode, upstream
   gradient of ones, the score product in a kept buffer lent as the trainer lends it,
-  :mod:`kg._product`: the training path), against a plain ``torch.matmul``
+  :mod:`kg._product`, and the embedding tables' gradients in their kept buffers, zeroed before
+  and collected after each backward as the trainer's dense-optimiser step does, :mod:`kg._rows`:
+  the training path), against a plain ``torch.matmul``
   ``[B, D] @ [D, E]`` (the ``[E, D]`` table transposed, as the models do; backward = two
   matmuls) in the same run, interleaved, best of
   ``--flops-repeats``. B is the equal-config batch size, E the dataset's entities, d from
@@ -105,6 +107,7 @@ from graphdata.errors import GraphDataError
 from graphdata.triples import KGDataset
 from kg import _epochs
 from kg._distance import Workspace
+from kg._rows import grad_buffers
 from kg.base import KGEModel
 from kg.evaluation import evaluate
 from kg.models import DEFAULTS, MODELS
@@ -415,14 +418,6 @@ def measure_flops(model: KGEModel, batch: int, *, repeats: int = 5, seed: int = 
 
     workspace = Workspace(count=1)  # the trainer's kept score buffer (kg._epochs)
 
-    def scorer_backward() -> None:
-        model.zero_grad(set_to_none=True)
-        model.score_workspace = workspace
-        try:
-            model.score_tails(head, rel).backward(upstream)
-        finally:
-            model.score_workspace = None
-
     def matmul_forward() -> object:
         with torch.no_grad():
             return torch.matmul(q, w.t())  # [B, E]
@@ -437,7 +432,19 @@ def measure_flops(model: KGEModel, batch: int, *, repeats: int = 5, seed: int = 
     model.eval()
     fwd, mm_fwd, mm16 = _best_seconds([scorer_forward, matmul_forward, bf16_forward], repeats)
     model.train()
-    bwd, mm_bwd = _best_seconds([scorer_backward, matmul_backward], repeats)
+    with grad_buffers(model) as buffers:  # the tables' kept gradient buffers (kg._rows)
+
+        def scorer_backward() -> None:
+            model.zero_grad(set_to_none=True)
+            buffers.zero()  # the trainer's step: zero, backward, collect (kg._epochs)
+            model.score_workspace = workspace
+            try:
+                model.score_tails(head, rel).backward(upstream)
+            finally:
+                model.score_workspace = None
+            buffers.collect()
+
+        bwd, mm_bwd = _best_seconds([scorer_backward, matmul_backward], repeats)
     model.eval()
     model.zero_grad(set_to_none=True)
     mm = matmul_flops(batch, d, e)
