@@ -3,8 +3,8 @@ r"""Celcomen on unseen data: recovery from counts, signed coordinates and log1p 
 Tissues come from :mod:`benchmarks.tissue_metropolis`, a simulator written independently of the
 library's (Metropolis on the sphere from the stated energy, negative-binomial counts with a log
 link); the ``log_counts`` route was developed against it (session 12), so it is a tuning world
-now, as is ``--world gibbs_pln`` since session 18 looked at it; the held-out one is ``--world
-bistable_nb`` (session 19). For each tissue the library is fitted with
+now, as are ``--world gibbs_pln`` (session 18 looked at it) and ``--world bistable_nb`` (session
+19); the held-out one is ``--world panel`` (session 20). For each tissue the library is fitted with
 its defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on four routes:
 
 - ``signed``: the sphere coordinates themselves (``layers['signed']``, ``allow_negative=True``;
@@ -24,8 +24,14 @@ written before the ``log_counts`` route and never used to tune it): there only s
 and Pearson compare, not the scale. ``--world bistable_nb`` draws them from
 :mod:`benchmarks.tissue_bistable_nb` (bistable gene switches sampled by MALA, clustered cells,
 negative-binomial counts with per-gene dispersions, gene means from 0.2 to 20 and log-normal
-size factors; written in session 19 after gibbs_pln had been looked at, and held out since):
+size factors; written in session 19 after gibbs_pln had been looked at, and looked at since):
 again signs, support and Pearson compare, and the scale is reported without a target.
+``--world panel`` draws them from :mod:`benchmarks.tissue_panel` (a Visium-like lattice clipped
+to a lobed outline with holes, a skewed log-gamma-type latent field with hub regulators and
+ligand-receptor pairs sampled by univariate slice sampling, and a gene panel's counts from a
+multinomial over the panel and 2,000 background genes with log-normal UMI totals; written in
+session 20 after the other three had been looked at, and held out since): signs, support and
+Pearson compare, the scale has no target.
 
 Baselines on each route: ``benchmarks.bench_celcomen.correlation_baselines`` (gene-gene
 correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter) of the
@@ -43,10 +49,11 @@ Targets (issue 19, counts route at G = 10 and 20): sign agreement >= .9 (intra) 
 
 Both tuning worlds draw log-normal library sizes (sd of :math:`\log \ell_i` 0.4 on metropolis,
 0.5 on gibbs_pln); ``--size-factor-sd S`` sets that sd (0: equal depth in every cell, every other
-draw unchanged), and is refused for the held-out bistable_nb.
+draw unchanged), and is refused for bistable_nb and the held-out panel, which draw their own.
 
 Run: ``.venv/bin/python -m benchmarks.bench_celcomen_counts [--genes 10,20] [--cells 2000]
-[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb] [--size-factor-sd S] [--out FILE.json]``.
+[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb|panel] [--size-factor-sd S]
+[--out FILE.json]``.
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ import numpy as np
 import torch
 
 import spatial.tools
-from benchmarks import tissue_bistable_nb, tissue_gibbs_pln, tissue_metropolis
+from benchmarks import tissue_bistable_nb, tissue_gibbs_pln, tissue_metropolis, tissue_panel
 from benchmarks.bench_celcomen import _offdiag, correlation_baselines, scores
 from graphdata.atomic import write_text_atomic
 from spatial.celcomen import Celcomen
@@ -80,6 +87,7 @@ WORLDS = {
     "metropolis": tissue_metropolis,
     "gibbs_pln": tissue_gibbs_pln,
     "bistable_nb": tissue_bistable_nb,
+    "panel": tissue_panel,
 }
 METHODS = ("celcomen", "correlation")
 
@@ -342,10 +350,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
     if args.size_factor_sd is not None:
-        if args.world == "bistable_nb":
+        if args.world in ("bistable_nb", "panel"):
             parser.error(
-                "--size-factor-sd: bistable_nb is held out and draws its own size factors; "
-                "use it with --world metropolis or gibbs_pln"
+                f"--size-factor-sd: {args.world} draws its own size factors (bistable_nb: "
+                "log-normal size factors; panel, held out: log-normal UMI totals); use it with "
+                "--world metropolis or gibbs_pln"
             )
         if args.size_factor_sd < 0:
             parser.error(f"--size-factor-sd: expected >= 0, got {args.size_factor_sd}")

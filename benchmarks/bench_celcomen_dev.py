@@ -17,8 +17,9 @@ over both matrices. Beside each route, the correlation baselines of
 ``correlation``; ``counts`` sees ``log1p`` of the counts, whose correlations the gene centring
 leaves unchanged; ``counts_sphere`` the raw counts). This is the development set the estimator
 was built on; the other worlds are ``bench_celcomen_counts --world metropolis`` (where the
-log-counts route was developed), ``--world gibbs_pln`` (held out until session 18 looked at it)
-and ``--world bistable_nb`` (held out since session 19).
+log-counts route was developed), ``--world gibbs_pln`` (held out until session 18 looked at it),
+``--world bistable_nb`` (held out in session 19) and ``--world panel`` (held out since session
+20).
 
 Usage::
 

@@ -164,7 +164,7 @@ def test_bench_refuses_size_factors_for_the_held_out_world(capsys) -> None:
 
     with pytest.raises(SystemExit):
         bench.main(["--world", "bistable_nb", "--size-factor-sd", "0.5"])
-    assert "bistable_nb is held out" in capsys.readouterr().err
+    assert "bistable_nb draws its own size factors" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         bench.main(["--size-factor-sd", "-1"])
 
