@@ -438,7 +438,8 @@ def _kg_specs(quick: bool) -> list[_KGSpec]:
         _KGSpec("tucker", tucker(0.3), "1vsall", True, 1.0, train_mode=False, label_smoothing=0.1),
         # No dropout, train mode: batch norm uses batch statistics and moves its running ones.
         _KGSpec("tucker_bn_train", tucker(0.0), "1vsall", True, 1.0, label_smoothing=0.1),
-        # Convolution (cuDNN on CUDA), dropout and 2-D batch norm: eval mode as for TuckER.
+        # Convolution with its 2-D batch norm folded in (a batched product), dropout: eval mode
+        # as for TuckER.
         _KGSpec(
             "conve",
             lambda e, r: ConvE(e, r, conve_dim, embedding_height=height),
