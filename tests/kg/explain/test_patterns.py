@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 import torch
 
 from graphdata.errors import GraphDataError
@@ -106,6 +108,72 @@ def test_counts_match_brute_force_walks_whatever_the_cache_keeps(monkeypatch, bu
                     triples, relation, conjunction, n
                 )
             assert bank._stored == sum(m.nnz for m in bank._matrices.values()) <= budget
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_anchored_steps_match_brute_force_walks_at_every_position(seed):
+    # An anchor keeps column a of the walk's product alone, on a first, middle or last step
+    # and in either direction; conjunctions with unanchored walks too.
+    n, r = 9, 3
+    triples = _random_triples(10 + seed, n, r, m=50)
+    bank = PatternBank(*_graph(triples), n, r)
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    anchored = [(rel, fwd, a) for rel in range(r) for fwd in (True, False) for a in (0, 4, 8)]
+    patterns = [(a, b, c) for a, b, c in zip(anchored, steps * 3, steps[::-1] * 3)]
+    patterns += [(b, a, c) for a, b, c in zip(anchored, steps * 3, steps[::-1] * 3)]
+    patterns += [(b, c, a) for a, b, c in zip(anchored, steps * 3, steps[::-1] * 3)]
+    for relation in range(r):
+        for first, second in zip(patterns, patterns[5:] + patterns[:5]):
+            for conjunction in ([first], [first, second], [first, (second[0],)]):
+                assert bank.counts(relation, conjunction) == _brute_counts(
+                    triples, relation, conjunction, n
+                )
+
+
+def _random_binary_csr(rng, rows, cols, density, *, shuffle):
+    dense = (rng.random((rows, cols)) < density).astype(np.float32)  # [rows, cols] 0/1
+    dense[rng.random(rows) < 0.3] = 0.0  # empty rows
+    m = sp.csr_matrix(dense)
+    if shuffle:  # column indices in any order within a row, as a sparse product leaves them
+        for i in range(rows):
+            lo, hi = m.indptr[i], m.indptr[i + 1]
+            m.indices[lo:hi] = rng.permutation(m.indices[lo:hi])
+        m.has_sorted_indices = False
+    return m
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_key_counts_equal_the_sums_of_elementwise_products(seed):
+    # The counts intersect sorted linear keys in place of scipy's multiply(...).sum(): the same
+    # numbers for 0/1 matrices, empty rows, empty matrices and unsorted indices included.
+    rng = np.random.default_rng(seed)
+    rows, cols = int(rng.integers(0, 12)), int(rng.integers(1, 15))
+    factors = [
+        _random_binary_csr(rng, rows, cols, d, shuffle=bool(rng.integers(2)))
+        for d in rng.choice([0.0, 0.05, 0.3, 0.8, 1.0], size=3)
+    ]
+    # the reference first, on copies: _linear sorts a matrix's indices in place
+    product = factors[0].copy()
+    for f in factors[1:]:
+        product = product.multiply(f.copy()).tocsr()
+    expected = float(product.multiply(factors[0].copy()).sum()), float(product.sum())
+    keys = [patterns_module._linear(f) for f in factors]
+    for k, f in zip(keys, factors):
+        assert np.array_equal(k, np.sort(k)) and np.unique(k).size == k.size == f.nnz
+    joint = patterns_module._intersect(patterns_module._intersect(keys[0], keys[1]), keys[2])
+    assert (float(patterns_module._intersect(joint, keys[0]).size), float(joint.size)) == expected
+    for a, b in itertools.product(factors, repeat=2):
+        reference = float(a.copy().multiply(b.copy()).sum())
+        common = patterns_module._intersect(patterns_module._linear(a), patterns_module._linear(b))
+        assert float(common.size) == reference
+
+
+@pytest.mark.parametrize("sizes", [(0, 0), (0, 5), (1, 1), (3, 100), (50, 60), (200, 7)])
+def test_intersect_of_sorted_keys_by_merge_or_binary_search(sizes):
+    rng = np.random.default_rng(sum(sizes))
+    a, b = (np.sort(rng.choice(400, size, replace=False)).astype(np.int64) for size in sizes)
+    assert np.array_equal(patterns_module._intersect(a, b), np.intersect1d(a, b))
+    assert np.array_equal(patterns_module._intersect(b, a), np.intersect1d(a, b))
 
 
 def test_path_pattern_reads_directions():
