@@ -150,6 +150,7 @@ from benchmarks.tissue_gibbs_pln import (
     LatentTissue,
     chain_agreement,
     coupling_scale,
+    draw_nonempty,
     symmetric_adjacency,
 )
 from benchmarks.tissue_metropolis import (
@@ -569,12 +570,12 @@ def panel_counts(
     rate = np.exp(alpha[None] + y)
     probs = rate / (rate.sum(1, keepdims=True) + background[:, None])  # [N, G] p_ig
 
-    # a spot without panel counts is drawn again with its own total (draw_nonempty's rule)
-    counts = sequential_multinomial(totals, probs, rng)
-    zero = counts.sum(1) == 0
-    while zero.any():
-        counts[zero] = sequential_multinomial(totals[zero], probs[zero], rng)
-        zero = counts.sum(1) == 0
+    # a spot without panel counts is drawn again with its own total: draw_nonempty over the
+    # spots' indices (a column), so each redraw takes the spot's total and probabilities
+    spots = np.arange(n)[:, None]  # [N, 1]
+    counts = draw_nonempty(
+        lambda s: sequential_multinomial(totals[s[:, 0]], probs[s[:, 0]], rng), spots
+    )
     params = {
         "total_counts": totals,
         "background_mass": background,

@@ -19,7 +19,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["Dropout"]
+__all__ = ["Dropout", "keep_mask"]
+
+
+def keep_mask(shape: tuple[int, ...], p: float, like: Tensor) -> Tensor:
+    r"""Keep multipliers :math:`\mathbb{1}[u \ge p] / (1 - p)`, :math:`u \sim U[0, 1)`, ``shape``.
+
+    For ``0 < p < 1`` (module docstring); device and dtype from ``like``.
+    """
+    u = torch.rand(shape, device=like.device, dtype=like.dtype)
+    return u.ge_(p).mul_(1.0 / (1.0 - p))
 
 
 class Dropout(torch.nn.Dropout):
@@ -37,7 +46,7 @@ class Dropout(torch.nn.Dropout):
             return input
         if self.p >= 1.0:
             return input * 0.0
-        mask = torch.rand_like(input).ge_(self.p).mul_(1.0 / (1.0 - self.p))
+        mask = keep_mask(input.shape, self.p, input)
         if self.inplace:
             return input.mul_(mask)
         return input * mask

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from kg._dropout import Dropout
+from kg._dropout import Dropout, keep_mask
 from kg._rows import Embedding
 from kg.base import EntitySelection, KGEModel, _check_rate
 
@@ -22,16 +22,14 @@ def _channel_mask(batch: int, channels: int, p: float, like: Tensor) -> Tensor:
     The mask of ``torch.nn.Dropout2d`` (Tompson et al., "Efficient Object Localization Using
     Convolutional Networks", CVPR 2015: a whole feature map is dropped with probability
     :math:`p`, the kept ones scaled by :math:`1/(1-p)`), drawn from uniform variates
-    :math:`u_{bc} \sim U[0, 1)` as :mod:`kg._dropout` draws its element masks; all zeros at
-    :math:`p = 1`, all ones at :math:`p = 0`. Device and dtype from ``like``.
+    :math:`u_{bc} \sim U[0, 1)` by :func:`kg._dropout.keep_mask`, as the element masks; all
+    zeros at :math:`p = 1`, all ones at :math:`p = 0`. Device and dtype from ``like``.
     """
     if p == 0.0:
         return like.new_ones(batch, channels)
     if p >= 1.0:
         return like.new_zeros(batch, channels)
-    return (
-        torch.rand(batch, channels, device=like.device, dtype=like.dtype).ge_(p).mul_(1 / (1 - p))
-    )
+    return keep_mask((batch, channels), p, like)
 
 
 def _folded_feature_maps(

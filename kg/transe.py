@@ -108,9 +108,7 @@ class TransE(SideQueryModel):
     ) -> Tensor:
         """Score every candidate tail of ``(h, r, ?)``, ``[B, C]``."""
         query = self.entity(head_index) + self.relation(rel_type)  # [B, d]
-        return _negated(
-            torch.cdist(query, self._candidates(self.entity.weight, entities), p=self.p)
-        )
+        return self._negated_distance(query, entities)
 
     def score_heads(
         self, rel_type: Tensor, tail_index: Tensor, entities: EntitySelection = None
@@ -118,9 +116,7 @@ class TransE(SideQueryModel):
         """Score every candidate head of ``(?, r, t)``, ``[B, C]``."""
         # ||c + r - t|| = ||c - (t - r)||: the same distance kernel with a shifted query.
         query = self.entity(tail_index) - self.relation(rel_type)  # [B, d]
-        return _negated(
-            torch.cdist(query, self._candidates(self.entity.weight, entities), p=self.p)
-        )
+        return self._negated_distance(query, entities)
 
     def _both_sides(
         self,
@@ -135,9 +131,7 @@ class TransE(SideQueryModel):
                 self.entity(head_index) + self.relation(rel_t),
             ]
         )  # [B_h + B_t, d]
-        return _negated(
-            torch.cdist(queries, self._candidates(self.entity.weight, entities), p=self.p)
-        )
+        return self._negated_distance(queries, entities)
 
     @property
     def _distance_kind(self) -> str:
@@ -153,11 +147,12 @@ class TransE(SideQueryModel):
     def _from_distance(self, distance: Tensor) -> Tensor:
         return -distance
 
+    def _negated_distance(self, query: Tensor, entities: EntitySelection) -> Tensor:
+        """``-||q - e||_p`` against the candidate rows, ``[B, C]``.
 
-def _negated(distance: Tensor) -> Tensor:
-    """``-distance``; in place when autograd records nothing (evaluation, prediction).
-
-    ``cdist`` saves its output for its backward, so under autograd the negation is a new
-    tensor; without it a second ``[B, C]`` block would only raise evaluation's peak memory.
-    """
-    return distance.neg_() if not distance.requires_grad else -distance
+        Negated in place when autograd records nothing (evaluation, prediction). ``cdist`` saves
+        its output for its backward, so under autograd the negation is a new tensor; without
+        autograd a second ``[B, C]`` block would only raise evaluation's peak memory.
+        """
+        distance = torch.cdist(query, self._candidates(self.entity.weight, entities), p=self.p)
+        return distance.neg_() if not distance.requires_grad else -distance

@@ -332,7 +332,8 @@ def build_world(
         seed: The seed the caller drew ``rng`` from, recorded in the world.
         size: The size the caller drew the world at, recorded.
         rng: The generator for exceptions, noise and the split (continues the caller's).
-        entity_types: Each entity mapped to its type; every base-fact entity must be listed.
+        entity_types: Each entity mapped to its type; every base-fact entity must be listed,
+            and the types of entities in no base fact are dropped.
         exception_rates: Rule name mapped to :math:`q_\rho \in [0, 1)`. Default none.
         noise_rates: Head relation mapped to :math:`\nu_r \in [0, 1)`. Default none.
         symmetric: Relations the generator made symmetric (recorded). Default none.
@@ -369,7 +370,8 @@ def build_world(
         noise_rates or {}, {rule.head.relation for rule in rules}, "noise_rates", "head relation"
     )
     base = {(str(h), str(r), str(t)) for h, r, t in base_triples}
-    untyped = sorted({e for h, _, t in base for e in (h, t)} - set(entity_types))
+    entities = {e for h, _, t in base for e in (h, t)}
+    untyped = sorted(entities - set(entity_types))
     if untyped:
         raise GraphDataError(
             f"entity_types: expected a type for every entity, got none for {untyped[:3]}"
@@ -411,7 +413,7 @@ def build_world(
         symmetric=tuple(symmetric),
         inverse_pairs=tuple((str(a), str(b)) for a, b in inverse_pairs),
         shortcuts=tuple((str(a), str(b)) for a, b in shortcuts),
-        entity_types=dict(entity_types),
+        entity_types={e: kind for e, kind in entity_types.items() if e in entities},
         seed=seed,
         size=int(size),
     )

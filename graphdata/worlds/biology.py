@@ -160,7 +160,6 @@ def biology_world(
         **dict.fromkeys(diseases, "disease"),
         **dict.fromkeys(drugs, "drug"),
     }
-    used = {e for h, _, t in facts for e in (h, t)}
     return build_world(
         "biology",
         facts,
@@ -168,7 +167,7 @@ def biology_world(
         seed=seed,
         size=n,
         rng=rng,
-        entity_types={e: k for e, k in types.items() if e in used},
+        entity_types=types,
         exception_rates={"treats_rule": 0.2, "indirect_rule": 0.3, "functional_rule": 0.1},
         noise_rates={"treats": 0.1, "acts_on_pathway": 0.05},
         symmetric=("interacts",),

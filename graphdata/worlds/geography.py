@@ -200,7 +200,6 @@ def geography_world(
         **dict.fromkeys(_BLOCS, "bloc"),
         **dict.fromkeys(zones, "timezone"),
     }
-    used = {e for h, _, t in facts for e in (h, t)}
     return build_world(
         "geography",
         facts,
@@ -208,7 +207,7 @@ def geography_world(
         seed=seed,
         size=n_city,
         rng=rng,
-        entity_types={e: k for e, k in types.items() if e in used},
+        entity_types=types,
         exception_rates={"visa_rule": 0.1},
         noise_rates={"flies_to_country": 0.05},
         symmetric=("borders", "twinned_with"),

@@ -229,7 +229,6 @@ def software_world(
         **dict.fromkeys(categories, "category"),
         **dict.fromkeys(licenses, "license"),
     }
-    used = {e for h, _, t in facts for e in (h, t)}
     return build_world(
         "software",
         facts,
@@ -237,7 +236,7 @@ def software_world(
         seed=seed,
         size=n,
         rng=rng,
-        entity_types={e: k for e, k in types.items() if e in used},
+        entity_types=types,
         exception_rates={"exposure_rule": 0.15, "internal_rule": 0.1},
         noise_rates={"exposed_to": 0.05, "relies_on_org": 0.05},
         symmetric=("conflicts_with", "co_maintainer"),
