@@ -25,7 +25,10 @@ KG's base facts and rules re-closed and re-split by :func:`graphdata.worlds.buil
 (``--family-size`` people). Biology is the held-out world: run it with ``--worlds biology`` only
 once the method is frozen. ``--worlds software`` (:func:`graphdata.worlds.software_world`) was
 written after every other world had been looked at, without reading the explainer's selection
-logic, and measured once (issue 18, session 19); any name of :data:`graphdata.worlds.WORLDS` works.
+logic, and measured once (issue 18, session 19). ``--worlds corporate``
+(:func:`graphdata.worlds.corporate_world`) was written the same way as the held-out world of
+session 21's explainer change: run it once, at the end. Any name of :data:`graphdata.worlds.WORLDS`
+works.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.geography",
         "graphdata.worlds.biology",
         "graphdata.worlds.software",
+        "graphdata.worlds.corporate",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

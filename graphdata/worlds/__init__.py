@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Four worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Five worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -8,7 +8,11 @@ body atom parallel to the head, noise and exceptions) and :func:`biology_world` 
 exceptions in three rules, noise in two relations, a star around a constant, a triangle), and
 :func:`software_world`, written as a held-out world after the explainer was tuned on the others
 (a derived relation in another rule's body, a head with two bodies, a length-3 chain beside a
-correlated length-2 shortcut, dependency hubs, exceptions and noise).
+correlated length-2 shortcut, dependency hubs, exceptions and noise). :func:`corporate_world`
+was written as a held-out world for session 21's explainer change (ownership groups, supply
+chains and boards: two heads with two bodies each, one of them recursive, a derived length-2
+relation correlated with a length-3 head, a star with an inequality, a triangle through a
+derived relation, country hubs, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -24,6 +28,7 @@ from graphdata.errors import GraphDataError
 from graphdata.worlds.academic import ACADEMIC_RULES, academic_world
 from graphdata.worlds.base import World, build_world
 from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
+from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
@@ -37,10 +42,12 @@ __all__ = [
     "geography_world",
     "biology_world",
     "software_world",
+    "corporate_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
     "SOFTWARE_RULES",
+    "CORPORATE_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -51,6 +58,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "geography": geography_world,
     "biology": biology_world,
     "software": software_world,
+    "corporate": corporate_world,
 }
 
 
@@ -65,10 +73,11 @@ def world(
     """Draw a world by name from :data:`WORLDS`.
 
     Args:
-        name: ``"academic"``, ``"geography"``, ``"biology"`` or ``"software"``.
+        name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"`` or
+            ``"corporate"``.
         seed: The seed. Default 0.
-        size: The number of primary entities (authors, cities, proteins, packages). Default
-            ``None``: the generator's default (400, 800, 600, 500).
+        size: The number of primary entities (authors, cities, proteins, packages,
+            companies). Default ``None``: the generator's default (400, 800, 600, 500, 450).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 
@@ -81,7 +90,7 @@ def world(
     Examples:
         >>> w = world("geography", size=60, seed=1)
         >>> w.name, sorted(WORLDS)
-        ('geography', ['academic', 'biology', 'geography', 'software'])
+        ('geography', ['academic', 'biology', 'corporate', 'geography', 'software'])
     """
     make = WORLDS.get(name) if isinstance(name, str) else None
     if make is None:

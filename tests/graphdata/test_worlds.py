@@ -22,7 +22,7 @@ from graphdata.worlds import (
 )
 from graphdata.worlds.base import SPLITS
 
-SIZES = {"academic": 80, "geography": 120, "biology": 100, "software": 100}
+SIZES = {"academic": 80, "geography": 120, "biology": 100, "software": 100, "corporate": 120}
 
 
 @pytest.fixture(scope="module", params=sorted(WORLDS))
@@ -106,7 +106,7 @@ def test_splits_are_disjoint_and_base_is_in_train(small: World) -> None:
 
 
 def test_world_design_rules_relations_and_lengths(small: World) -> None:
-    assert 5 <= len(small.rules) <= 8
+    assert 5 <= len(small.rules) <= 10
     assert {1, 2, 3} <= {rule.length for rule in small.rules}
     assert 10 <= small.dataset.num_relations <= 20
     # A non-chain body: some variable occurs in three or more atom positions, or an inequality
@@ -290,7 +290,7 @@ def test_bad_arguments_give_clear_errors() -> None:
 
 def test_default_worlds_have_dense_local_subgraphs() -> None:
     # The issue asks for hub worlds whose 2-hop enclosing subgraphs reach 1,000-5,000 triples.
-    for name in ("academic", "biology", "software"):
+    for name in ("academic", "biology", "software", "corporate"):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
 
@@ -390,6 +390,167 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
 
 def test_software_same_seed_same_world() -> None:
     a, b, c = (world("software", size=80, seed=s) for s in (5, 5, 6))
+    for split in SPLITS:
+        assert a.dataset.splits[split].to_labeled_triples() == (
+            b.dataset.splits[split].to_labeled_triples()
+        )
+    assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
+    assert a.dataset.train.to_labeled_triples() != c.dataset.train.to_labeled_triples()
+
+
+# ----------------------------------------------------------------------------- corporate world
+
+
+@pytest.fixture(scope="module")
+def corporate() -> World:
+    return world("corporate")  # the default size and seed 0: the module docstring's numbers
+
+
+def _pairs(w: World, relation: str, split: str | None = None) -> set[tuple[str, str]]:
+    triples = _all(w) if split is None else w.dataset.splits[split].to_labeled_triples()
+    return {(h, t) for h, r, t in triples if r == relation}
+
+
+def test_corporate_world_sizes_lengths_and_cardinalities(corporate: World) -> None:
+    s = world_statistics(corporate, max_targets=200)
+    assert 600 <= s.num_entities <= 900 and 12 <= s.num_relations <= 20
+    assert 5000 <= s.split_triples["train"] <= 9000
+    assert len(corporate.rules) == 10
+    lengths = [r.length for r in corporate.rules]
+    assert (lengths.count(1), lengths.count(2), lengths.count(3)) == (3, 5, 2)
+    assert all(s.targets_by_length[n] >= 100 for n in (1, 2, 3)), s.targets_by_length
+    assert set(s.targets_by_rule) == {str(r.name) for r in corporate.rules}
+    card = s.cardinality
+    assert card["partner_of"] == "1-1"
+    assert card["owns"] == card["chairs"] == card["director_of"] == "1-N"
+    assert card["subsidiary_of"] == card["headquartered_in"] == card["in_sector"] == "N-1"
+    assert all(card[r] == "N-N" for r in ("supplies", "controls", "operates_in", "exposed_to"))
+    assert {"partner_of", "interlocked_with", "rival_interlock"} == set(corporate.symmetric)
+    assert corporate.inverse_pairs == (("owns", "subsidiary_of"),)
+    # The docstring: 2-hop enclosing subgraphs of about 2,000 triples, p90 3,500.
+    assert 1000 <= s.subgraph_median <= 3000 and 3000 <= s.subgraph_p90 <= 4000, s
+
+
+def test_corporate_world_has_country_and_control_hubs(corporate: World) -> None:
+    neighbours: dict[str, set[str]] = {}
+    for h, _, t in corporate.dataset.train.to_labeled_triples():
+        neighbours.setdefault(h, set()).add(t)
+        neighbours.setdefault(t, set()).add(h)
+    country = max(len(v) for e, v in neighbours.items() if e.startswith("country_"))
+    assert country == 219  # the docstring's number at seed 0
+    controlled: dict[str, int] = {}
+    for d, _ in _pairs(corporate, "controls"):
+        controlled[d] = controlled.get(d, 0) + 1
+    counts = sorted(controlled.values(), reverse=True)
+    assert counts[0] >= 30 and counts[0] >= 10 * float(np.median(counts))
+
+
+@pytest.mark.parametrize(
+    ("head", "first", "second", "overlap"),
+    [
+        ("controls", "chair_control", "group_control", 0.08),
+        ("operates_in", "export_presence", "subsidiary_presence", 0.03),
+    ],
+)
+def test_corporate_two_bodies_ground_mostly_disjoint_facts(
+    corporate: World, head: str, first: str, second: str, overlap: float
+) -> None:
+    # Brute force over the whole world: which facts of the head each body grounds.
+    everything = _all(corporate)
+    graph = RuleGraph(sorted(everything))
+    a, b = (next(r for r in corporate.rules if r.name == n) for n in (first, second))
+    assert [r for r in corporate.rules if r.head.relation == head] == [a, b]
+    facts = [t for t in everything if t[1] == head]
+    by_a = {t for t in facts if groundings(a, t, graph)}
+    by_b = {t for t in facts if groundings(b, t, graph)}
+    assert len(by_a) >= 100 and len(by_b) >= 100
+    assert len(by_a | by_b) / len(facts) >= 0.95  # all but the noise facts
+    assert round(len(by_a & by_b) / len(facts), 2) == overlap  # the docstring's shares
+    # Both bodies give test targets whose only grounding is theirs.
+    graph = corporate.train_graph
+    targets = [t for t in corporate.targets("test") if t[1] == head]
+    only_a = sum(bool(groundings(a, t, graph)) and not groundings(b, t, graph) for t in targets)
+    only_b = sum(bool(groundings(b, t, graph)) and not groundings(a, t, graph) for t in targets)
+    assert only_a >= 10 and only_b >= 5, (only_a, only_b)
+
+
+def test_corporate_rule_chaining_through_derived_relations(corporate: World) -> None:
+    base = set(corporate.base_triples)
+    graph = corporate.train_graph
+    rules = {r.name: r for r in corporate.rules}
+    deep = 0
+    for target in corporate.targets("test"):
+        if target[1] == "controls":
+            for body in groundings(rules["group_control"], target, graph):
+                assert body[0][1] == "controls" and body[0] not in base
+                deep += (body[0][0], "chairs", body[0][2]) not in base  # itself inherited
+        elif target[1] == "rival_interlock":
+            for body in groundings(rules["rival_interlock"], target, graph):
+                assert body[0][1] == "interlocked_with" and body[0] not in base
+    assert deep > 0  # some control passes through two or more ownership levels
+
+
+def test_corporate_derived_shortcut_is_correlated_not_equivalent(corporate: World) -> None:
+    # exposed_to's body is supplies, subsidiary_of, headquartered_in (length 3); the derived
+    # sources_from (a supplier in the country) links most of its pairs, mostly correctly.
+    heads, linked = _pairs(corporate, "exposed_to"), _pairs(corporate, "sources_from")
+    cover, precision = len(heads & linked) / len(heads), len(heads & linked) / len(linked)
+    assert (round(cover, 2), round(precision, 2)) == (0.87, 0.77)  # the docstring, seed 0
+    # Brute force from the base facts: the shortcut's pairs are exactly its rule's join.
+    supplies = _pairs(corporate, "supplies")
+    country = dict(_pairs(corporate, "headquartered_in"))
+    assert linked == {(a, country[s]) for s, a in supplies}
+    # In train (what an explainer sees), a fifth of the shortcut's facts are held out.
+    train_cover = len(heads & _pairs(corporate, "sources_from", "train")) / len(heads)
+    assert 0.6 < train_cover < cover
+    # The same pattern on other seeds, looser: hub suppliers move the numbers.
+    other = world("corporate", size=300, seed=4)
+    heads, linked = _pairs(other, "exposed_to"), _pairs(other, "sources_from")
+    assert 0.7 < len(heads & linked) / len(heads) < 0.97
+    assert 0.6 < len(heads & linked) / len(linked) < 0.95
+
+
+def test_corporate_rival_interlocks_are_triangles(corporate: World) -> None:
+    everything = _all(corporate)
+    sector = dict(_pairs(corporate, "in_sector"))
+    boards: dict[str, set[str]] = {}
+    for d, c in _pairs(corporate, "director_of"):
+        boards.setdefault(c, set()).add(d)
+    interlocks = _pairs(corporate, "interlocked_with")
+    assert interlocks == {
+        (a, b) for a in boards for b in boards if a != b and boards[a] & boards[b]
+    }
+    rivals = _pairs(corporate, "rival_interlock")
+    assert rivals and rivals == {(a, b) for a, b in interlocks if sector[a] == sector[b]}
+    assert all((a, "interlocked_with", b) in everything for a, b in rivals)
+
+
+def test_corporate_exception_and_noise_rates(corporate: World) -> None:
+    everything = RuleGraph(sorted(_all(corporate)))
+    withheld = set(corporate.exceptions)
+    rules = {r.name: r for r in corporate.rules}
+    chaired = derived([rules["chair_control"]], everything)  # never withheld (rate 0)
+    for name, q in (("group_control", 0.1), ("owner_exposure", 0.05)):
+        rule = rules[name]
+        assert corporate.exception_rates[name] == q
+        heads = derived([rule], everything) | {
+            t for t in withheld if groundings(rule, t, everything)
+        }
+        heads -= chaired
+        rate = len(heads & withheld) / len(heads)
+        assert abs(rate - q) < 4 * math.sqrt(q * (1 - q) / len(heads)), (name, rate, len(heads))
+    assert {r for _, r, _ in withheld} == {"controls", "exposed_to"}
+    noise = [t for s in SPLITS for t in corporate.noise_splits[s]]
+    non_base = _all(corporate) - set(corporate.base_triples)
+    for relation, nu in (("exposed_to", 0.05), ("operates_in", 0.03)):
+        facts = [t for t in non_base if t[1] == relation]
+        share = sum(t[1] == relation for t in noise) / len(facts)
+        assert abs(share - nu) < 0.01, (relation, share)
+    assert {t[1] for t in noise} == {"exposed_to", "operates_in"}
+
+
+def test_corporate_same_seed_same_world() -> None:
+    a, b, c = (world("corporate", size=80, seed=s) for s in (5, 5, 6))
     for split in SPLITS:
         assert a.dataset.splits[split].to_labeled_triples() == (
             b.dataset.splits[split].to_labeled_triples()
