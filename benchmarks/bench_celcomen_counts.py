@@ -4,16 +4,20 @@ Tissues come from :mod:`benchmarks.tissue_metropolis`, a simulator written indep
 library's (Metropolis on the sphere from the stated energy, negative-binomial counts with a log
 link); the ``log_counts`` route was developed against it (session 12), so it is a tuning world
 now, as are ``--world gibbs_pln`` (session 18 looked at it) and ``--world bistable_nb`` (session
-19); the held-out one is ``--world panel`` (session 20). For each tissue the library is fitted with
-its defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on four routes:
+19); the held-out ones are ``--world panel`` (session 20) and ``--world wholetx`` (session
+21). For each tissue the library is fitted with its defaults, through the AnnData wrapper
+``spatial.tools.celcomen``, on five routes:
 
 - ``signed``: the sphere coordinates themselves (``layers['signed']``, ``allow_negative=True``;
   through ``Celcomen.fit`` + ``store_fit`` while the wrapper has no ``allow_negative``);
 - ``counts``: the raw counts (``layers['counts']``), what a user with a Visium / Xenium slide has,
   through the default ``transform="auto"``, which takes the log-counts route on raw counts
-  (gene-centred log counts, couplings reported orthogonal to the library-size direction, 1
-  for well-expressed genes;
-  :func:`spatial._inputs.log_counts_coordinates`; the ``log_counts`` route of sessions 12-15);
+  (gene-centred log counts, :func:`spatial._inputs.log_counts_coordinates`; the ``log_counts``
+  route of sessions 12-15) with the default size factors: the total counts of the genes not
+  fitted when the AnnData has such genes (``--background-genes``; session 21), the couplings
+  then reported whole, else none and the couplings reported orthogonal to the library-size
+  direction (1 for well-expressed genes);
+- ``counts_nosf``: the same with ``size_factors=False`` (the default before session 21);
 - ``log1p``: scanpy's ``normalize_total`` + ``log1p`` (``layers['log1p']``);
 - ``counts_sphere``: the raw counts with ``transform="sphere"``, the paper's :math:`c / \lVert c
   \rVert` (the default before session 16, the ``counts`` route of sessions 11-15).
@@ -31,7 +35,15 @@ to a lobed outline with holes, a skewed log-gamma-type latent field with hub reg
 ligand-receptor pairs sampled by univariate slice sampling, and a gene panel's counts from a
 multinomial over the panel and 2,000 background genes with log-normal UMI totals; written in
 session 20 after the other three had been looked at, and held out since): signs, support and
-Pearson compare, the scale has no target.
+Pearson compare, the scale has no target. ``--world wholetx`` draws them from
+:mod:`benchmarks.tissue_wholetx` (a whole-transcriptome slide: G coupled genes among 2,000 other
+genes, marked ``var['highly_variable']``, on two regions of different cell density; a
+leptokurtic log-cosh latent field on a geometric gene network sampled by Hamiltonian Monte Carlo;
+Poisson-inverse-Gaussian counts with cell-type and cell-size dependent size factors, X and
+``layers['counts']`` sparse; written in session 21 by a helper that did not read the library's
+Celcomen code, and held out from session 21's counts change): the routes fit the highly variable
+genes (the library's default) and are scored on them; signs, support and Pearson compare, the
+scale has no target.
 
 Baselines on each route: ``benchmarks.bench_celcomen.correlation_baselines`` (gene-gene
 correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter) of the
@@ -47,13 +59,20 @@ beta x mean |truth| (the common offset that Pearson and Spearman cannot see).
 Targets (issue 19, counts route at G = 10 and 20): sign agreement >= .9 (intra) and >= .85
 (inter); off-diagonal Pearson within .05 of the signed route; ratio within .8-1.25 for both.
 
+``--background-genes B`` adds a whole transcriptome around the tissue's genes
+(:func:`with_background`: B genes sharing the cells' size factors, independent of the latent
+field; on the panel world its own background, as one column): ``var['highly_variable']`` marks
+the tissue's genes, which every route fits (``mask_var``'s default), and the rest give the
+counts route its size factors.
+
 Both tuning worlds draw log-normal library sizes (sd of :math:`\log \ell_i` 0.4 on metropolis,
 0.5 on gibbs_pln); ``--size-factor-sd S`` sets that sd (0: equal depth in every cell, every other
-draw unchanged), and is refused for bistable_nb and the held-out panel, which draw their own.
+draw unchanged), and is refused for bistable_nb and the held-out panel and wholetx, which draw
+their own.
 
 Run: ``.venv/bin/python -m benchmarks.bench_celcomen_counts [--genes 10,20] [--cells 2000]
-[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb|panel] [--size-factor-sd S]
-[--out FILE.json]``.
+[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb|panel|wholetx] [--size-factor-sd S]
+[--background-genes B] [--out FILE.json]``.
 """
 
 from __future__ import annotations
@@ -74,20 +93,38 @@ import numpy as np
 import torch
 
 import spatial.tools
-from benchmarks import tissue_bistable_nb, tissue_gibbs_pln, tissue_metropolis, tissue_panel
+from benchmarks import (
+    tissue_bistable_nb,
+    tissue_gibbs_pln,
+    tissue_metropolis,
+    tissue_panel,
+    tissue_wholetx,
+)
 from benchmarks.bench_celcomen import _offdiag, correlation_baselines, scores
 from graphdata.atomic import write_text_atomic
 from spatial.celcomen import Celcomen
 
-ROUTES = {"signed": "signed", "counts": "counts", "log1p": "log1p", "counts_sphere": "counts"}
-#: Route -> config overrides ("counts_sphere": the raw counts through transform="sphere").
-ROUTE_PARAMS: dict[str, dict[str, Any]] = {"counts_sphere": {"transform": "sphere"}}
+ROUTES = {
+    "signed": "signed",
+    "counts": "counts",
+    "counts_nosf": "counts",
+    "log1p": "log1p",
+    "counts_sphere": "counts",
+}
+#: Route -> fit overrides ("counts_sphere": the raw counts through transform="sphere";
+#: "counts_nosf": the raw counts without size factors, reported orthogonal to the library-size
+#: direction, the default before session 21).
+ROUTE_PARAMS: dict[str, dict[str, Any]] = {
+    "counts_sphere": {"transform": "sphere"},
+    "counts_nosf": {"size_factors": False},
+}
 #: World name -> simulator module (each has ``simulate(n_cells, n_genes, seed=...)``).
 WORLDS = {
     "metropolis": tissue_metropolis,
     "gibbs_pln": tissue_gibbs_pln,
     "bistable_nb": tissue_bistable_nb,
     "panel": tissue_panel,
+    "wholetx": tissue_wholetx,
 }
 METHODS = ("celcomen", "correlation")
 
@@ -158,11 +195,75 @@ def fit_route(adata: Any, route: str, seed: int) -> tuple[tuple[np.ndarray, np.n
         "warnings": sorted({str(w.message)[:160] for w in caught}),
         "signed_via": "wrapper" if wrapper_takes_signed else "Celcomen.fit + store_fit",
     }
-    fitted = (
-        np.asarray(adata.varp["celcomen_intra"], dtype=np.float64),
-        np.asarray(adata.varp["celcomen_inter"], dtype=np.float64),
-    )
+    facts["size_factors"] = adata.uns["celcomen"].get("params", {}).get("size_factors")
+    fitted = (_fitted_block(adata, "celcomen_intra"), _fitted_block(adata, "celcomen_inter"))
     return fitted, facts
+
+
+def _tissue_genes(adata: Any) -> np.ndarray:
+    """Positions of the tissue's coupled genes: ``var['highly_variable']`` when present."""
+    if "highly_variable" in adata.var:
+        return np.flatnonzero(np.asarray(adata.var["highly_variable"], dtype=bool))
+    return np.arange(adata.n_vars)
+
+
+def _fitted_block(adata: Any, key: str) -> np.ndarray:
+    """The fitted matrix over the tissue's genes, in var order as the truth, dense float64.
+
+    The library fits ``var['highly_variable']`` by default and writes ``[n_vars, n_vars]``
+    matrices (CSR over the fitted block for a subset).
+    """
+    stored = adata.varp[key]
+    genes = _tissue_genes(adata)
+    block = stored[genes][:, genes]
+    return np.asarray(block.toarray() if hasattr(block, "toarray") else block, dtype=np.float64)
+
+
+def with_background(tissue: Any, adata: Any, genes: int, seed: int) -> Any:
+    r"""``adata`` with a background transcriptome after the tissue's genes (``--background-genes``).
+
+    A whole-transcriptome slide measures many genes besides the coupled ones; a user fits the
+    highly variable ones, and the rest carry each cell's library size (the default size
+    factors of the counts route, :mod:`spatial.celcomen`). ``genes`` background genes get
+    counts :math:`\mathrm{Poisson}(s_i \nu_b)` with the tissue's own size factors :math:`s_i`
+    (``count_params['size_factor']`` or ``['library_size']``), independent of the latent field,
+    gene levels :math:`\nu_b \propto e^{1.5 z_b}` (:math:`z_b` standard normal) scaled so the
+    background holds 10 times the tissue genes' mean count per cell. The panel world already
+    draws its spots' UMIs over 2,000 background genes and keeps only their total
+    (``obs['total_counts']``), so there the background is one column, the total less the panel.
+    ``var['highly_variable']`` marks the tissue's genes; ``layers['log1p']`` becomes
+    ``normalize_total`` over all genes then ``log1p`` (what the user computes); the signed
+    layer is 0 on the background (never fitted).
+    """
+    from anndata import AnnData
+
+    counts = np.asarray(adata.layers["counts"], dtype=np.float64)
+    n, g = counts.shape
+    if "total_counts" in adata.obs and "size_factor" not in tissue.count_params:
+        rest = np.asarray(adata.obs["total_counts"], dtype=np.float64) - counts.sum(1)
+        background = rest[:, None]  # [N, 1]: the panel world's background, summed
+    else:
+        params = tissue.count_params
+        sizes = np.asarray(params.get("size_factor", params.get("library_size")), float)
+        rng = np.random.default_rng([seed, 21])
+        level = np.exp(1.5 * rng.standard_normal(genes))
+        level *= 10 * counts.sum(1).mean() / (sizes.mean() * level.sum())
+        background = rng.poisson(np.outer(sizes, level)).astype(np.float64)
+    allc = np.hstack([counts, background])  # [N, G + B]
+    totals = allc.sum(1, keepdims=True)
+    out = AnnData(X=allc.astype(np.float32), obs=adata.obs.copy(), obsm=dict(adata.obsm))
+    out.obs_names = adata.obs_names
+    out.var_names = [*map(str, adata.var_names), *(f"bg{b}" for b in range(allc.shape[1] - g))]
+    out.var["highly_variable"] = np.arange(allc.shape[1]) < g
+    out.layers["counts"] = allc.astype(np.int64)
+    out.layers["log1p"] = np.log1p(allc / totals * np.median(totals)).astype(np.float32)
+    signed = np.zeros(allc.shape, dtype=np.float32)
+    signed[:, :g] = np.asarray(adata.layers["signed"])
+    out.layers["signed"] = signed
+    for key in adata.obsp:
+        out.obsp[key] = adata.obsp[key]
+    out.uns = dict(adata.uns)
+    return out
 
 
 def route_matrix(adata: Any, route: str) -> np.ndarray:
@@ -170,10 +271,11 @@ def route_matrix(adata: Any, route: str) -> np.ndarray:
 
     ``counts`` sees :math:`\log(1 + c)` of the raw counts (its correlations are those of the
     gene-centred log counts the default route fits on raw counts); the others their layer as
-    stored.
+    stored. Only the tissue's genes (``var['highly_variable']`` when present), dense.
     """
-    x = np.asarray(adata.layers[ROUTES[route]], dtype=np.float64)
-    return np.log1p(x) if route == "counts" else x
+    layer = adata.layers[ROUTES[route]][:, _tissue_genes(adata)]
+    x = np.asarray(layer.toarray() if hasattr(layer, "toarray") else layer, dtype=np.float64)
+    return np.log1p(x) if route in ("counts", "counts_nosf") else x
 
 
 def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
@@ -193,6 +295,8 @@ def run_tissue(g: int, seed: int, args: argparse.Namespace) -> dict:
     )
     sim_s = time.perf_counter() - start
     adata = tissue.to_anndata()
+    if args.background_genes:
+        adata = with_background(tissue, adata, args.background_genes, seed)
     truth = (tissue.W_intra, tissue.W_inter)
     run: dict[str, Any] = {
         "genes": g,
@@ -255,7 +359,7 @@ def summarise(runs: list[dict], genes: list[int]) -> dict:
                     for which in ("intra", "inter")
                 }
                 summary[str(g)][f"{route}/{method}"] = entry
-        for target_route in ("counts", "counts_sphere"):
+        for target_route in ("counts", "counts_nosf", "counts_sphere"):
             counts = [r["routes"][target_route]["celcomen"] for r in rows]
             summary[str(g)][f"targets_{target_route}_route"] = _targets(counts)
     return summary
@@ -304,7 +408,7 @@ def print_table(summary: dict, n_runs: dict[str, int]) -> None:
                 )
             )
             print(f"{g:>4} {name:22s} {cells}")
-        for route in ("counts", "counts_sphere"):
+        for route in ("counts", "counts_nosf", "counts_sphere"):
             print(f"{g:>4} targets ({route}, {n_runs[g]} runs): {per[f'targets_{route}_route']}")
 
 
@@ -346,18 +450,30 @@ def main(argv: list[str] | None = None) -> dict:
         help="sd of the log library sizes of the metropolis / gibbs_pln tissues (default: the "
         "world's own, 0.4 / 0.5; 0 = equal depth in every cell)",
     )
+    parser.add_argument(
+        "--background-genes",
+        type=int,
+        default=0,
+        help="add this many background genes sharing the cells' size factors (a whole "
+        "transcriptome; the panel world adds its own background as one column); default 0",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
     if args.size_factor_sd is not None:
-        if args.world in ("bistable_nb", "panel"):
+        if args.world in ("bistable_nb", "panel", "wholetx"):
             parser.error(
                 f"--size-factor-sd: {args.world} draws its own size factors (bistable_nb: "
-                "log-normal size factors; panel, held out: log-normal UMI totals); use it with "
-                "--world metropolis or gibbs_pln"
+                "log-normal size factors; panel, held out: log-normal UMI totals; wholetx, held "
+                "out: cell-type and cell-size dependent size factors); use it with --world "
+                "metropolis or gibbs_pln"
             )
         if args.size_factor_sd < 0:
             parser.error(f"--size-factor-sd: expected >= 0, got {args.size_factor_sd}")
+    if args.background_genes and args.world == "wholetx":
+        parser.error("--background-genes: wholetx holds its own 2,000 other genes; drop it")
+    if args.background_genes < 0:
+        parser.error(f"--background-genes: expected >= 0, got {args.background_genes}")
     genes = [int(v) for v in args.genes.split(",")]
     torch.set_num_threads(args.threads)
     start = time.perf_counter()

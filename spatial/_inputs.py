@@ -37,6 +37,7 @@ __all__ = [
     "check_seed",
     "check_edge_weight",
     "MAX_GENES",
+    "adata_matrix",
     "expression_from_adata",
     "resolve_mask_var",
     "fit_memory_bytes",
@@ -45,7 +46,12 @@ __all__ = [
     "check_expression",
     "unit_rows",
     "log_counts_coordinates",
+    "check_nonzero_rows",
     "library_size_direction",
+    "library_size_sensitivity",
+    "other_genes_total",
+    "check_size_factors",
+    "remove_library_size",
     "is_raw_counts",
     "check_edge_index",
     "graph_from_adata",
@@ -102,6 +108,27 @@ _OVERHEAD = 2**29  # bytes: allocator and lazy library start-up, measured 86-433
 _BLOCK_ENTRIES = 2**23
 
 
+def adata_matrix(adata: AnnData, layer: str | None) -> Any:
+    """``adata.X`` or ``adata.layers[layer]``, as stored (dense, sparse, backed or dask).
+
+    Raises:
+        KeyError: If ``layer`` is missing.
+        GraphDataError: If the matrix is None.
+    """
+    if layer is None:
+        matrix, where = adata.X, "adata.X"
+    else:
+        if layer not in adata.layers:
+            raise KeyError(
+                f"layers[{layer!r}]: no such layer (available: {sorted(adata.layers.keys())}); "
+                "pass layer=None to use adata.X"
+            )
+        matrix, where = adata.layers[layer], f"adata.layers[{layer!r}]"
+    if matrix is None:
+        raise GraphDataError(f"{where}: expected an expression matrix, got None")
+    return matrix
+
+
 def expression_from_adata(
     adata: AnnData,
     layer: str | None,
@@ -134,17 +161,8 @@ def expression_from_adata(
         KeyError: If ``layer`` is missing.
         GraphDataError: On NaN/inf, negative values (unless allowed) or all-zero cells.
     """
-    if layer is None:
-        matrix, where = adata.X, "adata.X"
-    else:
-        if layer not in adata.layers:
-            raise KeyError(
-                f"layers[{layer!r}]: no such layer (available: {sorted(adata.layers.keys())}); "
-                "pass layer=None to use adata.X"
-            )
-        matrix, where = adata.layers[layer], f"adata.layers[{layer!r}]"
-    if matrix is None:
-        raise GraphDataError(f"{where}: expected an expression matrix, got None")
+    matrix = adata_matrix(adata, layer)
+    where = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
     n_obs, n_vars = adata.n_obs, adata.n_vars
     if columns is not None and len(columns) == n_vars and np.array_equal(columns, range(n_vars)):
         columns = None  # every gene, in order: no column indexing
@@ -442,6 +460,16 @@ def log_counts_coordinates(counts: Tensor, means: Tensor | None = None) -> tuple
     y = torch.log1p(counts)
     m = y.mean(0) if means is None else means.to(y)  # [G]
     y -= m
+    check_nonzero_rows(y)
+    return y, m
+
+
+def check_nonzero_rows(y: Tensor) -> None:
+    """Refuse log-count coordinates with a zero row (no direction on the sphere).
+
+    Raises:
+        GraphDataError: Naming the first such cells.
+    """
     flat = y.norm(dim=-1) == 0  # [N]
     if bool(flat.any()):
         rows = torch.nonzero(flat).flatten()[:5].tolist()
@@ -450,14 +478,12 @@ def log_counts_coordinates(counts: Tensor, means: Tensor | None = None) -> tuple
             "means, so no direction on the sphere after centring; drop them, or use "
             "transform='sphere'"
         )
-    return y, m
 
 
-def library_size_direction(counts: Tensor, *, block: int = 1 << 22) -> Tensor:
-    r"""The unit direction in which a cell's library size moves its log counts, ``[G]``.
+def library_size_sensitivity(counts: Tensor, *, block: int = 1 << 22) -> Tensor:
+    r"""How much a cell's library size moves each gene's log count: :math:`\kappa` ``[G]``.
 
     .. math::
-        u = \frac{\kappa}{\lVert \kappa \rVert}, \qquad
         \kappa_g = \frac1N \sum_i c_{ig} \log\Big(1 + \frac1{c_{ig}}\Big)
         \quad (\text{a zero count adds } 0),
 
@@ -469,10 +495,38 @@ def library_size_direction(counts: Tensor, *, block: int = 1 << 22) -> Tensor:
     :math:`\mathbb E[\mu h(c)] = \mathbb E[c\, h(c - 1)]`; so :math:`\kappa_g` estimates the
     cells' mean sensitivity without bias. Well-expressed genes have :math:`\kappa_g \to 1`
     (:math:`\log(1 + c) \approx \log s + \log \mu`: a library size shifts every such gene
-    alike, along :math:`\mathbf 1`); a gene of mean :math:`\mu \ll 1` has :math:`\kappa_g
-    \approx \mu \log 2`, since there a library size scales :math:`\log(1 + c)` instead of
-    shifting it. The log-counts route reports its couplings orthogonal to :math:`u`
-    (:mod:`spatial.celcomen`). Reads a block of about ``block`` entries at a time.
+    alike); a gene of mean :math:`\mu \ll 1` has :math:`\kappa_g \approx \mu \log 2`, since there
+    a library size scales :math:`\log(1 + c)` instead of shifting it. Reads a block of about
+    ``block`` entries at a time.
+
+    Args:
+        counts: Non-negative raw counts ``[N, G]``, floating point.
+        block: Entries per block of rows (default :math:`2^{22}`).
+
+    Returns:
+        :math:`\kappa` ``[G]`` (dtype and device of ``counts``).
+
+    Examples:
+        >>> kappa = library_size_sensitivity(torch.tensor([[1.0, 1000.0], [0.0, 2000.0]]))
+        >>> [round(float(k), 4) for k in kappa]  # (log 2 / 2, about 1)
+        [0.3466, 0.9996]
+    """
+    rows = max(1, block // max(1, counts.shape[-1]))
+    kappa = torch.zeros(counts.shape[-1], dtype=counts.dtype, device=counts.device)
+    for start in range(0, counts.shape[0], rows):
+        c = counts[start : start + rows]
+        # c log(1 + 1/c) with 0 at c = 0 (its limit); clamp keeps 1/c finite there
+        kappa += (c * torch.log1p(c.clamp(min=1.0).reciprocal())).sum(0)
+    return kappa / max(1, counts.shape[0])
+
+
+def library_size_direction(counts: Tensor, *, block: int = 1 << 22) -> Tensor:
+    r"""The unit direction in which a cell's library size moves its log counts, ``[G]``.
+
+    :math:`u = \kappa / \lVert \kappa \rVert` with :math:`\kappa` the sensitivity of
+    :func:`library_size_sensitivity`: :math:`\mathbf 1 / \sqrt G` when every gene is well
+    expressed, leaning away from genes of mean count below about 1. Without size factors the
+    log-counts route reports its couplings orthogonal to :math:`u` (:mod:`spatial.celcomen`).
 
     Args:
         counts: Non-negative raw counts ``[N, G]``, floating point, no all-zero column set.
@@ -486,13 +540,105 @@ def library_size_direction(counts: Tensor, *, block: int = 1 << 22) -> Tensor:
         >>> round(float(u[0] / u[1]), 4)  # (log 2 / 2) / (about 1)
         0.3467
     """
-    rows = max(1, block // max(1, counts.shape[-1]))
-    kappa = torch.zeros(counts.shape[-1], dtype=counts.dtype, device=counts.device)
-    for start in range(0, counts.shape[0], rows):
-        c = counts[start : start + rows]
-        # c log(1 + 1/c) with 0 at c = 0 (its limit); clamp keeps 1/c finite there
-        kappa += (c * torch.log1p(c.clamp(min=1.0).reciprocal())).sum(0)
+    kappa = library_size_sensitivity(counts, block=block)
     return kappa / kappa.norm()
+
+
+def other_genes_total(
+    data: AnnData | Tensor, layer: str | None, columns: np.ndarray
+) -> np.ndarray | None:
+    r"""Each cell's total count over the genes *not* in ``columns``: float64 ``[N]``, or None.
+
+    The size factor the log-counts route takes by default when a fit uses some of the data's
+    genes (``mask_var``, e.g. the highly variable ones of a whole transcriptome): the other
+    genes measure each cell's library size without the fitted genes' own couplings in it
+    (:mod:`spatial.celcomen`). Sparse matrices are summed as they are, dense and backed ones a
+    block of rows at a time.
+
+    Args:
+        data: AnnData (``X`` or ``layers[layer]``) or a tensor ``[N, n_vars]``.
+        layer: AnnData layer; None uses ``X`` (ignored for a tensor).
+        columns: Positions of the fitted genes.
+
+    Returns:
+        The totals ``[N]`` (all genes minus the fitted ones), or None when ``columns`` holds
+        every gene.
+    """
+    n_vars = data.n_vars if isinstance(data, AnnData) else int(data.shape[1])
+    if len(np.unique(columns)) == n_vars:
+        return None
+    if isinstance(data, Tensor):
+        x = data.detach().to("cpu", torch.float64)
+        return (x.sum(1) - x[:, torch.as_tensor(columns)].sum(1)).numpy()
+    matrix = adata_matrix(data, layer)
+    rows = np.zeros(data.n_obs, dtype=np.float64)
+    if sp.issparse(matrix):
+        keep = np.ones(n_vars, dtype=bool)
+        keep[columns] = False
+        return np.asarray(matrix @ keep.astype(np.float64), dtype=np.float64).ravel()
+    keep = np.ones(n_vars, dtype=bool)
+    keep[columns] = False
+    step = max(1, _BLOCK_ENTRIES // max(n_vars, 1))
+    for start in range(0, data.n_obs, step):
+        block = matrix[start : start + step]
+        if hasattr(block, "compute"):  # dask
+            block = block.compute()
+        rows[start : start + step] = np.asarray(block, dtype=np.float64) @ keep
+    return rows
+
+
+def check_size_factors(values: Any, n_cells: int, where: str = "size_factors") -> Tensor:
+    """Per-cell size factors as a float64 tensor ``[N]``, checked positive and finite.
+
+    Raises:
+        GraphDataError: For a shape other than ``[n_cells]``, or a value that is not a positive
+            finite number (the message names the first cells).
+    """
+    try:
+        array = np.asarray(
+            values.detach().cpu() if isinstance(values, Tensor) else values, dtype=np.float64
+        )
+    except (TypeError, ValueError) as e:
+        raise GraphDataError(f"{where}: expected numbers, one per cell ({e})") from e
+    if array.shape != (n_cells,):
+        raise GraphDataError(
+            f"{where}: expected one size factor per cell, shape ({n_cells},), got shape "
+            f"{array.shape}; pass a vector over adata.obs (e.g. obs['total_counts'])"
+        )
+    bad = ~(np.isfinite(array) & (array > 0))
+    if bad.any():
+        first = np.flatnonzero(bad)[:5].tolist()
+        raise GraphDataError(
+            f"{where}: expected positive finite size factors, got {int(bad.sum())} cells with "
+            f"another value (first {first}: {array[first].tolist()}); drop those cells, or pass "
+            "size_factors=False to fit without size factors"
+        )
+    return torch.from_numpy(array)
+
+
+def remove_library_size(
+    y: Tensor, log_size: Tensor, kappa: Tensor, center: float | None = None
+) -> tuple[Tensor, float]:
+    r"""Log counts with the library size taken out: :math:`y_i - (\log s_i - \bar\ell)\,\kappa`.
+
+    A library size :math:`s_i` moves cell :math:`i`'s centred log counts by about
+    :math:`(\log s_i - \bar\ell)\, \kappa` (:func:`library_size_sensitivity`), so with known
+    size factors that move is subtracted rather than reported as unidentified.
+
+    Args:
+        y: Centred log counts ``[N, G]`` (:func:`log_counts_coordinates`), changed in place.
+        log_size: :math:`\log s_i` ``[N]``.
+        kappa: The sensitivity :math:`\kappa` ``[G]``.
+        center: :math:`\bar\ell` to use (a fitted model's, for its counterfactuals); None
+            (default): the mean of ``log_size``.
+
+    Returns:
+        ``(y, center)``.
+    """
+    log_size = log_size.to(y)
+    center = float(log_size.mean()) if center is None else float(center)
+    y -= (log_size - center)[:, None] * kappa.to(y)[None]
+    return y, center
 
 
 def is_raw_counts(x: Tensor, *, block: int = 1 << 22) -> bool:

@@ -27,6 +27,9 @@ __all__ = [
     "matrix_key",
     "energy_matrix_key",
     "field_key",
+    "gene_offset_key",
+    "library_slope_key",
+    "size_factor_obs",
     "counterfactual_layer",
     "delta_layer",
     "ring_obs",
@@ -105,6 +108,20 @@ def gene_offset_key(key_added: str = UNS_KEY) -> str:
     fitted).
     """
     return f"{key_added}_gene_offset"
+
+
+def library_slope_key(key_added: str = UNS_KEY) -> str:
+    r"""``var`` column of a log-counts fit's library-size sensitivity :math:`\kappa`.
+
+    ``f"{key_added}_library_slope"``, written when the fit had size factors (0 for genes not
+    fitted); counterfactuals of such a fit need it.
+    """
+    return f"{key_added}_library_slope"
+
+
+def size_factor_obs(key_added: str = UNS_KEY) -> str:
+    """``obs`` column of the size factors a log-counts fit used: ``f"{key_added}_size_factor"``."""
+    return f"{key_added}_size_factor"
 
 
 def counterfactual_layer(key_added: str = UNS_KEY) -> str:

@@ -63,6 +63,28 @@ or log expression, signed coordinates). A counterfactual of such a fit clamps ge
 count :math:`v` as :math:`y_{ig} = \log(1 + v) - m_g` (a knock-out: :math:`-m_g`) and
 relaxes in these coordinates (:meth:`Celcomen.intervene`).
 
+**Size factors.** The projection costs what the couplings hold along :math:`u`: on a
+Visium-like panel world (issue 19, session 21, ``benchmarks/RESULTS.md``) even the true matrices
+reported as :math:`P W P` miss some sign targets, and the signed fit loses .25-.34 of its intra
+Pearson to it. It is needed only because the counts themselves carry each cell's library size.
+When the library sizes :math:`s_i` are known from elsewhere, the move they cause is subtracted
+instead, by the same first-order sensitivity (:func:`spatial._inputs.library_size_sensitivity`),
+
+.. math::
+    y_{ig} = \log(1 + c_{ig}) - m_g - (\log s_i - \bar\ell)\, \kappa_g, \qquad
+    \bar\ell = \frac1N \sum_j \log s_j,
+
+(:func:`spatial._inputs.remove_library_size`), and the couplings are reported whole
+(``mean_direction_`` is None). By default the size factors are the cells' total counts over the
+data's genes that the fit leaves out (``mask_var``: the highly variable genes of a whole
+transcriptome leave thousands out), which measure the library size without the fitted genes'
+own couplings; ``size_factors=`` takes an ``obs`` column or an array instead, or False for the
+projection. The fitted genes must not dominate a given size factor: the fitted genes' own
+total is the library-size direction again. :math:`\kappa` is a Poisson sensitivity, not a
+regression on :math:`\log s`, so a library size that differs between cell types does not take
+the types' expression with it. Measured on four tissue worlds with a background transcriptome
+and on the panel world (``benchmarks/RESULTS.md``, issue 19, session 21).
+
 ``CelcomenConfig.reference()`` reproduces the reference protocol (3-D normaliser, symmetrised
 U(0, 1) start, plain SGD, clipping to [0, 1] and a unit diagonal after every step) for the
 benchmark.
@@ -362,6 +384,12 @@ class Celcomen:
                     "transform='log_counts' fit"
                 )
             estimator.gene_offset_ = gene_offset.to(W_intra)
+        estimator.size_factors_ = None
+        estimator.size_factor_source_ = None
+        estimator.size_factor_key_ = None
+        estimator.size_factors_from_ = None
+        estimator.library_slope_ = None
+        estimator.log_size_center_ = None
         return estimator
 
     def __repr__(self) -> str:
@@ -381,6 +409,7 @@ class Celcomen:
         device: torch.device | str | None = None,
         allow_negative: bool = False,
         mask_var: Any = None,
+        size_factors: Any = None,
         max_genes: int | None = _inputs.MAX_GENES,
         max_memory: float | None = None,
         tracker: Tracker | None = None,
@@ -410,6 +439,15 @@ class Celcomen:
                 projected onto the sphere over them (:math:`x_i = c_i / \lVert c_i \rVert`,
                 or the log-counts coordinates on raw counts: ``config.transform``); the
                 dense ``[N, G_used]`` float32 rows (``4 N G_used`` bytes) stay for the fit.
+            size_factors: Per-cell library sizes for raw counts (``transform_ ==
+                "log_counts"``; module docstring, "Size factors"). None (default): each
+                cell's total count over the data's genes that are *not* fitted, when
+                ``mask_var`` leaves some out (e.g. the highly variable genes of a whole
+                transcriptome) and every cell has a count there; otherwise none. A string
+                names an ``obs`` column (e.g. ``"total_counts"``, best counted over genes
+                other than the fitted ones); an array ``[N]`` gives them; False: none. With
+                size factors the couplings are reported whole; without, orthogonal to the
+                library-size direction (``mean_direction_``).
             max_genes: Refuse a fit of more genes than this (default
                 :data:`spatial._inputs.MAX_GENES` = 5,000), before anything large is allocated;
                 None: no limit. The message gives the memory the fit would need.
@@ -426,15 +464,19 @@ class Celcomen:
             self, with ``W_intra_``, ``W_inter_``, ``losses_``, ``var_names_`` (names of the
             genes used, in ``adata`` order; None for a tensor), ``genes_used_`` (int64
             positions of those genes among the data's columns), ``n_features_in_`` (the data's
-            gene count) and ``model_``.
+            gene count), ``model_`` and, for raw counts, ``size_factors_`` (float64 ``[N]``
+            or None), ``size_factor_source_`` (in words), ``size_factors_from_``
+            (``"other_genes"``, ``"obs"`` with ``size_factor_key_``, ``"array"`` or None),
+            ``library_slope_`` (:math:`\kappa` ``[G]``) and ``log_size_center_``
+            (:math:`\bar\ell`).
 
         Raises:
             KeyError: If ``obsm[spatial_key]`` and the graph are both missing, ``layer``, or
                 the ``var`` column named by ``mask_var``.
             GraphDataError: On NaN, negative (AnnData) or all-zero expression, a bad graph, a
-                bad ``mask_var``, more than ``max_genes`` genes or more than ``max_memory`` (the
-                message gives the memory needed and the fix), or a diverging fit (the message
-                suggests a smaller ``lr``).
+                bad ``mask_var`` or ``size_factors``, more than ``max_genes`` genes or more
+                than ``max_memory`` (the message gives the memory needed and the fix), or a
+                diverging fit (the message suggests a smaller ``lr``).
         """
         x, edge_index, edge_weight, var_names, genes_used, transform = self._prepare(
             data,
@@ -452,6 +494,12 @@ class Celcomen:
         cfg = self.config
         self.transform_ = transform
         self.gene_offset_: Tensor | None = None
+        self.size_factors_: Tensor | None = None
+        self.size_factor_source_: str | None = None
+        self.size_factor_key_: str | None = None
+        self.size_factors_from_: str | None = None
+        self.library_slope_: Tensor | None = None
+        self.log_size_center_: float | None = None
         if transform == "log_counts":
             # "auto" chose this route because every value is a non-negative integer.
             if cfg.transform == "log_counts" and bool((x < 0).any()):
@@ -460,9 +508,30 @@ class Celcomen:
                     "values; pass layer='counts' (raw counts), or transform='sphere' for "
                     "signed coordinates"
                 )
-            library = _inputs.library_size_direction(x)  # [G], before x is replaced
+            kappa = _inputs.library_size_sensitivity(x)  # [G], before x is replaced
+            sizes, self.size_factor_source_ = _resolve_size_factors(
+                data, layer, genes_used, size_factors, x.shape[0]
+            )
             y, self.gene_offset_ = _inputs.log_counts_coordinates(x)
+            if sizes is not None:
+                self.size_factor_key_ = size_factors if isinstance(size_factors, str) else None
+                self.size_factors_from_ = (
+                    "other_genes"
+                    if size_factors is None
+                    else "obs"
+                    if isinstance(size_factors, str)
+                    else "array"
+                )
+                y, self.log_size_center_ = _inputs.remove_library_size(y, sizes.log(), kappa)
+                self.size_factors_, self.library_slope_ = sizes, kappa
+                _inputs.check_nonzero_rows(y)
             x = y.div_(y.norm(dim=-1, keepdim=True))  # [N, G] on the sphere
+        elif size_factors is not None and size_factors is not False:
+            raise GraphDataError(
+                f"size_factors: apply to raw counts (transform='log_counts'), got a "
+                f"transform={transform!r} fit; drop size_factors, or fit the raw counts "
+                "(layer='counts')"
+            )
         n, g = x.shape
         weight = edge_weights(
             edge_index, n, edge_weight=edge_weight, normalization=cfg.normalization, dtype=x.dtype
@@ -495,12 +564,14 @@ class Celcomen:
         w_inter = model.W_inter.detach().clone()
         self.mean_direction_ = None
         if transform == "log_counts":
-            # Library sizes move log counts along u (1 for well-expressed genes; less for
-            # genes with few counts, spatial._inputs.library_size_direction): report the part
-            # orthogonal to it. Measured in benchmarks/RESULTS.md (issue 19, session 19).
-            u = library
-            self.mean_direction_ = u
-            w_intra, w_inter = _orthogonal_part(w_intra, u), _orthogonal_part(w_inter, u)
+            if self.library_slope_ is None:
+                # Library sizes move log counts along u (1 for well-expressed genes; less for
+                # genes with few counts, spatial._inputs.library_size_direction): without size
+                # factors report the part orthogonal to it. Measured in benchmarks/RESULTS.md
+                # (issue 19, sessions 19 and 21).
+                u = kappa / kappa.norm()
+                self.mean_direction_ = u
+                w_intra, w_inter = _orthogonal_part(w_intra, u), _orthogonal_part(w_inter, u)
         elif cfg.fields and cfg.objective != "reference" and bool((x >= 0).all()):
             # Non-negative expression: the couplings along the mean direction are confounded
             # with the fields; report the identified part P W P (module docstring).
@@ -796,6 +867,35 @@ class Celcomen:
             )
         return np.arange(g, dtype=np.int64)
 
+    def _intervention_sizes(
+        self, data: Any, layer: str | None, size_factors: Any, raw: Tensor
+    ) -> Tensor:
+        """The library sizes of a counterfactual's cells, found as the fit found them."""
+        if size_factors is None and self.size_factor_key_ is not None:
+            size_factors = self.size_factor_key_
+        if size_factors is None and self.size_factors_from_ not in ("other_genes", "obs"):
+            raise GraphDataError(
+                "size_factors: the model was fitted with size factors given as an array; pass "
+                "size_factors= the library sizes of the cells of data (an obs column or an "
+                "array [N])"
+            )
+        if size_factors is False:
+            raise GraphDataError(
+                "size_factors: the model was fitted with size factors and its coordinates need "
+                "them; pass None (found as the fit found them), an obs column or an array [N]"
+            )
+        sizes, _ = _resolve_size_factors(
+            data, layer, self._fitted_columns(data), size_factors, raw.shape[0]
+        )
+        if sizes is None:
+            raise GraphDataError(
+                "size_factors: the model was fitted with the totals of the genes it did not "
+                "fit as size factors, and data has no such genes (or a cell without counts "
+                "there); pass the AnnData the model was fitted on, or size_factors= an obs "
+                "column or array [N]"
+            )
+        return sizes.to(device=raw.device, dtype=raw.dtype)
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
             raise NotFittedError(
@@ -829,6 +929,7 @@ class Celcomen:
         layer: str | None = None,
         device: torch.device | str | None = None,
         allow_negative: bool = False,
+        size_factors: Any = None,
         progress: bool = True,
     ) -> Any:
         r"""Counterfactual with the fitted matrices (see :mod:`spatial.counterfactual`).
@@ -867,6 +968,13 @@ class Celcomen:
             layer: AnnData expression layer; None uses ``adata.X``.
             device: Device to relax on; None (default) uses the model's device.
             allow_negative: AnnData only: accept signed sphere coordinates (as in :meth:`fit`).
+            size_factors: For a fit with size factors (``library_slope_`` set): the data's
+                library sizes, as :meth:`fit` takes them; None (default): found as the fit
+                found them (the same ``obs`` column, or the totals of the genes not fitted);
+                an array ``[N]`` is required when the fit was given one. The expression is
+                then :math:`y_i = \log(1 + c_i) - m - (\log s_i - \bar\ell)\,\kappa`, and a
+                clamp at :math:`v` counts is :math:`\log(1 + v) - m_g`: :math:`v` counts at
+                the fit's mean log library size :math:`\bar\ell`.
             progress: Show a tqdm bar over the iterations / relaxation steps when stderr is a
                 terminal; False: never. Default True.
 
@@ -921,7 +1029,16 @@ class Celcomen:
                     "negative values; pass the layer the model was fitted on"
                 )
             assert offset is not None  # checked above
+            sizes = None
+            if self.library_slope_ is not None:
+                sizes = self._intervention_sizes(data, layer, size_factors, raw)
             raw, offset = _inputs.log_counts_coordinates(raw, offset)
+            if sizes is not None:
+                assert self.library_slope_ is not None and self.log_size_center_ is not None
+                raw, _ = _inputs.remove_library_size(
+                    raw, sizes.log(), self.library_slope_, self.log_size_center_
+                )
+                _inputs.check_nonzero_rows(raw)
             # in raw's dtype, as the expression: a clamp at a cell's own count changes nothing
             values = torch.tensor(list(columns.values()), dtype=offset.dtype, device=offset.device)
             mapped = torch.log1p(values) - offset[list(columns)]
@@ -952,6 +1069,55 @@ class Celcomen:
             seed=seed,
             progress=progress,
         )
+
+
+def _resolve_size_factors(
+    data: AnnData | Tensor, layer: str | None, columns: np.ndarray, size_factors: Any, n: int
+) -> tuple[Tensor | None, str | None]:
+    """The size factors of a log-counts fit or counterfactual and where they came from.
+
+    ``size_factors`` as :meth:`Celcomen.fit` takes it: None (the other genes' totals when the
+    fit leaves genes out and every cell has a count there; else none), False, an ``obs``
+    column name, or an array ``[N]``.
+    """
+    if size_factors is False:
+        return None, None
+    if size_factors is None:
+        totals = _inputs.other_genes_total(data, layer, columns)
+        if totals is None:
+            return None, None
+        other = int(data.n_vars if isinstance(data, AnnData) else data.shape[1]) - len(columns)
+        empty = totals <= 0
+        if empty.any():
+            warnings.warn(
+                f"size_factors: {int(empty.sum()):,} cells have no count in the {other:,} genes "
+                "outside the fit, so their library sizes are unknown; the couplings are "
+                "reported orthogonal to the library-size direction instead. Pass "
+                "size_factors= an obs column or array of library sizes, or False to silence "
+                "this",
+                stacklevel=3,
+            )
+            return None, None
+        genes = "gene" if other == 1 else "genes"
+        return torch.from_numpy(totals), f"total counts of the {other:,} {genes} not fitted"
+    if isinstance(size_factors, str):
+        if not isinstance(data, AnnData):
+            raise GraphDataError(
+                f"size_factors: an obs column name ({size_factors!r}) needs AnnData input; "
+                "for a tensor pass the size factors as an array [N]"
+            )
+        if size_factors not in data.obs:
+            raise KeyError(
+                f"obs[{size_factors!r}]: no such column (numeric columns: "
+                f"{sorted(c for c in data.obs if np.issubdtype(data.obs[c].dtype, np.number))}"
+                "); pass an obs column of library sizes, e.g. after "
+                "sc.pp.calculate_qc_metrics(adata) obs['total_counts']"
+            )
+        values = _inputs.check_size_factors(
+            np.asarray(data.obs[size_factors]), n, f"obs[{size_factors!r}]"
+        )
+        return values, f"obs[{size_factors!r}]"
+    return _inputs.check_size_factors(size_factors, n), "size_factors"
 
 
 def _orthogonal_part(w: Tensor, u: Tensor) -> Tensor:

@@ -46,6 +46,7 @@ def celcomen(
     library_key: str | None = None,
     allow_negative: bool = False,
     mask_var: Any = None,
+    size_factors: Any = None,
     max_genes: int | None = _inputs.MAX_GENES,
     max_memory: float | None = None,
     config: CelcomenConfig | None = None,
@@ -79,6 +80,10 @@ def celcomen(
         mask_var: The genes to fit, as scanpy's ``sc.pp.pca(mask_var=...)``: None (default)
             uses the boolean ``var['highly_variable']`` when present, else every gene; a
             ``var`` column name; a boolean array ``[n_vars]``; False: every gene.
+        size_factors: Library sizes for raw counts: None (default) takes each cell's total
+            over the genes ``mask_var`` leaves out, when there are such genes; an ``obs``
+            column name or an array ``[n_obs]``; False: none (the couplings are then reported
+            orthogonal to the library-size direction; :meth:`Celcomen.fit`).
         max_genes: Refuse a fit of more genes than this (default
             :data:`spatial._inputs.MAX_GENES`), with the memory it would need; None: no limit.
         max_memory: Refuse a fit whose estimated peak memory exceeds this many bytes; None
@@ -115,6 +120,7 @@ def celcomen(
         library_key=library_key,
         allow_negative=allow_negative,
         mask_var=mask_var,
+        size_factors=size_factors,
         max_genes=max_genes,
         max_memory=max_memory,
         config=config,

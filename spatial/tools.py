@@ -57,6 +57,7 @@ def celcomen(
     library_key: str | None = None,
     allow_negative: bool = False,
     mask_var: Any = None,
+    size_factors: Any = None,
     max_genes: int | None = _inputs.MAX_GENES,
     max_memory: float | None = None,
     config: CelcomenConfig | None = None,
@@ -82,6 +83,9 @@ def celcomen(
         mask_var: The genes to fit, as scanpy's ``pca``: None (default) uses the boolean
             ``var['highly_variable']`` when present, else every gene; a ``var`` column name; a
             boolean array ``[n_vars]``; False: every gene (:meth:`Celcomen.fit`).
+        size_factors: Library sizes for raw counts: None (default), the totals of the genes
+            ``mask_var`` leaves out when there are any; an ``obs`` column or an array
+            ``[n_obs]``; False: none (:meth:`Celcomen.fit`).
         max_genes: Refuse more genes than this, with the memory needed (default
             ``spatial._inputs.MAX_GENES``); None: no limit.
         max_memory: Refuse a fit whose estimated peak memory exceeds this many bytes; None
@@ -121,6 +125,7 @@ def celcomen(
         device=device,
         allow_negative=allow_negative,
         mask_var=mask_var,
+        size_factors=size_factors,
         max_genes=max_genes,
         max_memory=max_memory,
         tracker=tracker,
@@ -213,10 +218,15 @@ def store_fit(
         - ``var[f"{key_added}_gene_offset"]``: float32 gene means of :math:`\log(1 + c)`
           (``gene_offset_``) of a fit whose transform resolved to ``"log_counts"`` (raw
           counts), 0 for genes not fitted; :func:`intervene` reads it;
+        - ``var[f"{key_added}_library_slope"]`` and ``obs[f"{key_added}_size_factor"]``:
+          float32 :math:`\kappa` (0 for genes not fitted) and float64 size factors of a
+          log-counts fit with size factors (``library_slope_``, ``size_factors_``);
+          :func:`intervene` reads them;
         - ``uns[key_added]``: dict with ``params`` (the config, its ``transform`` as resolved on
           the data, plus ``spatial_key``, ``layer``, ``allow_negative``, ``genes``: the fitted
-          gene names in the matrices' order) and ``losses`` (float64 array, mean objective per
-          epoch).
+          gene names in the matrices' order, ``size_factors``: where they came from or None,
+          and ``log_size_center``: :math:`\bar\ell` or None) and ``losses`` (float64 array,
+          mean objective per epoch).
     """
     w_intra, w_inter = estimator.matrices()
     used = _used_genes(adata, estimator)
@@ -254,6 +264,17 @@ def store_fit(
         _save(adata, "var", offset_key, column)
     elif offset_key in adata.var:
         del adata.var[offset_key]  # a previous fit's, under the same key
+    slope_key, size_key = _keys.library_slope_key(key_added), _keys.size_factor_obs(key_added)
+    slope, sizes = estimator.library_slope_, estimator.size_factors_
+    if slope is not None and sizes is not None:
+        column = np.zeros(adata.n_vars, dtype=np.float32)
+        column[used] = np.asarray(torch.as_tensor(slope).detach().cpu(), dtype=np.float32)
+        _save(adata, "var", slope_key, column)
+        _save(adata, "obs", size_key, np.asarray(sizes.detach().cpu(), dtype=np.float64))
+    else:
+        for frame, key in ((adata.var, slope_key), (adata.obs, size_key)):
+            if key in frame:
+                del frame[key]  # a previous fit's, under the same key
     params = {
         **asdict(estimator.config),
         "transform": estimator.transform_,
@@ -261,6 +282,8 @@ def store_fit(
         "layer": layer,
         "allow_negative": bool(allow_negative),
         "genes": [str(adata.var_names[i]) for i in used],
+        "size_factors": estimator.size_factor_source_,
+        "log_size_center": estimator.log_size_center_,
     }
     _save(
         adata,
@@ -322,6 +345,13 @@ def _stored_estimator(
     estimator = Celcomen.from_matrices(
         w_intra, w_inter, normalization=params.get("normalization", "gcn"), gene_offset=offset
     )
+    slope_key = _keys.library_slope_key(key_added)
+    if params.get("log_size_center") is not None and slope_key in adata.var:
+        estimator.library_slope_ = torch.as_tensor(
+            np.asarray(adata.var[slope_key], dtype=np.float32)[used], device=w_intra.device
+        )
+        estimator.log_size_center_ = float(params["log_size_center"])
+        estimator.size_factor_source_ = params.get("size_factors")
     # The stored genes, so that Celcomen.intervene takes these columns of adata, in this order.
     estimator.var_names_ = [str(adata.var_names[i]) for i in used]
     columns = [_keys.field_key(key_added, w) for w in ("intra", "inter")]
@@ -415,6 +445,12 @@ def intervene(
     if allow_negative is None:
         allow_negative = bool(params.get("allow_negative", False))
     estimator = _stored_estimator(adata, key_added, used, device)
+    size_key = _keys.size_factor_obs(key_added)
+    sizes = (
+        np.asarray(adata.obs[size_key], dtype=np.float64)
+        if estimator.library_slope_ is not None and size_key in adata.obs
+        else None
+    )
     result = estimator.intervene(
         adata,
         genes,
@@ -422,6 +458,7 @@ def intervene(
         spatial_key=spatial_key,
         layer=layer,
         allow_negative=allow_negative,
+        size_factors=sizes,
         progress=progress,
         **options,
     )

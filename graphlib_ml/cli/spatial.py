@@ -5,13 +5,14 @@
 that follows; ``graphlib spatial fit IN.h5ad --out OUT.h5ad`` (:func:`spatial.tl.celcomen`)
 writes ``varp['celcomen_intra'/'celcomen_inter']``, with ``--signed`` for signed input,
 ``--coords-obs COLX,COLY`` for coordinates in ``obs`` columns, ``--layer``, ``--genes`` /
-``--mask-var`` / ``--all-genes`` for the genes and ``--protocol reference`` for the reference
-protocol; ``graphlib spatial perturb IN.h5ad --gene IFITM3=0 --cells-where cluster=3 --out
-OUT.h5ad`` (alias ``intervene``; :func:`spatial.tl.perturb`) writes the counterfactual layers,
-on the layer the fit used. Outputs are written atomically, after a check that their folder has
-room for them (h5py crashes on a full disk); ``--out`` is checked before the work starts, inputs
-that are not readable ``.h5ad`` files end with one message naming the file, and every numeric
-flag is validated at parse time (:mod:`graphdata.cli_types`).
+``--mask-var`` / ``--all-genes`` for the genes, ``--size-factors`` for the library sizes of
+raw counts and ``--protocol reference`` for the reference protocol; ``graphlib spatial perturb
+IN.h5ad --gene IFITM3=0 --cells-where cluster=3 --out OUT.h5ad`` (alias ``intervene``;
+:func:`spatial.tl.perturb`) writes the counterfactual layers, on the layer the fit used.
+Outputs are written atomically, after a check that their folder has room for them (h5py crashes
+on a full disk); ``--out`` is checked before the work starts, inputs that are not readable
+``.h5ad`` files end with one message naming the file, and every numeric flag is validated at
+parse time (:mod:`graphdata.cli_types`).
 """
 
 from __future__ import annotations
@@ -234,6 +235,8 @@ def _fit(args: argparse.Namespace) -> int:
         limits["max_genes"] = args.max_genes or None  # 0: no limit
     if args.max_memory is not None:
         limits["max_memory"] = args.max_memory * 2**30
+    if args.size_factors is not None:
+        limits["size_factors"] = False if args.size_factors == "none" else args.size_factors
     try:
         tl.celcomen(
             adata,
@@ -254,6 +257,14 @@ def _fit(args: argparse.Namespace) -> int:
     record = adata.uns[args.key_added]
     genes = record["params"]["genes"]
     print(f"genes fitted: {len(genes):,} of {adata.n_vars:,} ({_where(args.layer)})")
+    if record["params"].get("transform") == "log_counts":
+        source = record["params"].get("size_factors")
+        print(
+            f"size factors: {source}; couplings reported whole"
+            if source
+            else "size factors: none; couplings reported orthogonal to the library-size "
+            "direction (pass --size-factors COLUMN, or fit a gene subset of a larger panel)"
+        )
     losses = record["losses"]
     print(f"final loss {losses[-1]:.4f} after {len(losses)} epochs")
     write_h5ad(adata, args.out)
@@ -421,6 +432,14 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     genes.add_argument(
         "--all-genes", action="store_true", help="fit every gene, even with highly_variable"
+    )
+    fit.add_argument(
+        "--size-factors",
+        metavar="COLUMN|none",
+        default=None,
+        help="raw counts: each cell's library size from this obs column (e.g. total_counts), "
+        "or 'none' to report the couplings orthogonal to the library-size direction (default: "
+        "the total counts of the genes not fitted, when the gene selection leaves some out)",
     )
     fit.add_argument(
         "--max-genes",

@@ -195,7 +195,13 @@ def test_bench_writes_every_route_and_reuses_the_baselines(tmp_path) -> None:
     results = bench.main([*argv, "--out", str(out)])
     assert out.exists()
     run = results["runs"][0]
-    assert set(run["routes"]) == {"signed", "counts", "log1p", "counts_sphere"}
+    assert set(run["routes"]) == {"signed", "counts", "counts_nosf", "log1p", "counts_sphere"}
+    # no other genes: the counts route has no size factors, the same fit as counts_nosf
+    assert run["routes"]["counts"]["celcomen"]["size_factors"] is None
+    for which in ("intra", "inter"):
+        assert run["routes"]["counts"]["celcomen"][which]["pearson"] == pytest.approx(
+            run["routes"]["counts_nosf"]["celcomen"][which]["pearson"]
+        )
     tissue = tm.simulate(150, 6, seed=0, sweeps=20, burn_in=30)
     adata = tissue.to_anndata()
     for route in ("signed", "counts", "log1p"):
@@ -218,3 +224,25 @@ def test_ordering_criterion_is_isotropic_without_intra_couplings() -> None:
     got = tm.ordering_criterion(np.zeros((8, 8)), w_inter, n_cells=4000, seed=0)
     expected = 2 * np.abs(np.linalg.eigvalsh(w_inter)).max() / 8
     assert got == pytest.approx(expected, rel=0.08)
+
+
+def test_background_genes_share_the_size_factors_and_feed_the_counts_route() -> None:
+    from benchmarks import bench_celcomen_counts as bench
+
+    tissue = tm.simulate(150, 6, seed=0, sweeps=20, burn_in=30)
+    adata = bench.with_background(tissue, tissue.to_anndata(), 400, seed=0)
+    assert (
+        adata.shape == (150, 406)
+        and list(adata.var["highly_variable"]) == [True] * 6 + [False] * 400
+    )
+    counts = np.asarray(adata.layers["counts"], dtype=np.float64)
+    np.testing.assert_array_equal(counts[:, :6], tissue.counts)
+    background = counts[:, 6:].sum(1)
+    # Poisson(s_i nu) summed: mean 10 x the tissue genes' mean total, proportional to s_i
+    assert background.mean() == pytest.approx(10 * tissue.counts.sum(1).mean(), rel=0.02)
+    sizes = tissue.count_params["library_size"]
+    assert np.corrcoef(np.log(background), np.log(sizes))[0, 1] > 0.99
+    fitted, facts = bench.fit_route(adata, "counts", 0)
+    assert facts["size_factors"] == "total counts of the 400 genes not fitted"
+    assert fitted[0].shape == (6, 6)
+    assert bench.route_matrix(adata, "counts").shape == (150, 6)

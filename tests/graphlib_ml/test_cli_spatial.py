@@ -229,3 +229,27 @@ def test_the_scc_slide_fits_from_its_obs_columns(datasets_dir, tmp_path, capsys)
     )
     delta = anndata.read_h5ad(cf).layers["celcomen_delta"]
     assert delta.shape == (621, 16642) and np.isfinite(delta.data).all() and delta.nnz <= 621 * 5
+
+
+def test_size_factors_flag_reaches_the_fit_and_a_missing_column_is_one_line(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    counts = rng.poisson(20.0, size=(80, 6)).astype(np.float32)
+    adata = anndata.AnnData(X=counts)
+    adata.obsm["spatial"] = rng.random((80, 2))
+    adata.var["highly_variable"] = [True, True, True, False, False, False]
+    adata.obs["library"] = counts.sum(1)
+    path, out = tmp_path / "c.h5ad", tmp_path / "o.h5ad"
+    adata.write_h5ad(path)
+    base = ["spatial", "fit", str(path), "--out", str(out), *EPOCHS]
+
+    def source(*flags):
+        assert main([*base, *flags]) == 0
+        return anndata.read_h5ad(out).uns["celcomen"]["params"].get("size_factors")
+
+    assert source() == "total counts of the 3 genes not fitted"  # the genes left out
+    assert "size factors: total counts of the 3 genes not fitted" in capsys.readouterr().out
+    assert source("--size-factors", "library") == "obs['library']"
+    assert source("--size-factors", "none") is None
+    assert "orthogonal to the library-size direction" in capsys.readouterr().out
+    assert main([*base, "--size-factors", "total_counts"]) == EXIT_USAGE
+    _one_line_error(capsys, "obs['total_counts']: no such column", "'library'")

@@ -79,7 +79,12 @@ def test_bad_masks_are_refused_with_the_fix(counts, mask_var, error, match):
 
 def test_fit_with_the_mask_equals_a_fit_on_the_subset(counts):
     est = Celcomen(**FAST).fit(counts)  # default: var['highly_variable']
-    hand = Celcomen(**FAST).fit(counts[:, counts.var["highly_variable"]].copy(), mask_var=False)
+    hv = counts.var["highly_variable"].to_numpy()
+    # raw counts: the genes left out give the size factors (spatial.celcomen, "Size factors")
+    others = np.asarray(counts.X[:, ~hv].sum(1), dtype=np.float64).ravel()
+    hand = Celcomen(**FAST).fit(counts[:, hv].copy(), mask_var=False, size_factors=others)
+    assert est.size_factor_source_ == "total counts of the 5 genes not fitted"
+    torch.testing.assert_close(est.size_factors_, torch.as_tensor(others))
     assert est.var_names_ == ["g1", "g3", "g4", "g6", "g8"] == hand.var_names_
     assert est.genes_used_.tolist() == [1, 3, 4, 6, 8] and est.n_features_in_ == 10
     assert est.W_intra_.shape == (5, 5)
@@ -94,7 +99,8 @@ def test_tensor_input_takes_a_boolean_mask(counts):
     graph = Celcomen(**FAST)._prepare(counts, None, None, "spatial", None)[1]
     mask = counts.var["highly_variable"].to_numpy()
     est = Celcomen(**FAST).fit(x, graph, mask_var=mask)
-    sub = Celcomen(**FAST).fit(x[:, torch.as_tensor(mask)], graph)
+    others = x[:, torch.as_tensor(~mask)].sum(1)  # the size factors the mask leaves (raw counts)
+    sub = Celcomen(**FAST).fit(x[:, torch.as_tensor(mask)], graph, size_factors=others)
     torch.testing.assert_close(est.W_inter_, sub.W_inter_)
     assert est.var_names_ is None and est.genes_used_.tolist() == [1, 3, 4, 6, 8]
     with pytest.raises(GraphDataError, match="mask_var: a var column name .* needs AnnData"):
@@ -242,10 +248,12 @@ def test_max_genes_and_max_memory(counts):
 
 def test_intervene_uses_the_fitted_genes(counts):
     est = Celcomen(**FAST).fit(counts)
-    hand_data = counts[:, counts.var["highly_variable"]].copy()
-    hand = Celcomen(**FAST).fit(hand_data, mask_var=False)
+    hv = counts.var["highly_variable"].to_numpy()
+    hand_data = counts[:, hv].copy()
+    others = np.asarray(counts.X[:, ~hv].sum(1), dtype=np.float64).ravel()
+    hand = Celcomen(**FAST).fit(hand_data, mask_var=False, size_factors=others)
     result = est.intervene(counts, {"g3": 0.0}, ["c5"], progress=False)
-    oracle = hand.intervene(hand_data, {"g3": 0.0}, ["c5"], progress=False)
+    oracle = hand.intervene(hand_data, {"g3": 0.0}, ["c5"], progress=False, size_factors=others)
     assert result.delta.shape == (60, 5)
     torch.testing.assert_close(result.delta, oracle.delta)
     assert bool(result.clamped[5, 1]) and int(result.clamped.sum()) == 1  # g3 = column 1 of 5

@@ -83,8 +83,10 @@ def test_a_gene_subset_is_stored_sparse_over_its_block_only():
     mask = np.array([True, False, True, True, False, True])
     used = np.flatnonzero(mask)
     tl.celcomen(adata, mask_var=mask, **FIT)
-    # oracle: the estimator on the four genes alone
-    alone = Celcomen(**FIT).fit(adata[:, mask].copy(), mask_var=False)
+    # oracle: the estimator on the four genes alone, the others' totals as size factors
+    others = np.asarray(adata.X[:, ~mask].sum(1), dtype=np.float64).ravel()
+    alone = Celcomen(**FIT).fit(adata[:, mask].copy(), mask_var=False, size_factors=others)
+    np.testing.assert_array_equal(adata.obs["celcomen_size_factor"], others)
     for which, expected in (("intra", alone.W_intra_), ("inter", alone.W_inter_)):
         stored = adata.varp[f"celcomen_{which}"]
         assert sp.issparse(stored) and stored.shape == (6, 6) and stored.dtype == np.float32
@@ -122,11 +124,15 @@ def test_perturb_on_a_subset_runs_over_the_fitted_genes_only():
     delta = adata.layers["celcomen_delta"]
     assert sp.issparse(delta) and delta.shape == (70, 6)
     assert set(delta.nonzero()[1]) <= set(used)
-    assert {"celcomen_intra_energy", "celcomen_inter_energy"} <= set(adata.varp)
+    # with size factors (the genes left out) nothing is projected: only the trace differs
+    assert "celcomen_intra_energy" in adata.varp and "celcomen_inter_energy" not in adata.varp
     # oracle: the estimator's own counterfactual on the subset AnnData
     sub = adata[:, mask].copy()
-    estimator = Celcomen(**FIT).fit(sub, mask_var=False)
-    expected = estimator.intervene(sub, {"CD74": 0.0}, ["spot33", "spot34"], progress=False)
+    others = np.asarray(adata.X[:, ~mask].sum(1), dtype=np.float64).ravel()
+    estimator = Celcomen(**FIT).fit(sub, mask_var=False, size_factors=others)
+    expected = estimator.intervene(
+        sub, {"CD74": 0.0}, ["spot33", "spot34"], progress=False, size_factors=others
+    )
     np.testing.assert_allclose(delta.toarray()[:, used], expected.delta.numpy(), atol=1e-5)
     ring_mean = adata.uns["celcomen"]["perturbation"]["ring_mean"]
     assert ring_mean.shape == (4, 6) and np.all(ring_mean[:, ~mask] == 0)
