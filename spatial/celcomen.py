@@ -82,8 +82,10 @@ own couplings; ``size_factors=`` takes an ``obs`` column or an array instead, or
 projection. The fitted genes must not dominate a given size factor: the fitted genes' own
 total is the library-size direction again. :math:`\kappa` is a Poisson sensitivity, not a
 regression on :math:`\log s`, so a library size that differs between cell types does not take
-the types' expression with it. Measured on four tissue worlds with a background transcriptome
-and on the panel world (``benchmarks/RESULTS.md``, issue 19, session 21).
+the types' expression with it. Measured on four tuning worlds with a background transcriptome
+(intra sign and Pearson up on all, inter within the seeds' spread) and once on a held-out
+whole-transcriptome world, where the intra gains carried over and inter did not improve
+(``benchmarks/RESULTS.md``, issue 19, session 21).
 
 ``CelcomenConfig.reference()`` reproduces the reference protocol (3-D normaliser, symmetrised
 U(0, 1) start, plain SGD, clipping to [0, 1] and a unit diagonal after every step) for the

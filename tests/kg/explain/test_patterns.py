@@ -375,21 +375,71 @@ def test_a_head_with_two_bodies_rates_each_body_by_its_share():
     choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen] == [body]
     assert choice.scores == (pytest.approx(18 / 28),)
+    # The rule set holds both bodies (their union joins all 19 facts); the pick is a member.
+    assert set(bank.rule_set(5)) == {body, other}
+    assert bank.union_counts(5, [body, other]) == (19, 19)
 
 
-def test_a_path_over_both_bodies_outscores_the_body_known_limitation():
-    # The limitation the module docstring states: the shortcut x -w-> m -d-> z joins every r
-    # fact (D = 1), the rule body only its share (D = 18 / 28), so the shortcut is chosen. If
-    # this changes, update the docstring's "Heads with several bodies".
+def test_a_shortcut_held_out_nowhere_stays_the_pick_known_limitation():
+    # What the module docstring's "Heads with several bodies" leaves: the shortcut x -w-> m -d->
+    # z joins every r fact and nothing else (D = 1, its relation d is held out nowhere), the
+    # rule body only its share (D = 18 / 28). The rule set is the shortcut alone (a body adds
+    # no pair to it), so the shortcut is chosen. If this changes, update the docstring.
     body, shortcut = ((0, True, -1), (2, True, -1)), ((3, True, -1), (4, True, -1))
     edge_index, edge_type = _graph(_two_body_world(shortcut=True))
     bank = PatternBank(edge_index, edge_type, 80, 6)
     assert bank.counts(5, [shortcut]) == (19, 19)
     assert bank.agreement(5, [body]) == pytest.approx(18 / 28)
+    assert bank.rule_set(5) == (shortcut,)
     local = local_structure(edge_index, edge_type, (0, 5, 2), hops=1, num_nodes=80)
     assert {path_pattern(local, p) for p in range(len(local.paths))} == {body, shortcut}
     choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen] == [shortcut]
+
+
+def _held_out_shortcut_world():
+    """r(x, z) <- p(x, y), q(y, z) on chains 0-19 and r(x, z) <- u(x, y), q(y, z) on chains
+    20-39; chain 0's r fact is the held-out target. A shortcut x -w-> m -d-> z (d derived from
+    the same facts, as the family world's cousin) is on every chain but 1-5 and 21-25 (its d
+    fact held out there). Relations: p=0, u=1, q=2, w=3, d=4, r=5; chain c's nodes are
+    4c .. 4c + 3."""
+    triples = []
+    for c in range(40):
+        x, y, z, m = 4 * c, 4 * c + 1, 4 * c + 2, 4 * c + 3
+        triples += [(x, 0 if c < 20 else 1, y), (y, 2, z)]
+        if c > 0:
+            triples.append((x, 5, z))
+        if c not in (1, 2, 3, 4, 5, 21, 22, 23, 24, 25):
+            triples += [(x, 3, m), (m, 4, z)]
+    return triples
+
+
+def test_the_rule_set_takes_both_bodies_over_a_shortcut_that_is_a_sub_disjunction():
+    # Module docstring, "Heads with several bodies". Single patterns: the shortcut joins 29 of
+    # the 39 r facts (D = 58 / 68), each body its 19 or 20 (D = 38 / 58, 40 / 59), so the
+    # shortcut is the first pick. The set starts with it; a body adds 5 pairs, all facts:
+    # P(Bin(5, D / 2) >= 5) = (29 / 68)^5 = .014 < .05, admitted (D = 68 / 73); the exchange
+    # pass then swaps the shortcut for the other body (D = 1), and the shortcut adds no pair.
+    body, other = ((0, True, -1), (2, True, -1)), ((1, True, -1), (2, True, -1))
+    shortcut = ((3, True, -1), (4, True, -1))
+    edge_index, edge_type = _graph(_held_out_shortcut_world())
+    bank = PatternBank(edge_index, edge_type, 160, 6)
+    assert bank.num_facts(5) == 39
+    assert bank.counts(5, [shortcut]) == (29, 29)
+    assert bank.agreement(5, [shortcut]) > bank.agreement(5, [other]) > bank.agreement(5, [body])
+    assert (29 / 68) ** 5 == pytest.approx(0.0142, abs=1e-4)
+    assert bank.union_counts(5, [shortcut, other]) == (34, 34)
+    assert set(bank.rule_set(5)) == {body, other}
+    assert bank.union_agreement(5, [body, other]) == 1.0
+    assert bank.union_counts(5, [body, other, shortcut]) == bank.union_counts(5, [body, other])
+    local = local_structure(edge_index, edge_type, (0, 5, 2), hops=1, num_nodes=160)
+    assert {path_pattern(local, p) for p in range(len(local.paths))} == {body, shortcut}
+    # {body, other} against {shortcut, other}: 5 facts only the body joins, none only the
+    # shortcut: z = sqrt(5) > 1.645, so the body replaces the shortcut as the first pick.
+    assert patterns_module._union_significantly_better(bank, 5, [body, other], [shortcut, other])
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [body]
+    assert choice.scores == (pytest.approx(38 / 58),)
 
 
 def test_bank_and_search_reject_bad_arguments():
@@ -628,3 +678,156 @@ def test_the_closed_world_counts_do_not_overrule_a_significant_difference():
     assert LINEAGE in {path_pattern(local, p) for p in range(len(local.paths))}
     choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen] == [SHORTCUT]
+
+
+def _brute_union_counts(triples, relation, patterns, num_nodes):
+    """(s, b) of the union of patterns: the pairs some pattern joins (the oracle)."""
+    facts = {(h, r, t) for h, r, t in triples}
+    heads = sorted({h for h, r, _ in facts if r == relation})
+    truth = {(h, t) for h, r, t in facts if r == relation}
+    pairs = set()
+    for pattern in patterns:
+        for x in heads:
+            frontier = {x}
+            for rel, forward, anchor in pattern:
+                frontier = {
+                    v
+                    for u in frontier
+                    for v in range(num_nodes)
+                    if ((u, rel, v) if forward else (v, rel, u)) in facts
+                }
+                frontier = frontier if anchor < 0 else frontier & {anchor}
+            pairs |= {(x, y) for y in frontier - {x}}
+    return sum(p in truth for p in pairs), len(pairs)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_union_counts_match_brute_force_walks(seed):
+    # The union of the walks' sorted keys against the enumerated pairs, and against the sparse
+    # sum of the walk matrices (A + B + ... > 0) restricted to X_r and y != x.
+    n, r = 9, 3
+    triples = _random_triples(20 + seed, n, r, m=50)
+    bank = PatternBank(*_graph(triples), n, r)
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    patterns = [(a,) for a in steps] + list(itertools.product(steps, repeat=2))[::5]
+    patterns += [((0, True, 4), steps[3]), (steps[1], (2, False, 6), steps[4])]
+    rng = np.random.default_rng(seed)
+    for relation in range(r):
+        for k in (1, 2, 3, 5):
+            chosen = [patterns[i] for i in rng.choice(len(patterns), k, replace=False)]
+            expected = _brute_union_counts(triples, relation, chosen, n)
+            assert bank.union_counts(relation, chosen) == expected
+            total = sum(bank._walk(relation, pattern) for pattern in chosen)
+            joined = (total > 0).astype(np.float32).tocsr()
+            joined = joined - joined.multiply(bank._loops(relation))
+            facts = float(joined.multiply(bank._facts(relation)).sum())
+            assert (facts, float(joined.sum())) == expected
+            s, b = expected
+            union = bank.union_agreement(relation, chosen)
+            assert union == (pytest.approx(2 * s / (b + bank.num_facts(relation))) if s else 0.0)
+    with pytest.raises(GraphDataError, match="patterns: expected at least one pattern"):
+        bank.union_counts(0, [])
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("max_length", [1, 2, 3])
+def test_between_gives_the_candidate_patterns_of_an_unpruned_local_structure(seed, max_length):
+    # The pool's enumeration from both ends against the local structure's candidate paths
+    # (through_relation=False) without anchors, for every triple of a random graph.
+    n, r = 10, 3
+    triples = _random_triples(40 + seed, n, r, m=45)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, n, r)
+    for h, rel, t in triples:
+        local = local_structure(
+            edge_index,
+            edge_type,
+            (h, rel, t),
+            hops=2,
+            max_length=max_length,
+            num_nodes=n,
+            max_candidates=10_000,
+            through_relation=False,
+        )
+        expected = {
+            path_pattern(local, p)
+            for p, edges in enumerate(local.paths)
+            if len(edges) == 1 or all(int(local.edge_type[e]) != rel for e in edges)
+        }
+        assert bank.between(h, rel, t, max_length) == expected
+
+
+def _disjunct_world(facts_only, adds_true, adds):
+    """r(x, z) <- p(x, y), q(y, z) on chains 0 .. facts_only - 1 (a body of D close to 1) and a
+    second pattern u, q that joins ``adds`` pairs of r heads, ``adds_true`` of them r facts on
+    chains of their own and the others from the first body's heads to nodes without r.
+    Relations: p=0, u=1, q=2, r=3."""
+    triples, node = [], 0
+    heads = []
+    for _ in range(facts_only):
+        x, y, z = node, node + 1, node + 2
+        triples += [(x, 0, y), (y, 2, z), (x, 3, z)]
+        heads.append(x)
+        node += 3
+    for _ in range(adds_true):
+        x, y, z = node, node + 1, node + 2
+        triples += [(x, 1, y), (y, 2, z), (x, 3, z)]
+        node += 3
+    for k in range(adds - adds_true):
+        y, z = node, node + 1
+        triples += [(heads[k], 1, y), (y, 2, z)]
+        node += 2
+    return triples, node
+
+
+@pytest.mark.parametrize(
+    "sizes", [(20, 3, 3), (20, 4, 4), (20, 5, 7), (20, 6, 9), (20, 6, 12), (20, 2, 10)]
+)
+def test_a_disjunct_joins_exactly_when_the_binomial_test_rejects(monkeypatch, sizes):
+    # Oracle: the closed-form binomial tail P(Bin(d, D / 2) >= d_1) at the Dice-neutral rate,
+    # with every fact drawn for the pool (so the second pattern is in it).
+    monkeypatch.setattr(patterns_module, "POOL_FACTS", 1000)
+    facts_only, adds_true, adds = sizes
+    triples, num_nodes = _disjunct_world(*sizes)
+    bank = PatternBank(*_graph(triples), num_nodes, 4)
+    first, second = ((0, True, -1), (2, True, -1)), ((1, True, -1), (2, True, -1))
+    n = facts_only + adds_true
+    assert bank.num_facts(3) == n
+    assert bank.counts(3, [first]) == (facts_only, facts_only)
+    assert bank.counts(3, [second]) == (adds_true, adds)
+    assert bank.union_counts(3, [first, second]) == (n, facts_only + adds)
+    value = 2 * facts_only / (facts_only + n)
+    raises = 2 * n / (facts_only + adds + n) > value
+    admitted = raises and 1 - _binom_cdf(adds_true - 1, adds, value / 2) < ALPHA
+    assert bank.rule_set(3) == ((first, second) if admitted else (first,))
+
+
+def test_the_disjunct_oracle_covers_both_outcomes():
+    # (20, 3, 3): P = (20 / 43)^3 = .10, refused; (20, 4, 4): (20 / 44)^4 = .043, admitted.
+    assert (20 / 43) ** 3 == pytest.approx(0.1006, abs=1e-4)
+    assert (20 / 44) ** 4 == pytest.approx(0.0427, abs=1e-4)
+
+
+@pytest.mark.parametrize("world", ["shortcut", "border", "filter", "lineage"])
+def test_a_head_with_one_body_keeps_its_pick(monkeypatch, world):
+    # A rule set of one member never replaces the first pick: every choice equals the search
+    # without rule sets.
+    if world == "shortcut":
+        triples, target = _shortcut_world()
+        num_nodes, num_relations = 24, 3
+    elif world == "border":
+        triples, target = _border_world(range(0, 30, 3)), (1, 2, 0)
+        num_nodes, num_relations = 150, 3
+    elif world == "filter":
+        triples, target, num_nodes = _filter_world(40, 1, 3, 20)
+        num_relations = 3
+    else:
+        triples, target, num_nodes = _lineage_world(supervised=16, advisors=4)
+        num_relations = 4
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, num_relations)
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    with_sets = pattern_search(local, bank, max_paths=3)
+    assert len(bank.rule_set(target[1])) == 1
+    monkeypatch.setattr(PatternBank, "rule_set", lambda self, relation, max_length=3: ())
+    assert pattern_search(local, bank, max_paths=3) == with_sets
