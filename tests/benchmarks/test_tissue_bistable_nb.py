@@ -154,6 +154,6 @@ def test_bench_runs_the_world() -> None:
     argv = ["--world", "bistable_nb", "--genes", "6", "--cells", "150", "--seeds", "1"]
     results = bench.main([*argv, "--sweeps", "20", "--burn-in", "30"])
     run = results["runs"][0]
-    assert set(run["routes"]) == {"signed", "counts", "log1p", "counts_sphere"}
+    assert set(run["routes"]) == {"signed", "counts", "counts_nosf", "log1p", "counts_sphere"}
     fit = run["routes"]["counts"]["celcomen"]
     assert 0.0 <= fit["intra"]["sign_agreement"] <= 1.0 and np.isfinite(fit["inter"]["pearson"])
