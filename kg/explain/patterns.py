@@ -215,30 +215,43 @@ the rule sets and not kept (session 18), each lowering the F1 of a tuning world:
 relations as well as with :math:`r`, or one through a fact that another candidate derives.
 
 Cost: a pattern's reach is ``max_heads`` sparse rows pushed through :math:`L` sparse products;
-counts are cached per ``(relation, patterns)``, so targets of one relation share them, and the
-walks of patterns and their prefixes in a bounded cache (:class:`PatternBank`). The matrices are
-0/1, so each sum of an elementwise product is the number of entries the factors share: the
-counts intersect the walks' sorted linear keys :math:`x N + y` and count those of :math:`T_r`
-and of the pairs :math:`y = x` among them, the same integers as the sums without building a
-product matrix; an anchored step computes column :math:`a` of its product alone, the rows whose
-walks hold an entity with a step into :math:`a`. On 100 FB15k-237 targets (one thread) the two
-halved the mean explanation time (1.17 s to 0.59 s), the explanations unchanged. A rule set is
-built once per relation, at its first target: the paths of 20 facts (:meth:`PatternBank.between`,
-at most 0.3 s on FB15k-237), the walks of a pool of up to about a thousand patterns (up to 1.4
-s) and the greedy search (up to 4.5 s for a set of 8 members), its admissible candidates tried
-in decreasing order of a bound on the union's :math:`D` until none can win. On the same 100
-targets (session 21, load 0.5-1) the mean time per explanation went from 0.62 s to 0.82 s
-(median 0.46 to 0.54 s, 97 to 93 within 2 s, the slowest 7.6 s: the first target of
-the relation with the largest set), and 7 of the 100 explanations changed; on the five
-synthetic worlds the time per explanation did not change (0.04-0.15 s).
+counts are cached per ``(relation, patterns)``, so targets of one relation share them, and the walks
+of patterns and their prefixes in a bounded cache (:class:`PatternBank`). The matrices are 0/1, so
+each sum of an elementwise product is the number of entries the factors share: the counts intersect
+the walks' sorted linear keys :math:`x N + y` and count those of :math:`T_r` and of the pairs
+:math:`y = x` among them, the same integers as the sums without building a product matrix; an
+anchored step computes column :math:`a` of its product alone, the rows whose walks hold an entity
+with a step into :math:`a`. On 100 FB15k-237 targets (one thread) the two halved the mean
+explanation time (1.17 s to 0.59 s), the explanations unchanged. A rule set is built once per
+relation, at its first target: the paths of 20 facts (:meth:`PatternBank.between`, at most 0.2 s on
+FB15k-237), the walks of a pool of up to about a thousand patterns and the greedy search, its
+admissible candidates tried in decreasing order of a bound on the union's :math:`D` until none can
+win. The pool's counts do not sort the walks' keys (:meth:`PatternBank._single_counts`; most pool
+patterns are never joined with another), and the search keeps its union (:class:`_Union`): the pairs
+each candidate adds to it, narrowed by each member appended, and the pairs only one member joins, so
+the exchange pass counts a candidate against one member's pairs, not against the union of the
+others, and skips it where a bound on :math:`D` cannot beat the best so far. Over the 39 relations
+of 100 FB15k-237 targets (session 21, load below 1, A/B twice) the rule sets took 12 s in all
+instead of 18.5 s (the set of 8 members 1.6 s instead of 4.4-4.8 s), the sets unchanged; what is
+left is mostly the sparse products of the pools' walks (up to 1.5 s for one relation). The exchange
+pass of :func:`pattern_search` skips a candidate where :math:`2 m / (m + n_r)`, :math:`m` the
+smaller support of the rest and the candidate, cannot beat the best so far (:math:`s \le m`,
+:math:`b \ge s`). On the 100 targets the rule sets raised the mean time per explanation from 0.62 s
+to 0.82 s (load 0.5-1; 7 of the 100 explanations changed); with the two changes above (A/B
+alternated four times, one core, load 0.8-1.8 with another job on the other core) it went from 0.75
+s to 0.64 s (median 0.47 s both, 93 to 95 within 2 s, the slowest 7.0 s to 4.4 s: a later target of
+the relation of the 8-member set, most of it the conjunction search), no explanation changed; on
+four synthetic worlds the time per explanation did not change (0.03-0.11 s) and no explanation
+changed.
 """
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -528,8 +541,37 @@ class PatternBank:
         self._counts[key] = (support, body)
         return support, body
 
+    def _single_counts(self, relation: int, pattern: Pattern) -> tuple[float, float]:
+        """:meth:`counts` of ``[pattern]``, from the walk's entries without sorting them.
+
+        A rule set's pool is mostly patterns that are counted once and never joined with
+        another (module docstring, "Cost"), so their walks' column indices are not sorted into
+        linear keys (as much time as the sparse product on FB15k-237): :math:`b` is the number
+        of stored entries less those in column :math:`x` of row :math:`x`, and :math:`s` the
+        number of stored entries of the walk's elementwise product with :math:`T_r`. The same
+        integers as :meth:`counts`, cached with them.
+        """
+        key = (relation, False, (pattern,))
+        if key in self._counts:
+            return self._counts[key]
+        walk = self._walk(relation, pattern)
+        cached = self._linear.get((relation, pattern))
+        if (cached is not None and cached[0] is walk) or walk.has_sorted_indices:
+            counts = self._key_counts(relation, self._keys(relation, pattern))
+        else:
+            # the pairs y = x: row i's entries in column x_i; the facts: the entries of the
+            # elementwise product with T_r (scipy's merge of two rows, any column order)
+            owner = np.repeat(self._rows(relation), np.diff(walk.indptr))  # [nnz] x of the row
+            loops = int(np.count_nonzero(walk.indices == owner))
+            support = walk.multiply(self._facts(relation)).nnz
+            counts = (float(support), float(walk.nnz - loops))
+        self._counts[key] = counts
+        return counts
+
     def _key_counts(self, relation: int, keys: np.ndarray) -> tuple[float, float]:
         """``(s, b)`` of the pairs with sorted linear keys ``keys`` over the rows :math:`X_r`."""
+        if keys.size == 0:
+            return 0.0, 0.0
         support = _intersect(keys, self._facts_keys(relation)).size
         body = keys.size - _intersect(keys, self._loops_keys(relation)).size
         return float(support), float(body)
@@ -760,32 +802,46 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
     admissible, the admissible one of largest :math:`D_{B + \beta'}` joins, and one exchange
     pass replaces each earlier member by the pool pattern that raises :math:`D_B` most, if any
     does; last, while some member fails the admission test given the others, the one of largest
-    p-value is dropped.
+    p-value is dropped. The unions are kept by :class:`_Union` (the pairs each candidate adds,
+    and those only one member joins), the same counts as :meth:`PatternBank.union_counts`.
     """
     if not pool:
         return ()
     facts = bank.num_facts(relation)
-    single = {pattern: bank.counts(relation, [pattern]) for pattern in pool}
+    counted = {pattern: bank._single_counts(relation, pattern) for pattern in sorted(pool)}
+    single = {pattern: counted[pattern] for pattern in pool}  # in pool order: ties
     members = [max(pool, key=lambda pattern: _dice(*single[pattern], facts))]
+    union = _Union(bank, relation, members)
     while True:
-        union = bank._union_keys(relation, members)
-        _, pattern = _best_disjunct(bank, relation, single, members, union, admit=True)
+        _, pattern = _best_disjunct(single, members, union.counts, union.added, facts, admit=True)
         if pattern is None:
             break
         members.append(pattern)
+        union.append(pattern)
         for i in range(len(members) - 1):  # one exchange pass over the earlier members
-            rest = members[:i] + members[i + 1 :]
-            current = _dice(*bank.union_counts(relation, members), facts)
-            rest_keys = bank._union_keys(relation, rest)
-            value, other = _best_disjunct(bank, relation, single, members, rest_keys, admit=False)
+            current = _dice(*union.counts, facts)
+            only = union.exclusive(i)[1]
+            rest = (union.counts[0] - only[0], union.counts[1] - only[1])
+            value, other = _best_disjunct(
+                single,
+                members,
+                rest,
+                partial(union.added_without, i=i),
+                facts,
+                admit=False,
+                ceiling=partial(union.ceiling_without, i=i, single=single),
+            )
             if other is not None and value > current:
                 members[i] = other
+                union.replace(i, other)
     while len(members) > 1:  # backward elimination with the same test
-        support, body = bank.union_counts(relation, members)
+        union = _Union(bank, relation, members)
+        support, body = union.counts
         value = _dice(support, body, facts)
         worst: tuple[float, Pattern] | None = None
-        for member in members:
-            s_rest, b_rest = bank.union_counts(relation, [m for m in members if m != member])
+        for i, member in enumerate(members):
+            only = union.exclusive(i)[1]
+            s_rest, b_rest = support - only[0], body - only[1]
             rest_value = _dice(s_rest, b_rest, facts)
             added, added_true = body - b_rest, support - s_rest
             p = 1.0
@@ -799,26 +855,131 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
     return tuple(members)
 
 
+class _Union:
+    r"""The union of the walks of ``members`` while a rule set grows (:func:`_grow_rule_set`).
+
+    Holds the union's sorted linear keys and counts :math:`(s_B, b_B)`; per candidate
+    pattern, the keys it adds to the union (:math:`\beta \setminus B`, cached and narrowed by
+    each member appended rather than searched in the whole union again); per member, the keys
+    that only it joins. The pairs that a candidate adds to the union without member :math:`i`
+    are those it adds to :math:`B` and those of it that only member :math:`i` joins, so the
+    exchange pass counts a candidate against the few pairs of one member, not against the union
+    of the others. Every count is the same integer as :meth:`PatternBank.union_counts` of the
+    pattern lists (tested).
+    """
+
+    def __init__(self, bank: PatternBank, relation: int, members: list[Pattern]) -> None:
+        self._bank = bank
+        self._relation = relation
+        self._facts = bank.num_facts(relation)
+        self._reset(list(members))
+
+    def _reset(self, members: list[Pattern]) -> None:
+        self.members = members
+        self.keys = self._bank._union_keys(self._relation, members)
+        self.counts = self._bank._key_counts(self._relation, self.keys)
+        # candidate -> (keys it adds, their counts, how many of _appended are taken out)
+        self._added: dict[Pattern, tuple[np.ndarray, tuple[float, float], int]] = {}
+        self._appended: list[Pattern] = []
+        self._exclusive: dict[int, tuple[np.ndarray, tuple[float, float]]] = {}
+
+    def append(self, pattern: Pattern) -> None:
+        """Add ``pattern`` as a member."""
+        keys = self._bank._keys(self._relation, pattern)
+        new = _absent(keys, self.keys)
+        gained = self._bank._key_counts(self._relation, new)
+        self.keys = np.union1d(self.keys, new)
+        self.counts = (self.counts[0] + gained[0], self.counts[1] + gained[1])
+        self.members = [*self.members, pattern]
+        self._appended.append(pattern)
+        self._exclusive = {}
+
+    def replace(self, i: int, pattern: Pattern) -> None:
+        """Make ``pattern`` member ``i`` in place of the one there."""
+        members = list(self.members)
+        members[i] = pattern
+        self._reset(members)
+
+    def added(self, pattern: Pattern) -> tuple[float, float]:
+        r"""``(d_1, d)``: the facts and the pairs (``y != x``) that ``pattern`` adds."""
+        return self._added_keys(pattern)[1]
+
+    def _added_keys(self, pattern: Pattern) -> tuple[np.ndarray, tuple[float, float]]:
+        cached = self._added.get(pattern)
+        if cached is None:
+            keys = _absent(self._bank._keys(self._relation, pattern), self.keys)
+        else:
+            keys, counts, done = cached
+            if done == len(self._appended):
+                return keys, counts
+            for member in self._appended[done:]:
+                keys = _absent(keys, self._bank._keys(self._relation, member))
+        counts = self._bank._key_counts(self._relation, keys)
+        self._added[pattern] = (keys, counts, len(self._appended))
+        return keys, counts
+
+    def exclusive(self, i: int) -> tuple[np.ndarray, tuple[float, float]]:
+        """The sorted keys that only member ``i`` joins, and their ``(s, b)``."""
+        if i not in self._exclusive:
+            keys = self._bank._keys(self._relation, self.members[i])
+            for j, member in enumerate(self.members):
+                if j != i and keys.size:
+                    keys = _absent(keys, self._bank._keys(self._relation, member))
+            self._exclusive[i] = (keys, self._bank._key_counts(self._relation, keys))
+        return self._exclusive[i]
+
+    def ceiling_without(
+        self, pattern: Pattern, i: int, single: dict[Pattern, tuple[float, float]]
+    ) -> float:
+        r"""A bound on :math:`D` of the union of ``pattern`` and the members but member ``i``.
+
+        ``single[pattern]`` is the pattern's :math:`(s_\beta, b_\beta)`. Of what the pattern
+        adds, the pairs outside the union are known (:meth:`added`); inside it, it can add at
+        most the facts that only member ``i`` joins and no more than its own facts outside the
+        union leave, and a fact raises :math:`D < 1` most when it comes without other pairs.
+        """
+        outside = self._added_keys(pattern)[1]
+        only = self.exclusive(i)[1]
+        inside = min(only[0], single[pattern][0] - outside[0])
+        return _dice(
+            self.counts[0] - only[0] + outside[0] + inside,
+            self.counts[1] - only[1] + outside[1] + inside,
+            self._facts,
+        )
+
+    def added_without(self, pattern: Pattern, i: int) -> tuple[float, float]:
+        """``(d_1, d)`` that ``pattern`` adds to the union of the members but member ``i``."""
+        outside = self._added_keys(pattern)[1]
+        only = self.exclusive(i)[0]
+        if only.size == 0:
+            return outside
+        both = _intersect(only, self._bank._keys(self._relation, pattern))
+        inside = self._bank._key_counts(self._relation, both)
+        return outside[0] + inside[0], outside[1] + inside[1]
+
+
 def _best_disjunct(
-    bank: PatternBank,
-    relation: int,
     single: dict[Pattern, tuple[float, float]],
     members: list[Pattern],
-    union: np.ndarray,
+    union: tuple[float, float],
+    added: Callable[[Pattern], tuple[float, float]],
+    facts: float,
     *,
     admit: bool,
+    ceiling: Callable[[Pattern], float] | None = None,
 ) -> tuple[float, Pattern | None]:
-    r"""The pattern of ``single`` not in ``members`` whose union with ``union`` agrees best.
+    r"""The pattern of ``single`` not in ``members`` whose union with a union agrees best.
 
-    With ``admit``, only a pattern that passes the admission test (module docstring, "Heads
-    with several bodies"). Returns ``(D, pattern)``, or ``(D of union, None)`` when none raises
-    :math:`D`. A pattern of :math:`(s_\beta, b_\beta)` adds :math:`d_1 \le s_\beta` facts
-    and at least :math:`d_1` pairs, and the union holds at least its :math:`b_\beta` pairs,
-    so :math:`D \le 2 (s + s_\beta) / (\max(b + s_\beta, b_\beta) + n_r)`; the patterns
-    are tried in decreasing bound until it cannot beat the best so far.
+    ``union`` is ``(s, b)`` of the union; ``added(pattern)`` is ``(d_1, d)``, the facts and
+    pairs the pattern adds to it; ``facts`` is :math:`n_r`. With ``admit``, only a pattern that
+    passes the admission test (module docstring, "Heads with several bodies"). Returns ``(D,
+    pattern)``, or ``(D of union, None)`` when none raises :math:`D`. A pattern of
+    :math:`(s_\beta, b_\beta)` adds :math:`d_1 \le s_\beta` facts and at least :math:`d_1`
+    pairs, and the union holds at least its :math:`b_\beta` pairs, so :math:`D \le 2 (s +
+    s_\beta) / (\max(b + s_\beta, b_\beta) + n_r)`; the patterns are tried in decreasing bound
+    until it cannot beat the best so far.
     """
-    facts = bank.num_facts(relation)
-    support, body = bank._key_counts(relation, union)
+    support, body = union
     value = _dice(support, body, facts)
     best: tuple[float, Pattern | None] = (value, None)
     bounds = sorted(
@@ -831,12 +992,13 @@ def _best_disjunct(
     for negative, _, pattern in bounds:
         if -negative <= best[0]:
             break
-        added_true, added = bank._key_counts(
-            relation, _absent(bank._keys(relation, pattern), union)
-        )
-        joint = _dice(support + added_true, body + added, facts)
+        if ceiling is not None and ceiling(pattern) <= best[0]:
+            continue  # cannot beat the best so far
+        added_true, added_pairs = added(pattern)
+        joint = _dice(support + added_true, body + added_pairs, facts)
         if joint > best[0] and (
-            not admit or (added > 0 and binom.sf(added_true - 1, added, value / 2) < ALPHA)
+            not admit
+            or (added_pairs > 0 and binom.sf(added_true - 1, added_pairs, value / 2) < ALPHA)
         ):
             best = (joint, pattern)
     return best
@@ -934,13 +1096,21 @@ def pattern_search(
         scores.append(top)
         for i in range(len(chosen_patterns) - 1):  # one exchange pass over the earlier ones
             rest = chosen_patterns[:i] + chosen_patterns[i + 1 :]
-            swaps = [
-                (bank.agreement(relation, [*rest, other]), other)
-                for other in distinct
-                if other not in chosen_patterns
-            ]
-            better = max(swaps, key=lambda o: o[0], default=(scores[-1], None))
-            if better[0] > scores[-1] and better[1] is not None:
+            # the first of largest S above the current one; the conjunction joins at most
+            # the facts of either part, so S <= 2 m / (m + n_r) with m the smaller support,
+            # and a candidate whose bound cannot beat the best so far is not counted
+            within = bank.counts(relation, rest)[0]
+            better: tuple[float, Pattern | None] = (scores[-1], None)
+            for other in distinct:
+                if other in chosen_patterns:
+                    continue
+                most = min(within, bank.counts(relation, [other])[0])
+                if _dice(most, most, bank.num_facts(relation)) <= better[0]:
+                    continue
+                value = bank.agreement(relation, [*rest, other])
+                if value > better[0]:
+                    better = (value, other)
+            if better[1] is not None:
                 chosen_patterns[i], chosen[i], scores[-1] = better[1], first[better[1]], better[0]
     _orient(local, bank, relation, routes, chosen_patterns, chosen)
     scores[-1] = bank.agreement(relation, chosen_patterns)

@@ -831,3 +831,173 @@ def test_a_head_with_one_body_keeps_its_pick(monkeypatch, world):
     assert len(bank.rule_set(target[1])) == 1
     monkeypatch.setattr(PatternBank, "rule_set", lambda self, relation, max_length=3: ())
     assert pattern_search(local, bank, max_paths=3) == with_sets
+
+
+def _pool_patterns(r, *, anchored=True):
+    """Every plain pattern of one and two steps over ``r`` relations, and a few anchored."""
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    patterns = [(a,) for a in steps] + list(itertools.product(steps, repeat=2))
+    if anchored:
+        patterns += [((0, True, 4), steps[3]), (steps[1], (2, False, 6)), ((1, False, 2),)]
+    return patterns
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_single_counts_match_counts(seed):
+    # The pool's counts without sorted keys against counts() on a fresh bank, for unsorted
+    # walks (first use) and for walks whose keys are cached already (second bank).
+    n, r = 9, 3
+    triples = _random_triples(60 + seed, n, r, m=50)
+    patterns = _pool_patterns(r)
+    fresh, reference = PatternBank(*_graph(triples), n, r), PatternBank(*_graph(triples), n, r)
+    for relation in range(r):
+        for pattern in patterns:
+            expected = reference.counts(relation, [pattern])
+            assert expected == _brute_counts(triples, relation, [pattern], n)
+            assert fresh._single_counts(relation, pattern) == expected
+            reference._counts.clear()  # keys cached, counts not
+            assert reference._single_counts(relation, pattern) == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_union_keeps_the_counts_of_union_counts(seed):
+    # _Union's counts after appends and replacements against union_counts() of the lists: the
+    # union, what a candidate adds, what only one member joins, what a candidate adds to the
+    # others, and the ceiling on D of the latter.
+    n, r = 9, 3
+    triples = _random_triples(80 + seed, n, r, m=55)
+    bank = PatternBank(*_graph(triples), n, r)
+    patterns = _pool_patterns(r)
+    rng = np.random.default_rng(seed)
+
+    def diff(a, b):
+        return a[0] - b[0], a[1] - b[1]
+
+    for relation in range(r):
+        facts = bank.num_facts(relation)
+        order = [patterns[i] for i in rng.permutation(len(patterns))]
+        members, others = order[:1], order[5:]
+        union = patterns_module._Union(bank, relation, members)
+        for step in range(4):
+            if step % 2:
+                members[0] = order[step]
+                union.replace(0, order[step])
+            else:
+                members.append(order[step + 1])
+                union.append(order[step + 1])
+            counts = bank.union_counts(relation, members)
+            assert union.members == members and union.counts == counts
+            for other in others[:12]:
+                assert union.added(other) == diff(
+                    bank.union_counts(relation, [*members, other]), counts
+                )
+            for i in range(len(members)):
+                rest = members[:i] + members[i + 1 :]
+                rest_counts = bank.union_counts(relation, rest)
+                assert union.exclusive(i)[1] == diff(counts, rest_counts)
+                for other in others[:12]:
+                    joint = bank.union_counts(relation, [*rest, other])
+                    assert union.added_without(other, i) == diff(joint, rest_counts)
+                    single = {other: bank.counts(relation, [other])}
+                    ceiling = union.ceiling_without(other, i, single)
+                    assert patterns_module._dice(*joint, facts) <= ceiling
+
+
+def _reference_rule_set(bank, relation, pool):
+    """The rule set's search with every union counted from scratch (the oracle)."""
+    facts = bank.num_facts(relation)
+    single = {pattern: bank.counts(relation, [pattern]) for pattern in pool}
+
+    def dice(patterns):
+        return patterns_module._dice(*bank.union_counts(relation, patterns), facts)
+
+    def best(members, union, admit):
+        support, body = bank.union_counts(relation, union)
+        value = patterns_module._dice(support, body, facts)
+        top = (value, None)
+        # every candidate, none left out by the bound; of equal D, the first in the order of
+        # the bound (then the pool) wins
+        order = sorted(
+            (-2 * (support + s) / (max(body + s, b) + facts), k, pattern)
+            for k, (pattern, (s, b)) in enumerate(single.items())
+            if pattern not in members
+        )
+        for _, _, pattern in order:
+            s, b = bank.union_counts(relation, [*union, pattern])
+            joint = patterns_module._dice(s, b, facts)
+            added_true, added = s - support, b - body
+            if joint > top[0] and (
+                not admit or (added > 0 and binom_sf(added_true - 1, added, value / 2) < ALPHA)
+            ):
+                top = (joint, pattern)
+        return top
+
+    members = [max(pool, key=lambda pattern: patterns_module._dice(*single[pattern], facts))]
+    while True:
+        _, pattern = best(members, members, True)
+        if pattern is None:
+            break
+        members.append(pattern)
+        for i in range(len(members) - 1):
+            rest = members[:i] + members[i + 1 :]
+            value, other = best(members, rest, False)
+            if other is not None and value > dice(members):
+                members[i] = other
+    while len(members) > 1:
+        support, body = bank.union_counts(relation, members)
+        value = patterns_module._dice(support, body, facts)
+        worst = None
+        for member in members:
+            s_rest, b_rest = bank.union_counts(relation, [m for m in members if m != member])
+            rest_value = patterns_module._dice(s_rest, b_rest, facts)
+            p = 1.0
+            if body - b_rest > 0 and value > rest_value:
+                p = binom_sf(support - s_rest - 1, body - b_rest, rest_value / 2)
+            if p >= ALPHA and (worst is None or p > worst[0]):
+                worst = (p, member)
+        if worst is None:
+            break
+        members.remove(worst[1])
+    return tuple(members)
+
+
+def binom_sf(k, n, p):
+    """P(Bin(n, p) > k), as scipy's binom.sf."""
+    from scipy.stats import binom
+
+    return float(binom.sf(k, n, p))
+
+
+def _planted_triples(seed, n=40, m=120):
+    """Relations 1-3 at random; relation 0 on most pairs of ``1, 2``, ``3`` or ``1^-1``, noise."""
+    rng = np.random.default_rng(seed)
+    heads, rels, tails = (
+        rng.integers(n, size=m),
+        rng.integers(1, 4, size=m),
+        rng.integers(n, size=m),
+    )
+    base = {(int(h), int(rel), int(t)) for h, rel, t in zip(heads, rels, tails) if h != t}
+    derived = {(h, t) for h, a, y in base if a == 1 for y2, b, t in base if b == 2 and y2 == y}
+    derived |= {(h, t) for h, a, t in base if a == 3} | {(t, h) for h, a, t in base if a == 1}
+    facts = {(h, 0, t) for h, t in derived if h != t and rng.random() < 0.85}
+    facts |= {(int(h), 0, int(t)) for h, t in rng.integers(n, size=(8, 2)) if h != t}
+    return sorted(base | facts)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_grow_rule_set_matches_the_search_without_bounds_or_kept_unions(seed):
+    # The search with the bounds, the kept unions and the pool's counts without sorted keys
+    # against every candidate's union counted from scratch, on random graphs with three
+    # planted bodies of relation 0 and on random pools (without the relation's own pattern).
+    n, r = 40, 4
+    triples = _planted_triples(seed, n)
+    rng = np.random.default_rng(seed)
+    sizes = []
+    for relation in range(r):
+        patterns = [p for p in _pool_patterns(r, anchored=False) if (relation, True, -1) not in p]
+        pool = [patterns[i] for i in rng.permutation(len(patterns))]
+        expected = _reference_rule_set(PatternBank(*_graph(triples), n, r), relation, pool)
+        bank = PatternBank(*_graph(triples), n, r)
+        assert patterns_module._grow_rule_set(bank, relation, pool) == expected
+        sizes.append(len(expected))
+    assert sizes[0] >= 2  # relation 0's rule set has two bodies or more
