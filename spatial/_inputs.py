@@ -567,17 +567,16 @@ def other_genes_total(
     n_vars = data.n_vars if isinstance(data, AnnData) else int(data.shape[1])
     if len(np.unique(columns)) == n_vars:
         return None
-    if isinstance(data, Tensor):
-        x = data.detach().to("cpu", torch.float64)
-        return (x.sum(1) - x[:, torch.as_tensor(columns)].sum(1)).numpy()
+    if isinstance(data, Tensor):  # on the data's device, no float64 copy of the whole matrix
+        fitted = data.detach()[:, torch.as_tensor(columns, device=data.device)]
+        rest = data.detach().sum(1, dtype=torch.float64) - fitted.sum(1, dtype=torch.float64)
+        return rest.cpu().numpy()
     matrix = adata_matrix(data, layer)
-    rows = np.zeros(data.n_obs, dtype=np.float64)
+    keep = np.ones(n_vars, dtype=np.float64)  # 1 on the genes not fitted
+    keep[columns] = 0.0
     if sp.issparse(matrix):
-        keep = np.ones(n_vars, dtype=bool)
-        keep[columns] = False
-        return np.asarray(matrix @ keep.astype(np.float64), dtype=np.float64).ravel()
-    keep = np.ones(n_vars, dtype=bool)
-    keep[columns] = False
+        return np.asarray(matrix @ keep, dtype=np.float64).ravel()
+    rows = np.zeros(data.n_obs, dtype=np.float64)
     step = max(1, _BLOCK_ENTRIES // max(n_vars, 1))
     for start in range(0, data.n_obs, step):
         block = matrix[start : start + step]

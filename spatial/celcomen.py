@@ -386,13 +386,17 @@ class Celcomen:
                     "transform='log_counts' fit"
                 )
             estimator.gene_offset_ = gene_offset.to(W_intra)
-        estimator.size_factors_ = None
-        estimator.size_factor_source_ = None
-        estimator.size_factor_key_ = None
-        estimator.size_factors_from_ = None
-        estimator.library_slope_ = None
-        estimator.log_size_center_ = None
+        estimator._clear_size_factors()
         return estimator
+
+    def _clear_size_factors(self) -> None:
+        """No size factors: the state of a fit without them (``fit`` fills these in)."""
+        self.size_factors_: Tensor | None = None
+        self.size_factor_source_: str | None = None
+        self.size_factor_key_: str | None = None
+        self.size_factors_from_: str | None = None
+        self.library_slope_: Tensor | None = None
+        self.log_size_center_: float | None = None
 
     def __repr__(self) -> str:
         changed = {
@@ -496,12 +500,7 @@ class Celcomen:
         cfg = self.config
         self.transform_ = transform
         self.gene_offset_: Tensor | None = None
-        self.size_factors_: Tensor | None = None
-        self.size_factor_source_: str | None = None
-        self.size_factor_key_: str | None = None
-        self.size_factors_from_: str | None = None
-        self.library_slope_: Tensor | None = None
-        self.log_size_center_: float | None = None
+        self._clear_size_factors()
         if transform == "log_counts":
             # "auto" chose this route because every value is a non-negative integer.
             if cfg.transform == "log_counts" and bool((x < 0).any()):
@@ -870,7 +869,7 @@ class Celcomen:
         return np.arange(g, dtype=np.int64)
 
     def _intervention_sizes(
-        self, data: Any, layer: str | None, size_factors: Any, raw: Tensor
+        self, data: Any, layer: str | None, size_factors: Any, raw: Tensor, columns: np.ndarray
     ) -> Tensor:
         """The library sizes of a counterfactual's cells, found as the fit found them."""
         if size_factors is None and self.size_factor_key_ is not None:
@@ -886,9 +885,7 @@ class Celcomen:
                 "size_factors: the model was fitted with size factors and its coordinates need "
                 "them; pass None (found as the fit found them), an obs column or an array [N]"
             )
-        sizes, _ = _resolve_size_factors(
-            data, layer, self._fitted_columns(data), size_factors, raw.shape[0]
-        )
+        sizes, _ = _resolve_size_factors(data, layer, columns, size_factors, raw.shape[0])
         if sizes is None:
             raise GraphDataError(
                 "size_factors: the model was fitted with the totals of the genes it did not "
@@ -997,7 +994,7 @@ class Celcomen:
             )
         device = device or self.model_.intra_raw.device
         # The genes the model was fitted on, read from the data (never all of its genes).
-        raw, edge_index, edge_weight, var_names, _, _ = self._prepare(
+        raw, edge_index, edge_weight, var_names, fitted, _ = self._prepare(
             data,
             edge_index,
             edge_weight,
@@ -1033,7 +1030,7 @@ class Celcomen:
             assert offset is not None  # checked above
             sizes = None
             if self.library_slope_ is not None:
-                sizes = self._intervention_sizes(data, layer, size_factors, raw)
+                sizes = self._intervention_sizes(data, layer, size_factors, raw, fitted)
             raw, offset = _inputs.log_counts_coordinates(raw, offset)
             if sizes is not None:
                 assert self.library_slope_ is not None and self.log_size_center_ is not None

@@ -810,21 +810,21 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
     facts = bank.num_facts(relation)
     counted = {pattern: bank._single_counts(relation, pattern) for pattern in sorted(pool)}
     single = {pattern: counted[pattern] for pattern in pool}  # in pool order: ties
-    members = [max(pool, key=lambda pattern: _dice(*single[pattern], facts))]
-    union = _Union(bank, relation, members)
+    union = _Union(bank, relation, [max(pool, key=lambda pattern: _dice(*single[pattern], facts))])
     while True:
-        _, pattern = _best_disjunct(single, members, union.counts, union.added, facts, admit=True)
+        _, pattern = _best_disjunct(
+            single, union.members, union.counts, union.added, facts, admit=True
+        )
         if pattern is None:
             break
-        members.append(pattern)
         union.append(pattern)
-        for i in range(len(members) - 1):  # one exchange pass over the earlier members
+        for i in range(len(union.members) - 1):  # one exchange pass over the earlier members
             current = _dice(*union.counts, facts)
             only = union.exclusive(i)[1]
             rest = (union.counts[0] - only[0], union.counts[1] - only[1])
             value, other = _best_disjunct(
                 single,
-                members,
+                union.members,
                 rest,
                 partial(union.added_without, i=i),
                 facts,
@@ -832,8 +832,8 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
                 ceiling=partial(union.ceiling_without, i=i, single=single),
             )
             if other is not None and value > current:
-                members[i] = other
                 union.replace(i, other)
+    members = list(union.members)
     while len(members) > 1:  # backward elimination with the same test
         union = _Union(bank, relation, members)
         support, body = union.counts
@@ -843,10 +843,9 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
             only = union.exclusive(i)[1]
             s_rest, b_rest = support - only[0], body - only[1]
             rest_value = _dice(s_rest, b_rest, facts)
-            added, added_true = body - b_rest, support - s_rest
             p = 1.0
-            if added > 0 and value > rest_value:
-                p = float(binom.sf(added_true - 1, added, rest_value / 2))
+            if value > rest_value:
+                p = _disjunct_p_value(support - s_rest, body - b_rest, rest_value)
             if p >= ALPHA and (worst is None or p > worst[0]):
                 worst = (p, member)
         if worst is None:
@@ -997,11 +996,20 @@ def _best_disjunct(
         added_true, added_pairs = added(pattern)
         joint = _dice(support + added_true, body + added_pairs, facts)
         if joint > best[0] and (
-            not admit
-            or (added_pairs > 0 and binom.sf(added_true - 1, added_pairs, value / 2) < ALPHA)
+            not admit or _disjunct_p_value(added_true, added_pairs, value) < ALPHA
         ):
             best = (joint, pattern)
     return best
+
+
+def _disjunct_p_value(added_true: float, added: float, dice: float) -> float:
+    r"""The admission test's p-value :math:`P(\mathrm{Bin}(d, D / 2) \ge d_1)` (1 when d = 0).
+
+    ``added_true`` is :math:`d_1`, the facts among the :math:`d` = ``added`` pairs a pattern adds
+    to a union of agreement :math:`D` = ``dice`` (module docstring, "Heads with several
+    bodies").
+    """
+    return float(binom.sf(added_true - 1, added, dice / 2)) if added > 0 else 1.0
 
 
 @dataclass(frozen=True)
