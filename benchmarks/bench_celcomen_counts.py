@@ -4,9 +4,9 @@ Tissues come from :mod:`benchmarks.tissue_metropolis`, a simulator written indep
 library's (Metropolis on the sphere from the stated energy, negative-binomial counts with a log
 link); the ``log_counts`` route was developed against it (session 12), so it is a tuning world
 now, as are ``--world gibbs_pln`` (session 18 looked at it) and ``--world bistable_nb`` (session
-19); the held-out ones are ``--world panel`` (session 20) and ``--world wholetx`` (session
-21). For each tissue the library is fitted with its defaults, through the AnnData wrapper
-``spatial.tools.celcomen``, on five routes:
+19); the held-out ones are ``--world panel`` (session 20), ``--world wholetx`` (session
+21) and ``--world xenium`` (session 22). For each tissue the library is fitted with its
+defaults, through the AnnData wrapper ``spatial.tools.celcomen``, on five routes:
 
 - ``signed``: the sphere coordinates themselves (``layers['signed']``, ``allow_negative=True``;
   through ``Celcomen.fit`` + ``store_fit`` while the wrapper has no ``allow_negative``);
@@ -43,7 +43,14 @@ Poisson-inverse-Gaussian counts with cell-type and cell-size dependent size fact
 ``layers['counts']`` sparse; written in session 21 by a helper that did not read the library's
 Celcomen code, and held out from session 21's counts change): the routes fit the highly variable
 genes (the library's default) and are scored on them; signs, support and Pearson compare, the
-scale has no target.
+scale has no target. ``--world xenium`` draws them from :mod:`benchmarks.tissue_xenium` (an
+imaging-based single-cell slide, Xenium / MERSCOPE-like: segmented cells of irregular density
+with gland-like rings, G coupled genes in a targeted panel of 300-480 genes marked
+``var['highly_variable']``, a Student-t latent field sampled by exact scale-mixture Gibbs, Poisson
+transcripts with per-gene detection efficiency, area-dependent size factors, segmentation
+spillover into touching cells and a low zero inflation, X and ``layers['counts']`` sparse;
+written in session 22 by a helper that did not read the library's Celcomen code, held out):
+scored as wholetx.
 
 Baselines on each route: ``benchmarks.bench_celcomen.correlation_baselines`` (gene-gene
 correlation for intra, symmetrised own-vs-neighbour-mean correlation for inter) of the
@@ -67,11 +74,11 @@ counts route its size factors.
 
 Both tuning worlds draw log-normal library sizes (sd of :math:`\log \ell_i` 0.4 on metropolis,
 0.5 on gibbs_pln); ``--size-factor-sd S`` sets that sd (0: equal depth in every cell, every other
-draw unchanged), and is refused for bistable_nb and the held-out panel and wholetx, which draw
-their own.
+draw unchanged), and is refused for bistable_nb and the held-out panel, wholetx and xenium,
+which draw their own.
 
 Run: ``.venv/bin/python -m benchmarks.bench_celcomen_counts [--genes 10,20] [--cells 2000]
-[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb|panel|wholetx] [--size-factor-sd S]
+[--seeds 2] [--world metropolis|gibbs_pln|bistable_nb|panel|wholetx|xenium] [--size-factor-sd S]
 [--background-genes B] [--out FILE.json]``.
 """
 
@@ -99,6 +106,7 @@ from benchmarks import (
     tissue_metropolis,
     tissue_panel,
     tissue_wholetx,
+    tissue_xenium,
 )
 from benchmarks.bench_celcomen import _offdiag, correlation_baselines, scores
 from graphdata.atomic import write_text_atomic
@@ -125,6 +133,7 @@ WORLDS = {
     "bistable_nb": tissue_bistable_nb,
     "panel": tissue_panel,
     "wholetx": tissue_wholetx,
+    "xenium": tissue_xenium,
 }
 METHODS = ("celcomen", "correlation")
 
@@ -461,17 +470,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args(argv)
     if args.size_factor_sd is not None:
-        if args.world in ("bistable_nb", "panel", "wholetx"):
+        if args.world in ("bistable_nb", "panel", "wholetx", "xenium"):
             parser.error(
                 f"--size-factor-sd: {args.world} draws its own size factors (bistable_nb: "
                 "log-normal size factors; panel, held out: log-normal UMI totals; wholetx, held "
-                "out: cell-type and cell-size dependent size factors); use it with --world "
-                "metropolis or gibbs_pln"
+                "out: cell-type and cell-size dependent size factors; xenium, held out: "
+                "segmented-area size factors); use it with --world metropolis or gibbs_pln"
             )
         if args.size_factor_sd < 0:
             parser.error(f"--size-factor-sd: expected >= 0, got {args.size_factor_sd}")
     if args.background_genes and args.world == "wholetx":
         parser.error("--background-genes: wholetx holds its own 2,000 other genes; drop it")
+    if args.background_genes and args.world == "xenium":
+        parser.error("--background-genes: xenium holds its own panel genes; drop it")
     if args.background_genes < 0:
         parser.error(f"--background-genes: expected >= 0, got {args.background_genes}")
     genes = [int(v) for v in args.genes.split(",")]
