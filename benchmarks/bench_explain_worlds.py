@@ -27,8 +27,10 @@ once the method is frozen. ``--worlds software`` (:func:`graphdata.worlds.softwa
 written after every other world had been looked at, without reading the explainer's selection
 logic, and measured once (issue 18, session 19). ``--worlds corporate``
 (:func:`graphdata.worlds.corporate_world`) was written the same way as the held-out world of
-session 21's explainer change: run it once, at the end. Any name of :data:`graphdata.worlds.WORLDS`
-works.
+session 21's explainer change: run it once, at the end. ``--worlds media``
+(:func:`graphdata.worlds.media_world`) is the held-out world of session 22's explainer work,
+written the same way (without reading :mod:`kg.explain`): run it once, at the end. Any name of
+:data:`graphdata.worlds.WORLDS` works.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.biology",
         "graphdata.worlds.software",
         "graphdata.worlds.corporate",
+        "graphdata.worlds.media",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Five worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Six worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -12,7 +12,11 @@ correlated length-2 shortcut, dependency hubs, exceptions and noise). :func:`cor
 was written as a held-out world for session 21's explainer change (ownership groups, supply
 chains and boards: two heads with two bodies each, one of them recursive, a derived length-2
 relation correlated with a length-3 head, a star with an inequality, a triangle through a
-derived relation, country hubs, exceptions and noise).
+derived relation, country hubs, exceptions and noise). :func:`media_world` was written as a
+held-out world for session 22's explainer work, without reading :mod:`kg.explain` (films, albums
+and their people: an inverse pair, a symmetric star with an inequality, a head with two disjoint
+bodies of lengths 1 and 2, a head with two mostly agreeing length-3 bodies, chains into country
+and language hubs, a correlated shortcut, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -30,6 +34,7 @@ from graphdata.worlds.base import World, build_world
 from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
 from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
+from graphdata.worlds.media import MEDIA_RULES, media_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
 
@@ -43,11 +48,13 @@ __all__ = [
     "biology_world",
     "software_world",
     "corporate_world",
+    "media_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
     "SOFTWARE_RULES",
     "CORPORATE_RULES",
+    "MEDIA_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -59,6 +66,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "biology": biology_world,
     "software": software_world,
     "corporate": corporate_world,
+    "media": media_world,
 }
 
 
@@ -73,11 +81,12 @@ def world(
     """Draw a world by name from :data:`WORLDS`.
 
     Args:
-        name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"`` or
-            ``"corporate"``.
+        name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
+            ``"corporate"`` or ``"media"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
-            companies). Default ``None``: the generator's default (400, 800, 600, 500, 450).
+            companies, people). Default ``None``: the generator's default (400, 800, 600, 500,
+            450, 320).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 
@@ -90,7 +99,7 @@ def world(
     Examples:
         >>> w = world("geography", size=60, seed=1)
         >>> w.name, sorted(WORLDS)
-        ('geography', ['academic', 'biology', 'corporate', 'geography', 'software'])
+        ('geography', ['academic', 'biology', 'corporate', 'geography', 'media', 'software'])
     """
     make = WORLDS.get(name) if isinstance(name, str) else None
     if make is None:
