@@ -224,25 +224,41 @@ anchored step computes column :math:`a` of its product alone, the rows whose wal
 with a step into :math:`a`. On 100 FB15k-237 targets (one thread) the two halved the mean
 explanation time (1.17 s to 0.59 s), the explanations unchanged. A rule set is built once per
 relation, at its first target: the paths of 20 facts (:meth:`PatternBank.between`, at most 0.2 s on
-FB15k-237), the walks of a pool of up to about a thousand patterns and the greedy search, its
+FB15k-237), the counts of a pool of up to about two thousand patterns and the greedy search, its
 admissible candidates tried in decreasing order of a bound on the union's :math:`D` until none can
-win. The pool's counts do not sort the walks' keys (:meth:`PatternBank._single_counts`; most pool
-patterns are never joined with another), and the search keeps its union (:class:`_Union`): the pairs
-each candidate adds to it, narrowed by each member appended, and the pairs only one member joins, so
-the exchange pass counts a candidate against one member's pairs, not against the union of the
-others, and skips it where a bound on :math:`D` cannot beat the best so far. Over the 39 relations
-of 100 FB15k-237 targets (session 21, load below 1, A/B twice) the rule sets took 12 s in all
-instead of 18.5 s (the set of 8 members 1.6 s instead of 4.4-4.8 s), the sets unchanged; what is
-left is mostly the sparse products of the pools' walks (up to 1.5 s for one relation). The exchange
-pass of :func:`pattern_search` skips a candidate where :math:`2 m / (m + n_r)`, :math:`m` the
-smaller support of the rest and the candidate, cannot beat the best so far (:math:`s \le m`,
-:math:`b \ge s`). On the 100 targets the rule sets raised the mean time per explanation from 0.62 s
-to 0.82 s (load 0.5-1; 7 of the 100 explanations changed); with the two changes above (A/B
-alternated four times, one core, load 0.8-1.8 with another job on the other core) it went from 0.75
-s to 0.64 s (median 0.47 s both, 93 to 95 within 2 s, the slowest 7.0 s to 4.4 s: a later target of
-the relation of the 8-member set, most of it the conjunction search), no explanation changed; on
-four synthetic worlds the time per explanation did not change (0.03-0.11 s) and no explanation
-changed.
+win; the search keeps its union (:class:`_Union`): the pairs each candidate adds to it, narrowed by
+each member appended, and the pairs only one member joins, so the exchange pass counts a candidate
+against one member's pairs, and skips it where a bound on :math:`D` cannot beat the best so far.
+
+Around FB15k-237's hubs a walk of two or three steps from a thousand heads joins most pairs, and a
+sparse product costs as much as the pairs it joins. So a pattern counted alone (a rule set's pool,
+a target's candidates for the first pick) is walked as **bit rows** (:meth:`PatternBank._bits`):
+one row of :math:`\lceil |X_r| / 64 \rceil` words per entity reached, bit :math:`i` set when
+:math:`x_i` reaches it. A step ORs, into each entity, the rows of the entities with a step into it,
+:math:`|X_r| / 64` words per triple of the step's relation however many pairs the walk joins (or,
+for a walk of few entities such as one through an anchor, only the steps out of those); :math:`b`
+and :math:`s` are the set bits, less the pairs :math:`y = x`, and the set bits at the facts. The
+walks of the prefixes are shared in a bounded cache. Where a search needs the pairs that a
+conjunction and one more pattern both join, it intersects the conjunction's keys once per round and
+looks each up in the candidate's bit rows (:meth:`PatternBank._extended_counts`) unless the
+candidate's keys are cached; the rule set's union takes a candidate's added pairs from its bit rows
+less the union's the first time. The closed-world :math:`\hat b_0` counts the set bits of the rows
+of :math:`Y` without an :math:`r` fact. Exact bounds skip work: :func:`pattern_search`'s
+addition and exchange passes skip a candidate where :math:`2 m / (m + n_r)`, :math:`m` the smaller
+support of the chosen patterns and the candidate, cannot beat the agreement so far (:math:`s \le
+m`, :math:`b \ge s`); and the test of :func:`significantly_better` counts the two sides'
+intersection only where its statistic, which does not depend on it, is positive and neither the
+largest variance (no shared pair) passes it nor the smallest (as many shared as the smaller side
+holds) fails it. Each count is the same integer as before and each bound is monotone in exact
+integers, so every explanation is the same (tested against the plain computations and brute force).
+On the 100 FB15k-237 targets (session 22, one thread, four alternated A/B pairs, load 0.6-1.7)
+the mean explanation time went from 0.62-0.67 s to 0.34-0.37 s and the slowest from 4.4-5.0 s to
+1.7-2.0 s, 94-95 to all 100 within 2 s (a fifth, separate run: 0.65 to 0.39 s, 94 to 99 within 2 s,
+the slowest 2.06 s), no explanation changed, nor any on six synthetic worlds; the rule sets of the
+39 relations of those targets took 6 s instead of 28 s (load 2-3). Of the 1.7-2.0 s left at the
+three slowest targets, about 1 s is the evaluator's scoring of the local graph
+(:mod:`kg.explain.evaluator`), which the pattern strategy runs for the reported fidelities, and at
+a relation's first target up to 1.2 s the rule set's greedy search (the set of 8 members).
 """
 
 from __future__ import annotations
@@ -296,6 +312,8 @@ POOL_LENGTH = 3
 #: Most stored entries of the walk matrices a :class:`PatternBank` keeps (about 130 MB of
 #: float32 values and int32 column indices, and as much again for their int64 linear keys).
 CACHE_NONZEROS = 1 << 24
+#: Most words of the bit rows of walks a :class:`PatternBank` keeps (64 MB of uint64).
+CACHE_WORDS = 1 << 23
 
 
 def path_pattern(local: LocalStructure, path: int, anchor: int | None = None) -> Pattern:
@@ -336,7 +354,9 @@ class PatternBank:
     most :data:`CACHE_NONZEROS` stored entries: a search scores every conjunction of the chosen
     patterns with each candidate, so it would otherwise recompute the chosen patterns' walks,
     and patterns that share a prefix its walk, for every candidate (87 % of an explanation's
-    time on FB15k-237). The pairs :math:`y = x` are left out of :math:`b` by subtraction. The
+    time on FB15k-237). Patterns counted alone are walked as bit rows (:meth:`_bits`, module
+    docstring, "Cost"), kept in their own least-recently-used cache of at most
+    :data:`CACHE_WORDS` words. The pairs :math:`y = x` are left out of :math:`b` by subtraction. The
     closed-world counts (``closed_world=True``) walk from the rows :math:`Y`, shared by every
     relation. The rule sets of the relations (:meth:`rule_set`, module docstring, "Heads with
     several bodies") are cached per relation; their pools enumerate paths over an index of every
@@ -403,9 +423,16 @@ class PatternBank:
         # sorted linear keys of the cached walks, dropped with them: (walk, keys)
         self._linear: dict[tuple[int, Pattern], tuple[sp.csr_matrix, np.ndarray]] = {}
         self._counts: dict[tuple[int, bool, tuple[Pattern, ...]], tuple[float, float]] = {}
-        self._self_pairs: dict[int, sp.csr_matrix] = {}
         self._matrices: OrderedDict[tuple[int, Pattern], sp.csr_matrix] = OrderedDict()
         self._stored = 0  # entries held by _matrices
+        self._bit_rows: OrderedDict[tuple[int, Pattern], tuple[np.ndarray, np.ndarray]] = (
+            OrderedDict()
+        )
+        self._bit_words = 0  # words held by _bit_rows
+        self._reached: dict[tuple[int, bool], np.ndarray] = {}  # rows of A^d with an entry
+        empty = np.zeros(0, dtype=np.int64)
+        self._split = (empty, empty, empty)  # keys, their rows and columns (_extended_counts)
+        self._num_facts: dict[int, float] = {}
 
     def _rows(self, heads: int) -> np.ndarray:
         """The heads :math:`X_r` for ``heads = r``; the entities :math:`Y` for -1."""
@@ -430,7 +457,7 @@ class PatternBank:
         return self._truth_keys[relation]
 
     def _loops_keys(self, heads: int) -> np.ndarray:
-        """Sorted linear keys :func:`_linear` of :meth:`_loops`: ``i * N + x_i`` of row ``i``."""
+        """Sorted linear keys :func:`_linear` of the pairs y = x: ``i * N + x_i`` of row ``i``."""
         x = self._rows(heads)
         return np.arange(x.size, dtype=np.int64) * self.num_nodes + x
 
@@ -445,12 +472,6 @@ class PatternBank:
         if key in self._matrices:
             self._linear[key] = (walk, keys)
         return keys
-
-    def _loops(self, heads: int) -> sp.csr_matrix:
-        """``[X, N]`` 0/1 with the entries ``(x, x)`` of the rows (the pairs y = x)."""
-        if heads not in self._self_pairs:
-            self._self_pairs[heads] = self._walk(heads, ())
-        return self._self_pairs[heads]
 
     def _walk(self, heads: int, prefix: Pattern) -> sp.csr_matrix:
         """``[X, N]`` 0/1 walks of ``prefix`` from the rows :meth:`_rows` (``y = x`` included).
@@ -497,15 +518,6 @@ class PatternBank:
                 self._linear.pop(old, None)
         return matrix
 
-    def _joint(self, heads: int, patterns: tuple[Pattern, ...]) -> sp.csr_matrix:
-        """``[X, N]`` 0/1 product of the walks of ``patterns`` (``y = x`` still in)."""
-        joint = None
-        for pattern in patterns:
-            walk = self._walk(heads, pattern)
-            joint = walk if joint is None else joint.multiply(walk).tocsr()
-        assert joint is not None
-        return joint
-
     def counts(
         self, relation: int, patterns: Sequence[Pattern], *, closed_world: bool = False
     ) -> tuple[float, float]:
@@ -541,32 +553,111 @@ class PatternBank:
         self._counts[key] = (support, body)
         return support, body
 
-    def _single_counts(self, relation: int, pattern: Pattern) -> tuple[float, float]:
-        """:meth:`counts` of ``[pattern]``, from the walk's entries without sorting them.
+    def _joint_keys(self, relation: int, patterns: Sequence[Pattern]) -> np.ndarray:
+        """Sorted linear keys of the pairs that every pattern of ``patterns`` joins."""
+        ordered = sorted(patterns)
+        joint = self._keys(relation, ordered[0])
+        for pattern in ordered[1:]:
+            joint = _intersect(joint, self._keys(relation, pattern))
+        return joint
 
-        A rule set's pool is mostly patterns that are counted once and never joined with
-        another (module docstring, "Cost"), so their walks' column indices are not sorted into
-        linear keys (as much time as the sparse product on FB15k-237): :math:`b` is the number
-        of stored entries less those in column :math:`x` of row :math:`x`, and :math:`s` the
-        number of stored entries of the walk's elementwise product with :math:`T_r`. The same
-        integers as :meth:`counts`, cached with them.
+    def _extended_counts(
+        self, relation: int, patterns: Sequence[Pattern], keys: np.ndarray, pattern: Pattern
+    ) -> tuple[float, float]:
+        """:meth:`counts` of ``[*patterns, pattern]``, given ``keys``, those of ``patterns``.
+
+        A search that tries every candidate with the same chosen patterns intersects their
+        pairs once, not once per candidate, and looks them up in the candidate's bit rows
+        (:meth:`_bits`) unless its keys are cached: the same integers, cached with them.
         """
-        key = (relation, False, (pattern,))
-        if key in self._counts:
-            return self._counts[key]
-        walk = self._walk(relation, pattern)
-        cached = self._linear.get((relation, pattern))
-        if (cached is not None and cached[0] is walk) or walk.has_sorted_indices:
-            counts = self._key_counts(relation, self._keys(relation, pattern))
+        key = (relation, False, tuple(sorted([*patterns, pattern])))
+        if key not in self._counts:
+            if (relation, pattern) in self._linear:  # the pattern's keys are cached
+                joint = _intersect(keys, self._keys(relation, pattern))
+            else:  # the pairs of keys that the pattern's bit rows join
+                at, bits = self._bits(relation, pattern)
+                if self._split[0] is not keys:  # the same keys for every candidate
+                    self._split = (keys, *np.divmod(keys, self.num_nodes))
+                _, row, column = self._split
+                joint = keys[_bits_at(at, bits, row, column, self.num_nodes) != 0]
+            self._counts[key] = self._key_counts(relation, joint)
+        return self._counts[key]
+
+    def _pool_counts(
+        self, relation: int, pool: Sequence[Pattern]
+    ) -> dict[Pattern, tuple[float, float]]:
+        r""":meth:`counts` of each pattern of ``pool`` alone, from its bit rows (:meth:`_bits`).
+
+        :math:`b` is the number of set bits less those of the pairs :math:`y = x`, :math:`s`
+        the number of set bits at the facts of :math:`T_r`. The patterns are walked in sorted
+        order, so a prefix is walked once while its patterns follow it. The same integers as
+        :meth:`counts` (tested), cached with them.
+        """
+        rows = self._heads[relation]
+        index = np.arange(rows.size)
+        facts = self._facts(relation).tocoo()
+        out: dict[Pattern, tuple[float, float]] = {}
+        for pattern in sorted(pool):
+            key = (relation, False, (pattern,))
+            if key not in self._counts:
+                at, bits = self._bits(relation, pattern)
+                loops = int(_bits_at(at, bits, index, rows, self.num_nodes).sum())
+                support = int(_bits_at(at, bits, facts.row, facts.col, self.num_nodes).sum())
+                self._counts[key] = (float(support), float(_popcount(bits) - loops))
+            out[pattern] = self._counts[key]
+        return out
+
+    def _bits(self, relation: int, pattern: Pattern) -> tuple[np.ndarray, np.ndarray]:
+        r"""The walk of ``pattern`` from :math:`X_r` as bit rows: ``(at, bits)``.
+
+        ``relation`` is :math:`r` for the rows :math:`X_r`, or -1 for the rows :math:`Y`.
+
+        ``at`` holds ``[V]`` sorted entities, ``bits`` their ``[V, W]`` rows of :math:`W =
+        \lceil |X_r| / 64 \rceil` words: bit :math:`i` of the row of :math:`y` is set iff the
+        pattern joins :math:`x_i` to :math:`y` (the pairs :math:`y = x` still in; an entity of
+        ``at`` may have a row of 0). A step along :math:`A^d` ORs, for each :math:`v`, the rows
+        of the :math:`u` with :math:`A^d[u, v] \ne 0`, :math:`W` words per triple of the
+        step's relation however many pairs the walk joins, where a sparse product's cost
+        grows with the pairs (most pairs around FB15k-237's hubs); an anchored step ORs the
+        rows into :math:`a` alone. Cached per ``(relation, pattern)`` in a least-recently-used
+        cache of at most :data:`CACHE_WORDS` words.
+        """
+        key = (relation, pattern)
+        if key in self._bit_rows:
+            self._bit_rows.move_to_end(key)
+            return self._bit_rows[key]
+        if not pattern:
+            rows = self._rows(relation)  # sorted
+            index = np.arange(rows.size)
+            bits = np.zeros((rows.size, -(-rows.size // 64)), dtype=np.uint64)  # [X, W]
+            bits[index, index // 64] = np.left_shift(np.uint64(1), (index % 64).astype(np.uint64))
+            return rows, bits
+        at, bits = self._bits(relation, pattern[:-1])
+        rel, forward, anchor = pattern[-1]
+        # the u with A^d[u, v] != 0 for each v: row v of the other orientation
+        into = self._transpose[rel] if forward else self._adjacency[rel]
+        if anchor >= 0:
+            sources = into.indices[into.indptr[anchor] : into.indptr[anchor + 1]]
+            where = np.minimum(np.searchsorted(at, sources), max(at.size - 1, 0))
+            where = where[at[where] == sources] if at.size else where[:0]  # [k] rows of u
+            row = np.bitwise_or.reduce(bits[where], axis=0, initial=np.uint64(0))  # [W]
+            value = (np.array([anchor]), row.reshape(1, -1))
         else:
-            # the pairs y = x: row i's entries in column x_i; the facts: the entries of the
-            # elementwise product with T_r (scipy's merge of two rows, any column order)
-            owner = np.repeat(self._rows(relation), np.diff(walk.indptr))  # [nnz] x of the row
-            loops = int(np.count_nonzero(walk.indices == owner))
-            support = walk.multiply(self._facts(relation)).nnz
-            counts = (float(support), float(walk.nnz - loops))
-        self._counts[key] = counts
-        return counts
+            out_of = self._adjacency[rel] if forward else self._transpose[rel]  # row u: its v
+            degree = out_of.indptr[at + 1] - out_of.indptr[at]  # [V] steps from each u
+            if 4 * int(degree.sum()) < into.nnz:  # few steps from the walk: take those alone
+                value = _bit_step_from(at, bits, out_of, degree)
+            else:  # every v of the relation
+                if (rel, forward) not in self._reached:
+                    self._reached[rel, forward] = np.flatnonzero(np.diff(into.indptr))
+                reached = self._reached[rel, forward]
+                value = (reached, _bit_step(at, bits, into, reached, self.num_nodes))
+        if value[1].size <= CACHE_WORDS:
+            self._bit_rows[key] = value
+            self._bit_words += value[1].size
+            while self._bit_words > CACHE_WORDS:
+                self._bit_words -= self._bit_rows.popitem(last=False)[1][1].size
+        return value
 
     def _key_counts(self, relation: int, keys: np.ndarray) -> tuple[float, float]:
         """``(s, b)`` of the pairs with sorted linear keys ``keys`` over the rows :math:`X_r`."""
@@ -713,16 +804,33 @@ class PatternBank:
         if not without.any():
             return 0.0
         num_heads = int((facts_per_row > 0).sum())  # |H_r|
-        joint = self._joint(-1, patterns)  # [Y, N]
-        pairs = np.asarray(joint.sum(axis=1)).ravel()  # [Y]
-        pairs -= np.asarray(joint.multiply(self._loops(-1)).sum(axis=1)).ravel()  # y != x
+        # the conjunction's bit rows from Y (_bits), its pairs counted in the rows without:
+        # the same integer as the sum of the product of the walks
+        at, bits = self._bits(-1, patterns[0])
+        if len(patterns) > 1:
+            joint = np.zeros((self.num_nodes, bits.shape[1]), dtype=np.uint64)  # [N, W]
+            joint[at] = bits
+            for pattern in patterns[1:]:
+                other = np.zeros_like(joint)
+                where, words = self._bits(-1, pattern)
+                other[where] = words
+                joint &= other
+            at, bits = np.arange(self.num_nodes), joint
+        rows = np.flatnonzero(without)  # [k] the rows of Y without an r fact
+        mask = np.zeros(bits.shape[1], dtype=np.uint64)  # [W] their bits
+        shifts = np.left_shift(np.uint64(1), (rows % 64).astype(np.uint64))  # [k]
+        np.bitwise_or.at(mask, rows // 64, shifts)
+        loops = int(_bits_at(at, bits, rows, self._everyone[rows], self.num_nodes).sum())
+        pairs = _popcount(bits & mask) - loops
         share = self._heads[relation].size / num_heads  # |X_r| / |H_r|
         scale = share * (self._num_active - num_heads) / int(without.sum())
-        return scale * float(pairs[without].sum())
+        return scale * float(pairs)
 
     def num_facts(self, relation: int) -> float:
         r""":math:`n_r = \sum_{x \in X_r} \sum_{y \ne x} T_r[x, y]` (module docstring)."""
-        return float(self._facts(relation).sum())
+        if relation not in self._num_facts:
+            self._num_facts[relation] = float(self._facts(relation).sum())
+        return self._num_facts[relation]
 
     def agreement(
         self, relation: int, patterns: Sequence[Pattern], *, closed_world: bool = False
@@ -747,6 +855,85 @@ def _linear(matrix: sp.csr_matrix) -> np.ndarray:
         matrix.sort_indices()
     rows = np.repeat(np.arange(matrix.shape[0], dtype=np.int64), np.diff(matrix.indptr))
     return rows * matrix.shape[1] + matrix.indices
+
+
+def _bit_step(
+    at: np.ndarray, bits: np.ndarray, into: sp.csr_matrix, reached: np.ndarray, num_nodes: int
+) -> np.ndarray:
+    """The bit rows of a walk one step on: row ``v`` ORs the rows of the ``u`` in ``into[v]``.
+
+    The walk reaches the sorted entities ``at`` with ``[V, W]`` bit rows ``bits``
+    (:meth:`PatternBank._pool_counts`); ``into`` is ``[N, N]`` CSR, row ``v`` holding the ``u``
+    with a step ``u -> v``, and ``reached`` its rows that hold some ``u``. Returns the ``[R, W]``
+    bit rows of ``reached`` (of the entities it reaches and some it does not: rows of 0).
+    """
+    if reached.size == 0:
+        return np.zeros((0, bits.shape[1]), dtype=bits.dtype)
+    dense = np.zeros((num_nodes, bits.shape[1]), dtype=bits.dtype)  # [N, W]
+    dense[at] = bits
+    gathered = dense[into.indices]  # [nnz, W] the row of u of each step u -> v
+    # the rows between two reached v are empty, so each segment is one row's u
+    return np.bitwise_or.reduceat(gathered, into.indptr[reached], axis=0)  # [R, W]
+
+
+def _bit_step_from(
+    at: np.ndarray, bits: np.ndarray, out_of: sp.csr_matrix, degree: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_bit_step` from the steps of the walk's entities: ``(at, bits)`` of the next.
+
+    ``out_of`` is ``[N, N]`` CSR, row ``u`` holding the ``v`` with a step ``u -> v``;
+    ``degree`` the ``[V]`` steps of each entity of ``at``. Each step ``u -> v`` ORs the row of
+    ``u`` into that of ``v``: the cost of the walk's own steps, for a walk of few entities.
+    """
+    total = int(degree.sum())
+    if total == 0:
+        return at[:0], bits[:0]
+    owner = np.repeat(np.arange(at.size), degree)  # [m] the row of u of each step
+    offset = np.arange(total) - np.repeat(np.cumsum(degree) - degree, degree)
+    ends = out_of.indices[np.repeat(out_of.indptr[at], degree) + offset]  # [m] v of each step
+    order = np.argsort(ends, kind="stable")
+    ends, owner = ends[order], owner[order]
+    first = np.flatnonzero(np.r_[True, ends[1:] != ends[:-1]])  # [R] each v's first step
+    return ends[first], np.bitwise_or.reduceat(bits[owner], first, axis=0)
+
+
+def _bits_at(
+    at: np.ndarray, bits: np.ndarray, row: np.ndarray, column: np.ndarray, num_nodes: int
+) -> np.ndarray:
+    """``[k]`` 0/1: whether the walk (``at``, ``bits``) joins ``x_row`` to entity ``column``."""
+    if at.size == 0 or row.size == 0:
+        return np.zeros(row.size, dtype=np.uint64)
+    if 8 * row.size < at.size:  # few entries: binary search of the sorted at
+        where = np.searchsorted(at, column)  # [k]
+        where[where == at.size] = 0
+        where[at[where] != column] = at.size
+    else:  # many: an [N] map from each entity to its row
+        place = np.full(num_nodes, at.size, dtype=np.intp)  # past the end: not reached
+        place[at] = np.arange(at.size)
+        where = place[column]  # [k]
+    flat = np.minimum(where, at.size - 1) * bits.shape[1] + (row >> 6)  # [k] into bits.ravel()
+    words = bits.ravel()[flat]  # [k]
+    words[where == at.size] = 0  # an entity the walk does not reach
+    return np.right_shift(words, (row & 63).astype(np.uint64)) & np.uint64(1)
+
+
+def _set_keys(at: np.ndarray, bits: np.ndarray, num_nodes: int) -> np.ndarray:
+    """Sorted linear keys ``i * N + y`` of the set bits of the bit rows (``at``, ``bits``)."""
+    row, word = np.nonzero(bits)  # [k] the words with a set bit
+    if row.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    octets = bits[row, word].astype("<u8").view(np.uint8).reshape(-1, 8)  # [k, 8]
+    which, bit = np.nonzero(np.unpackbits(octets, axis=1, bitorder="little"))  # [m]
+    index = word[which].astype(np.int64) * 64 + bit  # [m] i of each pair
+    return np.sort(index * num_nodes + at[row[which]])
+
+
+def _popcount(words: np.ndarray) -> int:
+    """The number of set bits of the unsigned integer array ``words``."""
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return int(np.bitwise_count(words).sum(dtype=np.int64))
+    table = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+    return int(table[np.ascontiguousarray(words).view(np.uint8)].sum())
 
 
 def _intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -808,7 +995,7 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
     if not pool:
         return ()
     facts = bank.num_facts(relation)
-    counted = {pattern: bank._single_counts(relation, pattern) for pattern in sorted(pool)}
+    counted = bank._pool_counts(relation, pool)
     single = {pattern: counted[pattern] for pattern in pool}  # in pool order: ties
     union = _Union(bank, relation, [max(pool, key=lambda pattern: _dice(*single[pattern], facts))])
     while True:
@@ -881,6 +1068,17 @@ class _Union:
         self._added: dict[Pattern, tuple[np.ndarray, tuple[float, float], int]] = {}
         self._appended: list[Pattern] = []
         self._exclusive: dict[int, tuple[np.ndarray, tuple[float, float]]] = {}
+        self._bits: np.ndarray | None = None  # [N, W] bit rows of the union, built on use
+
+    def _union_bits(self) -> np.ndarray:
+        """``[N, W]`` bit rows (:meth:`PatternBank._bits`) of the pairs the members join."""
+        if self._bits is None:
+            width = -(-self._bank._heads[self._relation].size // 64)
+            self._bits = np.zeros((self._bank.num_nodes, width), dtype=np.uint64)
+            for member in self.members:
+                at, bits = self._bank._bits(self._relation, member)
+                self._bits[at] |= bits
+        return self._bits
 
     def append(self, pattern: Pattern) -> None:
         """Add ``pattern`` as a member."""
@@ -892,6 +1090,9 @@ class _Union:
         self.members = [*self.members, pattern]
         self._appended.append(pattern)
         self._exclusive = {}
+        if self._bits is not None:
+            at, bits = self._bank._bits(self._relation, pattern)
+            self._bits[at] |= bits
 
     def replace(self, i: int, pattern: Pattern) -> None:
         """Make ``pattern`` member ``i`` in place of the one there."""
@@ -905,8 +1106,12 @@ class _Union:
 
     def _added_keys(self, pattern: Pattern) -> tuple[np.ndarray, tuple[float, float]]:
         cached = self._added.get(pattern)
-        if cached is None:
+        if cached is None and (self._relation, pattern) in self._bank._linear:
             keys = _absent(self._bank._keys(self._relation, pattern), self.keys)
+        elif cached is None:  # from the bit rows: no sparse product, no sort of the walk
+            at, bits = self._bank._bits(self._relation, pattern)
+            outside = bits & ~self._union_bits()[at]  # [V, W] the pairs not in the union
+            keys = _set_keys(at, outside, self._bank.num_nodes)
         else:
             keys, counts, done = cached
             if done == len(self._appended):
@@ -952,7 +1157,12 @@ class _Union:
         only = self.exclusive(i)[0]
         if only.size == 0:
             return outside
-        both = _intersect(only, self._bank._keys(self._relation, pattern))
+        if (self._relation, pattern) in self._bank._linear:  # the pattern's keys are cached
+            both = _intersect(only, self._bank._keys(self._relation, pattern))
+        else:  # the keys of only that the pattern's bit rows join
+            at, bits = self._bank._bits(self._relation, pattern)
+            row, column = np.divmod(only, self._bank.num_nodes)
+            both = only[_bits_at(at, bits, row, column, self._bank.num_nodes) != 0]
         inside = self._bank._key_counts(self._relation, both)
         return outside[0] + inside[0], outside[1] + inside[1]
 
@@ -1075,6 +1285,7 @@ def pattern_search(
     distinct = list(first)
     if not distinct:
         return PatternChoice((), (), 0)
+    bank._pool_counts(relation, distinct)  # each candidate's counts, by bit rows
     top, pi = _pick(bank, relation, [], [(bank.agreement(relation, [pi]), pi) for pi in distinct])
     member = None if recursive else _member_instead(local, bank, relation, first, pi)
     if member is not None:  # "Heads with several bodies"
@@ -1086,11 +1297,19 @@ def pattern_search(
         support, body = bank.counts(relation, chosen_patterns)
         rate = support / (body + bank.num_facts(relation))  # D / 2
         options = []
+        keys: np.ndarray | None = None
         for pi in distinct:
             if pi in chosen_patterns or set(local.paths[first[pi]]) <= used:
                 continue
+            # S of the conjunction is at most 2 m / (m + n_r), m the smaller support (as in
+            # the exchange pass below): a candidate that cannot beat S so far is no option
+            most = min(support, bank.counts(relation, [pi])[0])
+            if _dice(most, most, bank.num_facts(relation)) <= scores[-1]:
+                continue
+            if keys is None:  # the chosen patterns' pairs, once per addition
+                keys = bank._joint_keys(relation, chosen_patterns)
             joint = [*chosen_patterns, pi]
-            s_joint, b_joint = bank.counts(relation, joint)
+            s_joint, b_joint = bank._extended_counts(relation, chosen_patterns, keys, pi)
             dropped, dropped_true = body - b_joint, support - s_joint
             if dropped > 0 and binom.cdf(dropped_true, dropped, rate) < ALPHA:
                 value = bank.agreement(relation, joint)
@@ -1109,13 +1328,18 @@ def pattern_search(
             # and a candidate whose bound cannot beat the best so far is not counted
             within = bank.counts(relation, rest)[0]
             better: tuple[float, Pattern | None] = (scores[-1], None)
+            keys = None
             for other in distinct:
                 if other in chosen_patterns:
                     continue
                 most = min(within, bank.counts(relation, [other])[0])
                 if _dice(most, most, bank.num_facts(relation)) <= better[0]:
                     continue
-                value = bank.agreement(relation, [*rest, other])
+                if keys is None:
+                    keys = bank._joint_keys(relation, rest)
+                value = _dice(
+                    *bank._extended_counts(relation, rest, keys, other), bank.num_facts(relation)
+                )
                 if value > better[0]:
                     better = (value, other)
             if better[1] is not None:
@@ -1247,9 +1471,24 @@ def significantly_better(
     return _discordance_test(
         bank.counts(relation, better),
         bank.counts(relation, than),
-        bank.counts(relation, [*better, *than]),
+        lambda: _both_counts(bank, relation, better, than),
         bank.num_facts(relation),
     )
+
+
+def _both_counts(
+    bank: PatternBank, relation: int, better: Sequence[Pattern], than: Sequence[Pattern]
+) -> tuple[float, float]:
+    """:meth:`PatternBank.counts` of ``[*better, *than]``: the pairs both conjunctions join.
+
+    Where ``than`` adds one pattern to ``better`` (a pick's options share the chosen
+    patterns), the pairs of ``better`` are looked up in that pattern's walk
+    (:meth:`PatternBank._extended_counts`): the same integers.
+    """
+    extra = [pattern for pattern in than if pattern not in better]
+    if len(extra) != 1:
+        return bank.counts(relation, [*better, *than])
+    return bank._extended_counts(relation, better, bank._joint_keys(relation, better), extra[0])
 
 
 def _union_significantly_better(
@@ -1261,7 +1500,7 @@ def _union_significantly_better(
     return _discordance_test(
         bank._key_counts(relation, keys_better),
         bank._key_counts(relation, keys_than),
-        bank._key_counts(relation, _intersect(keys_better, keys_than)),
+        lambda: bank._key_counts(relation, _intersect(keys_better, keys_than)),
         bank.num_facts(relation),
     )
 
@@ -1269,22 +1508,47 @@ def _union_significantly_better(
 def _discordance_test(
     better: tuple[float, float],
     than: tuple[float, float],
-    both: tuple[float, float],
+    both: Callable[[], tuple[float, float]],
     facts: float,
 ) -> bool:
-    """The test of :func:`significantly_better` from ``(s, b)`` of two pair sets.
+    r"""The test of :func:`significantly_better` from ``(s, b)`` of two pair sets.
 
-    ``better``, ``than`` and ``both`` (their intersection) are ``(s, b)``; ``facts`` is
-    :math:`n_r`.
+    ``better`` and ``than`` are ``(s, b)``, ``both()`` gives that of their intersection;
+    ``facts`` is :math:`n_r`. The statistic does not depend on the intersection
+    (:math:`f_1 - f_0 = s_1 - s_0`, and so for the other pairs), and the variance is largest
+    when the two share no pair and smallest when they share as many facts and as many other
+    pairs as the smaller of the two holds, so the intersection is counted only where these
+    do not decide the test: a statistic :math:`\le 0` fails it, one that passes with the
+    largest variance passes with any, and one that fails with the smallest fails with any.
+    The counts are integers (exact in floats) and each rounding is monotone, so the skipped
+    cases give the same answer as the full test (tested).
     """
     d = _dice(*than, facts)
+    statistic, most = _discordance(better, than, (0.0, 0.0), d)
+    if statistic <= 0:
+        return False
+    threshold = norm.isf(ALPHA)
+    if statistic / math.sqrt(most) > threshold:
+        return True
+    facts_shared = min(better[0], than[0])
+    shared = (facts_shared, facts_shared + min(better[1] - better[0], than[1] - than[0]))
+    least = _discordance(better, than, shared, d)[1]
+    if least > 0 and statistic / math.sqrt(least) <= threshold:
+        return False
+    statistic, variance = _discordance(better, than, both(), d)
+    if variance <= 0:
+        return False
+    return bool(statistic / math.sqrt(variance) > threshold)
+
+
+def _discordance(
+    better: tuple[float, float], than: tuple[float, float], both: tuple[float, float], d: float
+) -> tuple[float, float]:
+    """The statistic and variance of :func:`significantly_better` (``d``: D of ``than``)."""
     f1, f0 = better[0] - both[0], than[0] - both[0]
     o1, o0 = better[1] - both[1] - f1, than[1] - both[1] - f0
     variance = (2 - d) ** 2 * (f0 + f1) + d**2 * (o0 + o1)
-    if variance <= 0:
-        return False
-    statistic = (2 - d) * (f1 - f0) - d * (o1 - o0)
-    return bool(statistic / math.sqrt(variance) > norm.isf(ALPHA))
+    return (2 - d) * (f1 - f0) - d * (o1 - o0), variance
 
 
 def pattern_mask(local: LocalStructure, choice: PatternChoice) -> Tensor:

@@ -719,7 +719,7 @@ def test_union_counts_match_brute_force_walks(seed):
             assert bank.union_counts(relation, chosen) == expected
             total = sum(bank._walk(relation, pattern) for pattern in chosen)
             joined = (total > 0).astype(np.float32).tocsr()
-            joined = joined - joined.multiply(bank._loops(relation))
+            joined = joined - joined.multiply(bank._walk(relation, ()))
             facts = float(joined.multiply(bank._facts(relation)).sum())
             assert (facts, float(joined.sum())) == expected
             s, b = expected
@@ -843,30 +843,153 @@ def _pool_patterns(r, *, anchored=True):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_single_counts_match_counts(seed):
-    # The pool's counts without sorted keys against counts() on a fresh bank, for unsorted
-    # walks (first use) and for walks whose keys are cached already (second bank).
+def test_pool_counts_match_counts(seed):
+    # The pool's counts by bit rows against counts() of each pattern on a fresh bank and the
+    # brute-force walks: one, two and three steps, anchored ones, counts cached already.
     n, r = 9, 3
-    triples = _random_triples(60 + seed, n, r, m=50)
+    triples = _random_triples(40 + seed, n, r, m=50)
     patterns = _pool_patterns(r)
-    fresh, reference = PatternBank(*_graph(triples), n, r), PatternBank(*_graph(triples), n, r)
+    steps = [pattern[0] for pattern in patterns[: 2 * r]]
+    patterns += list(itertools.product(steps, repeat=3))[::5]
+    bank, reference = PatternBank(*_graph(triples), n, r), PatternBank(*_graph(triples), n, r)
+    bank.counts(0, [patterns[3]])  # cached before the pool's walks
     for relation in range(r):
-        for pattern in patterns:
+        pool = patterns[::-1]  # any order
+        counts = bank._pool_counts(relation, pool)
+        assert list(counts) == sorted(pool)
+        for pattern in pool:
             expected = reference.counts(relation, [pattern])
             assert expected == _brute_counts(triples, relation, [pattern], n)
-            assert fresh._single_counts(relation, pattern) == expected
-            reference._counts.clear()  # keys cached, counts not
-            assert reference._single_counts(relation, pattern) == expected
+            assert counts[pattern] == expected
+            assert bank.counts(relation, [pattern]) == expected  # and cached with them
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pool_counts_over_several_words_of_heads(seed):
+    # More than 64 heads (several words per bit row) and a draw of them (max_heads), on a
+    # random graph with hubs, against counts() of a bank drawing the same heads.
+    rng = np.random.default_rng(seed)
+    n, r, m = 300, 4, 2500
+    heads = np.where(rng.random(m) < 0.3, rng.integers(0, 5, m), rng.integers(0, n, m))
+    tails = rng.integers(0, n, m)
+    rels = rng.integers(0, r, m)
+    triples = sorted({(int(h), int(x), int(t)) for h, x, t in zip(heads, rels, tails) if h != t})
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    pool = [(a,) for a in steps] + list(itertools.product(steps, repeat=2))
+    pool += list(itertools.product(steps, repeat=3))[::7] + [(steps[0], (1, True, 7))]
+    for max_heads in (1000, 130):
+        bank = PatternBank(*_graph(triples), n, r, max_heads=max_heads, seed=seed)
+        reference = PatternBank(*_graph(triples), n, r, max_heads=max_heads, seed=seed)
+        for relation in range(r):
+            assert bank._heads[relation].size > 64
+            counts = bank._pool_counts(relation, pool)
+            for pattern in pool:
+                assert counts[pattern] == reference.counts(relation, [pattern])
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_union_keeps_the_counts_of_union_counts(seed):
+def test_bit_rows_join_the_pairs_of_the_walks(seed):
+    # A walk's bit rows (both ways of taking a step: every v of the relation, or the steps of
+    # the walk's own entities) against the stored entries of the sparse walk, as sorted keys.
+    rng = np.random.default_rng(seed)
+    n, r, m = 120, 3, 700
+    heads = np.where(rng.random(m) < 0.3, rng.integers(0, 4, m), rng.integers(0, n, m))
+    rows = sorted(
+        {
+            (int(h), int(x), int(t))
+            for h, x, t in zip(heads, rng.integers(0, r, m), rng.integers(0, n, m))
+            if h != t
+        }
+    )
+    bank = PatternBank(*_graph(rows), n, r)
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    patterns = list(itertools.product(steps, repeat=2)) + [(steps[0], (1, True, 5), steps[3])]
+    for relation in range(r):
+        at, bits = bank._bits(relation, ())
+        for step in steps:
+            rel, forward, _ = step
+            into = bank._transpose[rel] if forward else bank._adjacency[rel]
+            out_of = bank._adjacency[rel] if forward else bank._transpose[rel]
+            reached = np.flatnonzero(np.diff(into.indptr))
+            full = patterns_module._bit_step(at, bits, into, reached, n)
+            few = patterns_module._bit_step_from(
+                at, bits, out_of, out_of.indptr[at + 1] - out_of.indptr[at]
+            )
+            expected = patterns_module._linear(bank._walk(relation, (step,)).copy())
+            assert np.array_equal(patterns_module._set_keys(reached, full, n), expected)
+            assert np.array_equal(patterns_module._set_keys(*few, n), expected)
+        for pattern in patterns:
+            expected = patterns_module._linear(bank._walk(relation, pattern).copy())
+            assert np.array_equal(
+                patterns_module._set_keys(*bank._bits(relation, pattern), n), expected
+            )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_extended_counts_match_counts(seed):
+    # The counts of the chosen patterns and one more, from the chosen pairs looked up in the
+    # candidate's bit rows (keys not cached) or intersected with its keys (cached), and those
+    # of both sides of a test (_both_counts), against counts() and the brute-force walks.
+    n, r = 9, 3
+    triples = _random_triples(100 + seed, n, r, m=50)
+    patterns = _pool_patterns(r)
+    rng = np.random.default_rng(seed)
+    bank, reference = PatternBank(*_graph(triples), n, r), PatternBank(*_graph(triples), n, r)
+    for relation in range(r):
+        for _ in range(15):
+            chosen = [patterns[i] for i in rng.choice(len(patterns), 2, replace=False)]
+            keys = bank._joint_keys(relation, chosen)
+            for pattern in patterns[:: 3 + relation]:
+                expected = reference.counts(relation, [*chosen, pattern])
+                assert expected == _brute_counts(triples, relation, [*chosen, pattern], n)
+                assert bank._extended_counts(relation, chosen, keys, pattern) == expected
+                both = patterns_module._both_counts(bank, relation, chosen, [*chosen, pattern])
+                assert both == expected
+            bank._counts.clear()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_discordance_test_skips_the_intersection_only_where_it_cannot_matter(seed):
+    # Random pairs of pair sets: the test with the intersection counted only where the
+    # extreme variances do not decide it, against the full test on the true intersection.
+    rng = np.random.default_rng(seed)
+    threshold = patterns_module.norm.isf(ALPHA)
+    skipped = 0
+    for _ in range(3000):
+        facts = int(rng.integers(1, 60))
+        universe = int(rng.integers(facts + 1, facts + 80))
+        a = set(rng.choice(universe, int(rng.integers(0, universe)), replace=False).tolist())
+        b = set(rng.choice(universe, int(rng.integers(0, universe)), replace=False).tolist())
+
+        def counts(pairs, facts=facts):
+            return float(sum(p < facts for p in pairs)), float(len(pairs))
+
+        better, than, both = counts(a), counts(b), counts(a & b)
+        d = patterns_module._dice(*than, facts)
+        statistic, variance = patterns_module._discordance(better, than, both, d)
+        full = variance > 0 and statistic / math.sqrt(variance) > threshold
+        called = []
+
+        def lazy(both=both, called=called):
+            called.append(1)
+            return both
+
+        assert patterns_module._discordance_test(better, than, lazy, facts) == full
+        skipped += not called
+    assert skipped > 1000  # the bounds decide most cases
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("shared", [True, False])
+def test_union_keeps_the_counts_of_union_counts(seed, shared):
     # _Union's counts after appends and replacements against union_counts() of the lists: the
     # union, what a candidate adds, what only one member joins, what a candidate adds to the
-    # others, and the ceiling on D of the latter.
+    # others, and the ceiling on D of the latter; with the candidates' keys cached (a bank
+    # shared with the reference counts) or not (their pairs from bit rows).
     n, r = 9, 3
     triples = _random_triples(80 + seed, n, r, m=55)
     bank = PatternBank(*_graph(triples), n, r)
+    own = bank if shared else PatternBank(*_graph(triples), n, r)
     patterns = _pool_patterns(r)
     rng = np.random.default_rng(seed)
 
@@ -877,7 +1000,7 @@ def test_union_keeps_the_counts_of_union_counts(seed):
         facts = bank.num_facts(relation)
         order = [patterns[i] for i in rng.permutation(len(patterns))]
         members, others = order[:1], order[5:]
-        union = patterns_module._Union(bank, relation, members)
+        union = patterns_module._Union(own, relation, members)
         for step in range(4):
             if step % 2:
                 members[0] = order[step]
