@@ -633,40 +633,60 @@ class WholeTxTissue:
         (parameters, sampler, the truth ``W_intra`` / ``W_inter`` and the coupled genes' names).
         """
         import pandas as pd
-        import scipy.sparse as sp
-        from anndata import AnnData
 
-        from graphdata.spatial_anndata import spatial_neighbors_knn
-
-        n, n_vars = self.counts.shape
-        counts: Any = (
-            sp.csr_matrix(self.counts.astype(np.float32)) if sparse else self.counts.copy()
-        )
-        x = counts.copy() if sparse else self.counts.astype(np.float32)
-        adata = AnnData(X=x, obsm={"spatial": self.coords.astype(np.float64)})
-        adata.obs_names = [f"cell{i}" for i in range(n)]
-        adata.var_names = [f"gene{j:05d}" for j in range(n_vars)]
-        adata.obs["total_counts"] = self.counts.sum(1)
-        adata.obs["n_genes_by_counts"] = (self.counts > 0).sum(1)
-        adata.obs["cell_type"] = pd.Categorical([f"type{t}" for t in self.cell_type])
-        adata.obs["region"] = pd.Categorical(np.where(self.dense, "dense", "sparse"))
-        hvg = np.zeros(n_vars, dtype=bool)
-        hvg[self.coupled] = True
-        adata.var["highly_variable"] = hvg
-        adata.layers["counts"] = counts
-        adata.layers["log1p"] = self.log1p.copy()
-        signed = np.zeros((n, n_vars), dtype=np.float32)
-        signed[:, self.coupled] = self.x
-        adata.layers["signed"] = signed
-        spatial_neighbors_knn(adata, int(self.params.get("k", 6)))
-        adata.uns["tissue_wholetx"] = {
-            "params": dict(self.params),
-            "sampler": self.report.as_dict(),
-            "W_intra": self.W_intra.copy(),
-            "W_inter": self.W_inter.copy(),
-            "coupled_genes": list(adata.var_names[self.coupled]),
+        obs = {
+            "total_counts": self.counts.sum(1),
+            "n_genes_by_counts": (self.counts > 0).sum(1),
+            "cell_type": pd.Categorical([f"type{t}" for t in self.cell_type]),
+            "region": pd.Categorical(np.where(self.dense, "dense", "sparse")),
         }
-        return adata
+        return coupled_anndata(self, key="tissue_wholetx", digits=5, obs=obs, sparse=sparse)
+
+
+def coupled_anndata(tissue: Any, *, key: str, digits: int, obs: dict, sparse: bool) -> Any:
+    """The AnnData of a tissue whose ``coupled`` genes sit among others (wholetx, xenium).
+
+    ``tissue`` has ``counts`` ``[N, G_all]``, ``coords``, ``coupled`` (the coupled genes'
+    columns), ``x`` (their sphere coordinates), ``log1p``, ``params``, ``report``, ``W_intra``
+    and ``W_inter``. ``X`` and ``layers['counts']`` are float32 CSR (dense int64 with
+    ``sparse=False``); ``layers['log1p']``; ``layers['signed']`` (``x`` on the coupled columns,
+    0 elsewhere); ``var['highly_variable']`` True exactly on the coupled genes, var names
+    ``gene`` + ``digits`` digits; ``obs`` the columns given, in their order; ``obsm['spatial']``;
+    the graph of ``spatial_neighbors_knn`` (``params['k']``, default 6); ``uns[key]`` the
+    parameters, the sampler's report, the truth and the coupled genes' names.
+    """
+    import scipy.sparse as sp
+    from anndata import AnnData
+
+    from graphdata.spatial_anndata import spatial_neighbors_knn
+
+    n, n_vars = tissue.counts.shape
+    counts: Any = (
+        sp.csr_matrix(tissue.counts.astype(np.float32)) if sparse else tissue.counts.copy()
+    )
+    x = counts.copy() if sparse else tissue.counts.astype(np.float32)
+    adata = AnnData(X=x, obsm={"spatial": tissue.coords.astype(np.float64)})
+    adata.obs_names = [f"cell{i}" for i in range(n)]
+    adata.var_names = [f"gene{j:0{digits}d}" for j in range(n_vars)]
+    for name, column in obs.items():
+        adata.obs[name] = column
+    hvg = np.zeros(n_vars, dtype=bool)
+    hvg[tissue.coupled] = True
+    adata.var["highly_variable"] = hvg
+    adata.layers["counts"] = counts
+    adata.layers["log1p"] = tissue.log1p.copy()
+    signed = np.zeros((n, n_vars), dtype=np.float32)
+    signed[:, tissue.coupled] = tissue.x
+    adata.layers["signed"] = signed
+    spatial_neighbors_knn(adata, int(tissue.params.get("k", 6)))
+    adata.uns[key] = {
+        "params": dict(tissue.params),
+        "sampler": tissue.report.as_dict(),
+        "W_intra": tissue.W_intra.copy(),
+        "W_inter": tissue.W_inter.copy(),
+        "coupled_genes": list(adata.var_names[tissue.coupled]),
+    }
+    return adata
 
 
 def simulate(

@@ -164,6 +164,7 @@ from benchmarks.tissue_metropolis import (
     knn_edges,
 )
 from benchmarks.tissue_panel import _autocorrelation_time, _r_hat
+from benchmarks.tissue_wholetx import coupled_anndata
 from graphdata.errors import GraphDataError
 
 __all__ = [
@@ -702,41 +703,16 @@ class XeniumTissue:
         ``uns['tissue_xenium']`` (parameters, sampler, the truth ``W_intra`` / ``W_inter`` and
         the coupled genes' names)."""
         import pandas as pd
-        from anndata import AnnData
 
-        from graphdata.spatial_anndata import spatial_neighbors_knn
-
-        n, n_vars = self.counts.shape
-        counts: Any = (
-            sp.csr_matrix(self.counts.astype(np.float32)) if sparse else self.counts.copy()
-        )
-        x = counts.copy() if sparse else self.counts.astype(np.float32)
-        adata = AnnData(X=x, obsm={"spatial": self.coords.astype(np.float64)})
-        adata.obs_names = [f"cell{i}" for i in range(n)]
-        adata.var_names = [f"gene{j:03d}" for j in range(n_vars)]
         total = self.counts.sum(1)
-        adata.obs["total_counts"] = total
-        adata.obs["transcript_counts"] = total
-        adata.obs["n_genes_by_counts"] = (self.counts > 0).sum(1)
-        adata.obs["cell_area"] = self.segmentation["area"]
-        adata.obs["cell_type"] = pd.Categorical([CELL_TYPES[t] for t in self.cell_type])
-        hvg = np.zeros(n_vars, dtype=bool)
-        hvg[self.coupled] = True
-        adata.var["highly_variable"] = hvg
-        adata.layers["counts"] = counts
-        adata.layers["log1p"] = self.log1p.copy()
-        signed = np.zeros((n, n_vars), dtype=np.float32)
-        signed[:, self.coupled] = self.x
-        adata.layers["signed"] = signed
-        spatial_neighbors_knn(adata, int(self.params.get("k", 6)))
-        adata.uns["tissue_xenium"] = {
-            "params": dict(self.params),
-            "sampler": self.report.as_dict(),
-            "W_intra": self.W_intra.copy(),
-            "W_inter": self.W_inter.copy(),
-            "coupled_genes": list(adata.var_names[self.coupled]),
+        obs = {
+            "total_counts": total,
+            "transcript_counts": total,
+            "n_genes_by_counts": (self.counts > 0).sum(1),
+            "cell_area": self.segmentation["area"],
+            "cell_type": pd.Categorical([CELL_TYPES[t] for t in self.cell_type]),
         }
-        return adata
+        return coupled_anndata(self, key="tissue_xenium", digits=3, obs=obs, sparse=sparse)
 
 
 def simulate(
