@@ -29,8 +29,10 @@ logic, and measured once (issue 18, session 19). ``--worlds corporate``
 (:func:`graphdata.worlds.corporate_world`) was written the same way as the held-out world of
 session 21's explainer change: run it once, at the end. ``--worlds media``
 (:func:`graphdata.worlds.media_world`) is the held-out world of session 22's explainer work,
-written the same way (without reading :mod:`kg.explain`): run it once, at the end. Any name of
-:data:`graphdata.worlds.WORLDS` works.
+written the same way (without reading :mod:`kg.explain`): run it once, at the end; it was run
+once in session 22 and is now seen. ``--worlds sports`` (:func:`graphdata.worlds.sports_world`),
+written the same way at the end of session 22, has never been run: keep it for the next
+explainer change. Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.software",
         "graphdata.worlds.corporate",
         "graphdata.worlds.media",
+        "graphdata.worlds.sports",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Six worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Seven worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -16,7 +16,12 @@ derived relation, country hubs, exceptions and noise). :func:`media_world` was w
 held-out world for session 22's explainer work, without reading :mod:`kg.explain` (films, albums
 and their people: an inverse pair, a symmetric star with an inequality, a head with two disjoint
 bodies of lengths 1 and 2, a head with two mostly agreeing length-3 bodies, chains into country
-and language hubs, a correlated shortcut, exceptions and noise).
+and language hubs, a correlated shortcut, exceptions and noise). :func:`sports_world` was written
+the same way as a held-out world for the explainer work after session 22 (clubs, players,
+coaches, leagues and season awards: an inverse pair fed by a length-1 rule, a symmetric star
+with an inequality, a head with two bodies one through a derived relation, a head with two
+mostly agreeing length-3 chains into league and country hubs, a derived correlated shortcut,
+exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -36,6 +41,7 @@ from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
+from graphdata.worlds.sports import SPORTS_RULES, sports_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
 
 __all__ = [
@@ -49,12 +55,14 @@ __all__ = [
     "software_world",
     "corporate_world",
     "media_world",
+    "sports_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
     "SOFTWARE_RULES",
     "CORPORATE_RULES",
     "MEDIA_RULES",
+    "SPORTS_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -67,6 +75,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "software": software_world,
     "corporate": corporate_world,
     "media": media_world,
+    "sports": sports_world,
 }
 
 
@@ -82,11 +91,11 @@ def world(
 
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
-            ``"corporate"`` or ``"media"``.
+            ``"corporate"``, ``"media"`` or ``"sports"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
-            companies, people). Default ``None``: the generator's default (400, 800, 600, 500,
-            450, 320).
+            companies, people, players). Default ``None``: the generator's default (400, 800, 600,
+            500, 450, 320, 400).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 
@@ -98,8 +107,8 @@ def world(
 
     Examples:
         >>> w = world("geography", size=60, seed=1)
-        >>> w.name, sorted(WORLDS)
-        ('geography', ['academic', 'biology', 'corporate', 'geography', 'media', 'software'])
+        >>> w.name, sorted(WORLDS)[-3:]
+        ('geography', ['media', 'software', 'sports'])
     """
     make = WORLDS.get(name) if isinstance(name, str) else None
     if make is None:

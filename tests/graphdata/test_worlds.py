@@ -30,6 +30,7 @@ SIZES = {
     "software": 100,
     "corporate": 120,
     "media": 120,
+    "sports": 120,
 }
 
 
@@ -298,7 +299,7 @@ def test_bad_arguments_give_clear_errors() -> None:
 
 def test_default_worlds_have_dense_local_subgraphs() -> None:
     # The issue asks for hub worlds whose 2-hop enclosing subgraphs reach 1,000-5,000 triples.
-    for name in ("academic", "biology", "software", "corporate", "media"):
+    for name in ("academic", "biology", "software", "corporate", "media", "sports"):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
 
@@ -822,4 +823,191 @@ def test_media_same_seed_same_world() -> None:
     assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
     assert a.base_triples == b.base_triples and a.rules_text == b.rules_text
     assert a.dataset.train.to_labeled_triples() != c.dataset.train.to_labeled_triples()
+    assert a.base_triples != c.base_triples
+
+
+# ----------------------------------------------------------------------------- sports world
+
+
+@pytest.fixture(scope="module")
+def sports() -> World:
+    return world("sports")  # the default size and seed 0: the module docstring's numbers
+
+
+def _sports_groundings(facts: set[LabeledTriple]) -> _Groundings:
+    """Every grounding of every sports rule in ``facts``, by nested loops (no graphdata.rules)."""
+    pairs: dict[str, list[tuple[str, str]]] = {}
+    out: dict[tuple[str, str], set[str]] = {}
+    for h, r, t in sorted(facts):
+        pairs.setdefault(r, []).append((h, t))
+        out.setdefault((r, h), set()).add(t)
+
+    def tails(relation: str, head: str) -> set[str]:
+        return out.get((relation, head), set())
+
+    found: _Groundings = {}
+
+    def add(name: str, head: LabeledTriple, *body: LabeledTriple) -> None:
+        found.setdefault(name, {}).setdefault(head, set()).add(body)
+
+    squads: dict[str, set[str]] = {}
+    for p, t in pairs.get("plays_for", []):
+        squads.setdefault(t, set()).add(p)
+        add("squad_inverse", (t, "has_player", p), (p, "plays_for", t))
+        for g in tails("in_league", t):
+            for k in tails("league_country", g):
+                body = ((p, "plays_for", t), (t, "in_league", g), (g, "league_country", k))
+                add("career_country", (p, "plays_in", k), *body)
+    for p, t in pairs.get("captain_of", []):
+        add("captain_member", (p, "plays_for", t), (p, "captain_of", t))
+    for t, squad in squads.items():
+        for p in squad:
+            for q in squad - {p}:
+                add("teammate", (p, "teammate", q), (p, "plays_for", t), (q, "plays_for", t))
+    for p, y in pairs.get("born_in", []):
+        for k in tails("located_in", y):
+            add("birth_eligibility", (p, "represents", k), (p, "born_in", y), (y, "located_in", k))
+    for p, t in pairs.get("youth_club", []):
+        for k in tails("club_country", t):
+            body = ((p, "youth_club", t), (t, "club_country", k))
+            add("academy_eligibility", (p, "represents", k), *body)
+    for t, s in pairs.get("plays_at", []):
+        for y in tails("located_in", s):
+            for k in tails("located_in", y):
+                body = ((t, "plays_at", s), (s, "located_in", y), (y, "located_in", k))
+                add("club_country", (t, "club_country", k), *body)
+    for p, a in pairs.get("won_award", []):
+        for g in tails("award_of", a):
+            for k in tails("league_country", g):
+                body = ((p, "won_award", a), (a, "award_of", g), (g, "league_country", k))
+                add("award_country", (p, "plays_in", k), *body)
+    return found
+
+
+def test_sports_world_sizes_lengths_and_cardinalities(sports: World) -> None:
+    s = world_statistics(sports, max_targets=200)
+    assert (s.num_entities, s.num_relations) == (740, 16)  # the docstring's numbers at seed 0
+    assert s.split_triples == {"train": 6994, "valid": 630, "test": 632}
+    lengths = [r.length for r in sports.rules]
+    assert (lengths.count(1), lengths.count(2), lengths.count(3)) == (2, 3, 3)
+    assert s.targets_by_length == {1: 120, 2: 1021, 3: 111} and s.noise_targets == 10
+    assert s.targets_by_rule == {
+        "teammate": 927,
+        "squad_inverse": 106,
+        "birth_eligibility": 84,
+        "career_country": 84,
+        "club_country": 16,
+        "captain_member": 14,
+        "award_country": 11,
+        "academy_eligibility": 10,
+    }
+    card = s.cardinality
+    assert (card["manages"], card["won_award"], card["teammate"]) == ("1-N", "1-N", "N-N")
+    assert card["has_player"] == "1-N" and card["plays_for"] == "N-1"
+    assert all(card[r] == "N-1" for r in ("born_in", "youth_club", "in_league", "represents"))
+    assert sports.symmetric == ("teammate",)
+    assert sports.inverse_pairs == (("plays_for", "has_player"),)
+    assert sports.shortcuts == (("represents", "plays_in"),)
+    assert s.subgraph_median == 1408.5 and round(s.subgraph_p90) == 2094  # the issue: 1-5k
+
+
+@pytest.mark.parametrize(("size", "seed"), [(400, 0), (150, 4)])
+def test_sports_ground_truth_matches_a_brute_force_join(size: int, seed: int) -> None:
+    w = world("sports", size=size, seed=seed)
+    everything, base = _all(w), set(w.base_triples)
+    found = _sports_groundings(everything)
+    assert set(found) == {str(r.name) for r in w.rules}
+    heads = {t for by_head in found.values() for t in by_head}
+    assert heads - everything == set(w.exceptions)  # closed up to the exceptions
+    assert {t for s in SPLITS for t in w.derived_splits[s]} == (everything - base) & heads
+    assert {t for s in SPLITS for t in w.noise_splits[s]} == (everything - base) - heads
+    in_train, graph = _sports_groundings(_train(w)), w.train_graph
+    for target in w.targets("valid") + w.targets("test"):
+        for rule in w.rules:
+            expected = in_train[str(rule.name)].get(target, set())
+            assert set(groundings(rule, target, graph)) == expected, (rule.name, target)
+
+
+@pytest.mark.parametrize(
+    ("head", "first", "second", "overlap"),
+    [
+        ("represents", "birth_eligibility", "academy_eligibility", 0.36),
+        ("plays_in", "career_country", "award_country", 0.1),
+    ],
+)
+def test_sports_heads_with_two_bodies(
+    sports: World, head: str, first: str, second: str, overlap: float
+) -> None:
+    everything = _all(sports)
+    found = _sports_groundings(everything)
+    assert [str(r.name) for r in sports.rules if r.head.relation == head] == [first, second]
+    facts = {t for t in everything if t[1] == head}
+    by_a, by_b = set(found[first]) & facts, set(found[second]) & facts
+    noise = {t for s in SPLITS for t in sports.noise_splits[s]}
+    assert by_a | by_b == facts - noise
+    assert round(len(by_a & by_b) / len(facts), 2) == overlap  # the docstring's shares
+    in_train = _sports_groundings(_train(sports))
+    targets = [t for s in ("valid", "test") for t in sports.targets(s) if t[1] == head]
+    only_a = sum(t in in_train[first] and t not in in_train[second] for t in targets)
+    only_b = sum(t in in_train[second] and t not in in_train[first] for t in targets)
+    assert only_a >= 5 and only_b >= 5, (only_a, only_b)
+
+
+def test_sports_teammate_is_symmetric_and_has_player_inverse(sports: World) -> None:
+    teammate, plays_for = _pairs(sports, "teammate"), _pairs(sports, "plays_for")
+    assert teammate == {(q, p) for p, q in teammate} and all(p != q for p, q in teammate)
+    assert _pairs(sports, "has_player") == {(t, p) for p, t in plays_for}
+    # Captains' memberships come from captain_member alone (none is a base fact).
+    captains = _pairs(sports, "captain_of")
+    assert captains <= plays_for
+    assert not {(p, "plays_for", t) for p, t in captains} & set(sports.base_triples)
+
+
+def test_sports_shortcut_is_correlated_not_equivalent(sports: World) -> None:
+    # A player mostly plays in the country they represent, but neither plays_in body uses it.
+    heads, rep = _pairs(sports, "plays_in"), _pairs(sports, "represents", "train")
+    cover, precision = len(heads & rep) / len(heads), len(heads & rep) / len(rep)
+    assert (round(cover, 2), round(precision, 2)) == (0.5, 0.66)  # the docstring, seed 0
+    s = world_statistics(sports, max_targets=1)
+    assert s.shortcut_cooccurrence[("represents", "plays_in")] == pytest.approx(cover)
+
+
+def test_sports_exception_and_noise_rates() -> None:
+    # Pooled over three seeds at the default size, each rate within four binomial sd.
+    withheld_n = {"birth_eligibility": [0, 0], "academy_eligibility": [0, 0]}
+    noise_n = {"represents": [0, 0], "plays_in": [0, 0]}
+    for seed in (0, 1, 2):
+        w = world("sports", seed=seed)
+        everything = _all(w)
+        found, withheld = _sports_groundings(everything), set(w.exceptions)
+        assert {r for _, r, _ in withheld} == {"represents"}
+        birth = set(found["birth_eligibility"])  # derived first, so it sets the shared rate
+        own = {
+            "birth_eligibility": birth,
+            "academy_eligibility": set(found["academy_eligibility"]) - birth,
+        }
+        for name, heads in own.items():
+            withheld_n[name][0] += len(heads & withheld)
+            withheld_n[name][1] += len(heads)
+        noise = [t for s in SPLITS for t in w.noise_splits[s]]
+        non_base = everything - set(w.base_triples)
+        for relation in noise_n:
+            noise_n[relation][0] += sum(t[1] == relation for t in noise)
+            noise_n[relation][1] += sum(t[1] == relation for t in non_base)
+    for name, q in (("birth_eligibility", 0.1), ("academy_eligibility", 0.3)):
+        k, n = withheld_n[name]
+        assert abs(k / n - q) < 4 * math.sqrt(q * (1 - q) / n), (name, k, n)
+    for relation, nu in (("represents", 0.04), ("plays_in", 0.05)):
+        k, n = noise_n[relation]
+        assert abs(k / n - nu) < 0.01, (relation, k, n)  # drawn to the count, not by chance
+
+
+def test_sports_same_seed_same_world() -> None:
+    a, b, c = (world("sports", size=80, seed=s) for s in (5, 5, 6))
+    for split in SPLITS:
+        assert a.dataset.splits[split].to_labeled_triples() == (
+            b.dataset.splits[split].to_labeled_triples()
+        )
+    assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
+    assert a.base_triples == b.base_triples and a.rules_text == b.rules_text
     assert a.base_triples != c.base_triples
