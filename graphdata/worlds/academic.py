@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds.base import World, build_world, check_world_arguments
+from graphdata.worlds.base import World, build_world, check_world_arguments, entity_labels
 
 __all__ = ["ACADEMIC_RULES", "academic_world"]
 
@@ -56,11 +56,6 @@ lineage_rule: trained_in(S,C) <- supervised(A,S), affiliated_with(A,I), located_
 """
 
 _FIELDS = 6
-
-
-def _labels(prefix: str, n: int) -> list[str]:
-    width = max(3, len(str(n - 1)))
-    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
 
 
 def academic_world(
@@ -101,9 +96,9 @@ def academic_world(
     n_country = min(8, max(3, n_inst // 2))
     n_venue = max(6, n_auth // 25)
     n_paper = int(1.5 * n_auth)
-    authors, papers = _labels("author", n_auth), _labels("paper", n_paper)
-    insts, countries = _labels("institution", n_inst), _labels("country", n_country)
-    venues, fields = _labels("venue", n_venue), _labels("field", _FIELDS)
+    authors, papers = entity_labels("author", n_auth), entity_labels("paper", n_paper)
+    insts, countries = entity_labels("institution", n_inst), entity_labels("country", n_country)
+    venues, fields = entity_labels("venue", n_venue), entity_labels("field", _FIELDS)
     facts: list[LabeledTriple] = []
     for i, inst in enumerate(insts):
         facts.append((inst, "located_in", countries[i % n_country]))

@@ -51,7 +51,14 @@ from graphdata.rules import Rule, RuleGraph, derived, groundings, parse_rules
 from graphdata.triples import KGDataset
 from graphdata.typing import LabeledTriple
 
-__all__ = ["SPLITS", "World", "build_world", "check_world_arguments"]
+__all__ = [
+    "SPLITS",
+    "World",
+    "build_world",
+    "check_world_arguments",
+    "entity_labels",
+    "weighted_pick",
+]
 
 #: The split names, in file order.
 SPLITS = ("train", "valid", "test")
@@ -171,6 +178,23 @@ class World:
         }
         write_text_atomic(path / "world.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
         return path
+
+
+def entity_labels(prefix: str, n: int) -> list[str]:
+    """``n`` entity labels ``prefix_000``, ``prefix_001``, ... (at least three digits).
+
+    Examples:
+        >>> entity_labels("city", 3)
+        ['city_000', 'city_001', 'city_002']
+    """
+    width = max(3, len(str(n - 1)))
+    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
+
+
+def weighted_pick(rng: np.random.Generator, pool: list[int], weight: np.ndarray) -> int:
+    """One element of ``pool`` drawn with probability proportional to ``weight[pool]``."""
+    w = weight[pool]
+    return pool[int(rng.choice(len(pool), p=w / w.sum()))]
 
 
 def check_world_arguments(

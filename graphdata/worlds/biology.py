@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds.base import World, build_world, check_world_arguments
+from graphdata.worlds.base import World, build_world, check_world_arguments, entity_labels
 
 __all__ = ["BIOLOGY_RULES", "biology_world"]
 
@@ -55,11 +55,6 @@ indirect_rule: indirect_effect(D,Z) <- targets(D,P), regulates(P,Q), associated_
 _PATHWAYS = 12
 _COMPARTMENTS = 5
 _TISSUES = 8
-
-
-def _labels(prefix: str, n: int) -> list[str]:
-    width = max(3, len(str(n - 1)))
-    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
 
 
 def biology_world(
@@ -93,11 +88,12 @@ def biology_world(
     check_world_arguments(size, 20, seed, valid_fraction, test_fraction)
     rng = np.random.default_rng(seed)
     n = int(size)
-    proteins = _labels("protein", n)
-    pathways = [*_labels("pathway", _PATHWAYS - 1), "apoptosis"]
-    compartments, tissues = _labels("compartment", _COMPARTMENTS), _labels("tissue", _TISSUES)
+    proteins = entity_labels("protein", n)
+    pathways = [*entity_labels("pathway", _PATHWAYS - 1), "apoptosis"]
+    compartments = entity_labels("compartment", _COMPARTMENTS)
+    tissues = entity_labels("tissue", _TISSUES)
     n_disease, n_drug = max(5, n // 20), max(5, n // 3)
-    diseases, drugs = _labels("disease", n_disease), _labels("drug", n_drug)
+    diseases, drugs = entity_labels("disease", n_disease), entity_labels("drug", n_drug)
     facts: list[LabeledTriple] = []
     degree = np.zeros(n)
     first_link = [-1] * n

@@ -72,7 +72,13 @@ from __future__ import annotations
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds.base import World, build_world, check_world_arguments
+from graphdata.worlds.base import (
+    World,
+    build_world,
+    check_world_arguments,
+    entity_labels,
+    weighted_pick,
+)
 
 __all__ = ["CORPORATE_RULES", "corporate_world"]
 
@@ -97,16 +103,6 @@ _COUNTRIES = (
 _TIERS = (0.3, 0.35, 0.35)  # raw materials, components, finished goods
 _SECTORS_PER_TIER = 3
 _HOLDING_SECTOR = 3 * _SECTORS_PER_TIER  # the last sector: activities of holding companies
-
-
-def _labels(prefix: str, n: int) -> list[str]:
-    width = max(3, len(str(n - 1)))
-    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
-
-
-def _pick(rng: np.random.Generator, pool: list[int], weight: np.ndarray) -> int:
-    w = weight[pool]
-    return pool[int(rng.choice(len(pool), p=w / w.sum()))]
 
 
 def corporate_world(
@@ -143,9 +139,9 @@ def corporate_world(
     rng = np.random.default_rng(seed)
     n = int(size)
     n_hold, n_people = max(3, n // 10), max(10, n // 2)
-    companies, people = _labels("company", n), _labels("person", n_people)
-    countries = _labels("country", len(_COUNTRIES))
-    sectors = _labels("sector", _HOLDING_SECTOR + 1)
+    companies, people = entity_labels("company", n), entity_labels("person", n_people)
+    countries = entity_labels("country", len(_COUNTRIES))
+    sectors = entity_labels("sector", _HOLDING_SECTOR + 1)
     facts: list[LabeledTriple] = []
     country_of = [-1] * n
     sector_of = [-1] * n
@@ -156,15 +152,15 @@ def corporate_world(
         if c < n_hold:  # holding companies first; some are owned by an earlier holding
             sector_of[c] = _HOLDING_SECTOR
             if c > 0 and rng.random() < 0.3:
-                parent_of[c] = _pick(rng, list(range(c)), subs + 1.0)
+                parent_of[c] = weighted_pick(rng, list(range(c)), subs + 1.0)
         else:
             tier = int(rng.choice(len(_TIERS), p=_TIERS))
             sector_of[c] = tier * _SECTORS_PER_TIER + int(rng.integers(_SECTORS_PER_TIER))
             if rng.random() < 0.85:
                 if rng.random() < 0.75:
-                    parent_of[c] = _pick(rng, list(range(n_hold)), subs + 1.0)
+                    parent_of[c] = weighted_pick(rng, list(range(n_hold)), subs + 1.0)
                 else:
-                    parent_of[c] = _pick(rng, list(range(n_hold, c)) or [0], subs + 1.0)
+                    parent_of[c] = weighted_pick(rng, list(range(n_hold, c)) or [0], subs + 1.0)
         p = parent_of[c]
         if p >= 0 and rng.random() < 0.92:
             country_of[c] = country_of[p]
@@ -192,7 +188,7 @@ def corporate_world(
                 pool = [c for c in pool if c != b] or [c for c in operating if c != b]
                 if rng.random() < 0.5:
                     pool = [c for c in pool if country_of[c] == country_of[b]] or pool
-                a = _pick(rng, pool, customers + 0.25)
+                a = weighted_pick(rng, pool, customers + 0.25)
             if (a, b) not in supplies:
                 supplies.add((a, b))
                 customers[a] += 1

@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds.base import World, build_world, check_world_arguments
+from graphdata.worlds.base import World, build_world, check_world_arguments, entity_labels
 
 __all__ = ["GEOGRAPHY_RULES", "geography_world"]
 
@@ -66,11 +66,6 @@ capital_rule: capital_link(X,Y) <- capital_of(X,A), borders(A,B), capital_of(Y,B
 
 _CONTINENTS = 5
 _BLOCS = ("free_travel_area", "trade_union", "defence_pact")
-
-
-def _labels(prefix: str, n: int) -> list[str]:
-    width = max(3, len(str(n - 1)))
-    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
 
 
 def geography_world(
@@ -105,8 +100,8 @@ def geography_world(
     rng = np.random.default_rng(seed)
     n_city = int(size)
     n_country = max(6, n_city // 12)
-    continents = _labels("continent", _CONTINENTS)
-    countries = _labels("country", n_country)
+    continents = entity_labels("continent", _CONTINENTS)
+    countries = entity_labels("country", n_country)
     facts: list[LabeledTriple] = []
     centre = rng.normal(scale=10.0, size=(_CONTINENTS, 2))  # [5, 2]
     cont = [i % _CONTINENTS for i in range(n_country)]
@@ -117,7 +112,7 @@ def geography_world(
     region_country: list[int] = []
     for i in range(n_country):
         region_country.extend([i] * int(rng.integers(2, 5)))
-    regions = _labels("region", len(region_country))
+    regions = entity_labels("region", len(region_country))
     if n_city < len(regions):
         region_country = region_country[:n_city]
         regions = regions[:n_city]
@@ -126,7 +121,7 @@ def geography_world(
     city_region = (
         list(range(len(regions))) + rng.integers(len(regions), size=n_city - len(regions)).tolist()
     )
-    cities = _labels("city", n_city)
+    cities = entity_labels("city", n_city)
     capital = [-1] * n_country
     for c, r in enumerate(city_region):
         facts.append((regions[r], "contains", cities[c]))
@@ -164,7 +159,7 @@ def geography_world(
         for bloc in _BLOCS[1:]:
             if rng.random() < 0.3:
                 facts.append((countries[i], "member_of", bloc))
-    zones = _labels("timezone", _CONTINENTS)
+    zones = entity_labels("timezone", _CONTINENTS)
     for i in range(n_country):
         facts.append((countries[i], "in_timezone", zones[cont[i]]))
     for c, r in enumerate(city_region):

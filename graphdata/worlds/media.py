@@ -95,7 +95,13 @@ from __future__ import annotations
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds.base import World, build_world, check_world_arguments
+from graphdata.worlds.base import (
+    World,
+    build_world,
+    check_world_arguments,
+    entity_labels,
+    weighted_pick,
+)
 
 __all__ = ["MEDIA_RULES", "media_world"]
 
@@ -124,16 +130,6 @@ _OFFICIAL = (
 _LANGUAGES = 10
 _FILM_GENRES = (0.26, 0.18, 0.12, 0.1, 0.08, 0.07, 0.06, 0.05, 0.04, 0.04)
 _MUSIC_GENRES = (0.3, 0.22, 0.16, 0.14, 0.1, 0.08)
-
-
-def _labels(prefix: str, n: int) -> list[str]:
-    width = max(3, len(str(n - 1)))
-    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
-
-
-def _pick(rng: np.random.Generator, pool: list[int], weight: np.ndarray) -> int:
-    w = weight[pool]
-    return pool[int(rng.choice(len(pool), p=w / w.sum()))]
 
 
 def media_world(
@@ -173,14 +169,16 @@ def media_world(
     n_country = len(_COUNTRIES)
     n_city, n_studio = max(n_country, n // 6), max(4, n // 15)
     n_film, n_band, n_album = max(10, 3 * n // 4), max(2, n // 18), max(6, n // 4)
-    people, films, albums = _labels("person", n), _labels("film", n_film), _labels("album", n_album)
+    people, films = entity_labels("person", n), entity_labels("film", n_film)
+    albums = entity_labels("album", n_album)
     bands, studios, cities = (
-        _labels("band", n_band),
-        _labels("studio", n_studio),
-        _labels("city", n_city),
+        entity_labels("band", n_band),
+        entity_labels("studio", n_studio),
+        entity_labels("city", n_city),
     )
-    countries, languages = _labels("country", n_country), _labels("language", _LANGUAGES)
-    genres = _labels("genre", len(_FILM_GENRES) + len(_MUSIC_GENRES))
+    countries = entity_labels("country", n_country)
+    languages = entity_labels("language", _LANGUAGES)
+    genres = entity_labels("genre", len(_FILM_GENRES) + len(_MUSIC_GENRES))
     facts: list[LabeledTriple] = []
     for c, langs in enumerate(_OFFICIAL):
         facts.extend((countries[c], "official_language", languages[lang]) for lang in langs)
@@ -218,15 +216,15 @@ def media_world(
     credits = np.zeros(n)  # films per person (directed or acted in)
     for f in range(n_film):
         if rng.random() < 0.75:
-            s = _pick(rng, list(range(n_studio)), made + 1.0)
+            s = weighted_pick(rng, list(range(n_studio)), made + 1.0)
             made[s] += 1
             facts.append((films[f], "produced_by", studios[s]))
             country = studio_country[s]
             local = [d for d in directors if home[d] == country]
             pool = local if local and rng.random() < 0.7 else directors
-            director = _pick(rng, pool, credits + 1.0)
+            director = weighted_pick(rng, pool, credits + 1.0)
         else:  # an independent film: its home is its director's country
-            director = _pick(rng, directors, credits + 1.0)
+            director = weighted_pick(rng, directors, credits + 1.0)
             country = home[director]
         credits[director] += 1
         facts.append((people[director], "directed", films[f]))
@@ -236,7 +234,7 @@ def media_world(
         local = [a for a in actors if home[a] == country]
         for _ in range(1 + int(rng.poisson(2.0))):
             pool = local if local and rng.random() < 0.75 else actors
-            a = _pick(rng, pool, credits + 1.0)
+            a = weighted_pick(rng, pool, credits + 1.0)
             if a not in cast:
                 cast.add(a)
                 credits[a] += 1
@@ -264,7 +262,7 @@ def media_world(
             ]
             if not pool:
                 break
-            m = _pick(rng, pool, 1.0 / (1.0 + 5.0 * in_bands))
+            m = weighted_pick(rng, pool, 1.0 / (1.0 + 5.0 * in_bands))
             members.append(m)
             in_bands[m] += 1
         members_of.append(members)
@@ -276,7 +274,7 @@ def media_world(
     output = np.zeros(n + n_band)  # albums per artist: people first, then bands
     band_ids = list(range(n, n + n_band))
     for a in range(n_album):
-        artist = _pick(rng, band_ids if rng.random() < 0.4 else musicians, output + 1.0)
+        artist = weighted_pick(rng, band_ids if rng.random() < 0.4 else musicians, output + 1.0)
         output[artist] += 1
         if artist >= n:
             b = artist - n

@@ -65,7 +65,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds.base import World, build_world, check_world_arguments
+from graphdata.worlds.base import World, build_world, check_world_arguments, entity_labels
 
 __all__ = ["SOFTWARE_RULES", "software_world"]
 
@@ -84,11 +84,6 @@ org_rule: relies_on_org(P,O) <- depends_on(P,Q), maintained_by(Q,M), member_of(M
 _LANGUAGES = (0.4, 0.3, 0.2, 0.1)
 _CATEGORIES = 12
 _LICENSES = (0.35, 0.2, 0.15, 0.1, 0.08, 0.06, 0.04, 0.02)
-
-
-def _labels(prefix: str, n: int) -> list[str]:
-    width = max(3, len(str(n - 1)))
-    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
 
 
 def software_world(
@@ -125,10 +120,11 @@ def software_world(
     rng = np.random.default_rng(seed)
     n = int(size)
     n_org, n_maint, n_vuln = max(4, n // 40), max(10, n // 4), max(5, n // 12)
-    packages, maintainers = _labels("package", n), _labels("maintainer", n_maint)
-    orgs, advisories = _labels("org", n_org), _labels("advisory", n_vuln)
-    languages, categories = _labels("language", len(_LANGUAGES)), _labels("category", _CATEGORIES)
-    licenses = _labels("license", len(_LICENSES))
+    packages, maintainers = entity_labels("package", n), entity_labels("maintainer", n_maint)
+    orgs, advisories = entity_labels("org", n_org), entity_labels("advisory", n_vuln)
+    languages = entity_labels("language", len(_LANGUAGES))
+    categories = entity_labels("category", _CATEGORIES)
+    licenses = entity_labels("license", len(_LICENSES))
     facts: list[LabeledTriple] = []
     org_of: list[int] = []  # -1: an independent maintainer
     for m in range(n_maint):

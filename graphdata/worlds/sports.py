@@ -74,7 +74,13 @@ from __future__ import annotations
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds.base import World, build_world, check_world_arguments
+from graphdata.worlds.base import (
+    World,
+    build_world,
+    check_world_arguments,
+    entity_labels,
+    weighted_pick,
+)
 
 __all__ = ["SPORTS_RULES", "sports_world"]
 
@@ -95,16 +101,6 @@ award_country: plays_in(P,K) <- won_award(P,A), award_of(A,L), league_country(L,
 _COUNTRIES = (0.22, 0.16, 0.13, 0.1, 0.08, 0.07, 0.06, 0.05, 0.05, 0.04, 0.02, 0.02)
 #: Countries with a second (basketball) league besides their football league.
 _TWO_LEAGUES = (0, 1, 2, 3)
-
-
-def _labels(prefix: str, n: int) -> list[str]:
-    width = max(3, len(str(n - 1)))
-    return [f"{prefix}_{i:0{width}d}" for i in range(n)]
-
-
-def _pick(rng: np.random.Generator, pool: list[int], weight: np.ndarray) -> int:
-    w = weight[pool]
-    return pool[int(rng.choice(len(pool), p=w / w.sum()))]
 
 
 def sports_world(
@@ -148,12 +144,12 @@ def sports_world(
     n_city, n_club = max(n_country, n // 16), max(n_league, n // 5)
     n_coach, n_award = max(4, n // 12), max(4, n // 4)
     players, coaches, clubs = (
-        _labels("player", n),
-        _labels("coach", n_coach),
-        _labels("club", n_club),
+        entity_labels("player", n),
+        entity_labels("coach", n_coach),
+        entity_labels("club", n_club),
     )
-    cities, countries = _labels("city", n_city), _labels("country", n_country)
-    leagues, awards = _labels("league", n_league), _labels("award", n_award)
+    cities, countries = entity_labels("city", n_city), entity_labels("country", n_country)
+    leagues, awards = entity_labels("league", n_league), entity_labels("award", n_award)
     stadiums: list[str] = []
     facts: list[LabeledTriple] = []
     facts.extend((leagues[g], "league_country", countries[c]) for g, c in enumerate(league_country))
@@ -213,7 +209,7 @@ def sports_world(
             pool = [t for t in pool if t not in career] or [
                 t for t in everywhere if t not in career
             ]
-            career.append(_pick(rng, pool, squad_size + 4.0))
+            career.append(weighted_pick(rng, pool, squad_size + 4.0))
             squad_size[career[-1]] += 1
         for t in career:
             squads[t].append(p)
@@ -238,7 +234,7 @@ def sports_world(
         else:
             local = [c for c in range(n_coach) if coach_home[c] == club_home[t]]
             pool = local if local and rng.random() < 0.6 else list(range(n_coach))
-            c = _pick(rng, pool, jobs + 1.0)
+            c = weighted_pick(rng, pool, jobs + 1.0)
         jobs[c] += 1
         facts.append((coaches[c], "manages", clubs[t]))
     # Season awards of a league: a winner from its clubs' squads with probability .9 (stars win
@@ -253,7 +249,7 @@ def sports_world(
         facts.append((awards[a], "award_of", leagues[g]))
         inside = league_players[g]
         pool = inside if inside and rng.random() < 0.7 else sorted(set(range(n)) - set(inside))
-        p = _pick(rng, pool, 1.0 + 3.0 * won)
+        p = weighted_pick(rng, pool, 1.0 + 3.0 * won)
         won[p] += 1
         facts.append((players[p], "won_award", awards[a]))
     types = {
