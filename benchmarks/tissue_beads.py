@@ -130,6 +130,7 @@ from benchmarks.tissue_metropolis import (
 )
 from benchmarks.tissue_panel import _autocorrelation_time, _r_hat
 from benchmarks.tissue_wholetx import coupled_anndata
+from benchmarks.tissue_xenium import coupling_energy
 from graphdata.errors import GraphDataError
 
 __all__ = [
@@ -312,10 +313,7 @@ def log_density(
     w_inter: np.ndarray,
 ) -> float:
     r""":math:`E(Y)` of the module docstring (log p up to its constant), ``y`` ``[C, G]``."""
-    src, dst = edge_index
-    own = np.einsum("ig,gh,ih->", y, w_intra, y)
-    pairs = float((weight * np.einsum("eg,gh,eh->e", y[dst], w_inter, y[src])).sum())
-    return float(_site(y, site).sum() + own + pairs)
+    return float(_site(y, site).sum()) + coupling_energy(y, edge_index, weight, w_intra, w_inter)
 
 
 def grad_log_density(

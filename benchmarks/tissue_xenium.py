@@ -405,10 +405,23 @@ def log_density(
     w_inter: np.ndarray,
 ) -> float:
     r""":math:`E(Y)` of the module docstring (:math:`\log p` up to its constant), ``y [N, G]``."""
+    return float(_site(y, site).sum()) + coupling_energy(y, edge_index, weight, w_intra, w_inter)
+
+
+def coupling_energy(
+    y: np.ndarray,
+    edge_index: np.ndarray,
+    weight: np.ndarray,
+    w_intra: np.ndarray,
+    w_inter: np.ndarray,
+) -> float:
+    r"""Celcomen's quadratic terms of :math:`E`: :math:`\sum_i y_i^\top W_{\mathrm{intra}} y_i +
+    \sum_{j \to i} w_{ij}\, y_i^\top W_{\mathrm{inter}} y_j` for ``y [N, G]`` (also the beads
+    world's, :mod:`benchmarks.tissue_beads`)."""
     src, dst = edge_index
     own = np.einsum("ig,gh,ih->", y, w_intra, y)
     pairs = float((weight * np.einsum("eg,gh,eh->e", y[dst], w_inter, y[src])).sum())
-    return float(_site(y, site).sum() + own + pairs)
+    return float(own + pairs)
 
 
 def grad_log_density(

@@ -397,14 +397,17 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         assert (p, "depends_on", q) in everything and maintainers[p] & maintainers[q]
 
 
-def test_software_same_seed_same_world() -> None:
-    a, b, c = (world("software", size=80, seed=s) for s in (5, 5, 6))
+@pytest.mark.parametrize("name", ["software", "corporate", "media", "sports"])
+def test_world_same_seed_same_world(name: str) -> None:
+    a, b, c = (world(name, size=80, seed=s) for s in (5, 5, 6))
     for split in SPLITS:
         assert a.dataset.splits[split].to_labeled_triples() == (
             b.dataset.splits[split].to_labeled_triples()
         )
     assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
+    assert a.base_triples == b.base_triples and a.rules_text == b.rules_text
     assert a.dataset.train.to_labeled_triples() != c.dataset.train.to_labeled_triples()
+    assert a.base_triples != c.base_triples
 
 
 # ----------------------------------------------------------------------------- corporate world
@@ -556,16 +559,6 @@ def test_corporate_exception_and_noise_rates(corporate: World) -> None:
         share = sum(t[1] == relation for t in noise) / len(facts)
         assert abs(share - nu) < 0.01, (relation, share)
     assert {t[1] for t in noise} == {"exposed_to", "operates_in"}
-
-
-def test_corporate_same_seed_same_world() -> None:
-    a, b, c = (world("corporate", size=80, seed=s) for s in (5, 5, 6))
-    for split in SPLITS:
-        assert a.dataset.splits[split].to_labeled_triples() == (
-            b.dataset.splits[split].to_labeled_triples()
-        )
-    assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
-    assert a.dataset.train.to_labeled_triples() != c.dataset.train.to_labeled_triples()
 
 
 # ----------------------------------------------------------------------------- media world
@@ -814,18 +807,6 @@ def test_media_exception_and_noise_rates() -> None:
         assert abs(k / n - nu) < 0.01, (relation, k, n)  # drawn to the count, not by chance
 
 
-def test_media_same_seed_same_world() -> None:
-    a, b, c = (world("media", size=80, seed=s) for s in (5, 5, 6))
-    for split in SPLITS:
-        assert a.dataset.splits[split].to_labeled_triples() == (
-            b.dataset.splits[split].to_labeled_triples()
-        )
-    assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
-    assert a.base_triples == b.base_triples and a.rules_text == b.rules_text
-    assert a.dataset.train.to_labeled_triples() != c.dataset.train.to_labeled_triples()
-    assert a.base_triples != c.base_triples
-
-
 # ----------------------------------------------------------------------------- sports world
 
 
@@ -1000,14 +981,3 @@ def test_sports_exception_and_noise_rates() -> None:
     for relation, nu in (("represents", 0.04), ("plays_in", 0.05)):
         k, n = noise_n[relation]
         assert abs(k / n - nu) < 0.01, (relation, k, n)  # drawn to the count, not by chance
-
-
-def test_sports_same_seed_same_world() -> None:
-    a, b, c = (world("sports", size=80, seed=s) for s in (5, 5, 6))
-    for split in SPLITS:
-        assert a.dataset.splits[split].to_labeled_triples() == (
-            b.dataset.splits[split].to_labeled_triples()
-        )
-    assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
-    assert a.base_triples == b.base_triples and a.rules_text == b.rules_text
-    assert a.base_triples != c.base_triples
