@@ -32,7 +32,9 @@ session 21's explainer change: run it once, at the end. ``--worlds media``
 written the same way (without reading :mod:`kg.explain`): run it once, at the end; it was run
 once in session 22 and is now seen. ``--worlds sports`` (:func:`graphdata.worlds.sports_world`),
 written the same way at the end of session 22, has never been run: keep it for the next
-explainer change. Any name of :data:`graphdata.worlds.WORLDS` works.
+explainer change. ``--worlds travel`` (:func:`graphdata.worlds.travel_world`), written in
+session 23 without reading :mod:`kg` as the unseen world for the no-flag model choice and a
+later explainer, has never been run either. Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.corporate",
         "graphdata.worlds.media",
         "graphdata.worlds.sports",
+        "graphdata.worlds.travel",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

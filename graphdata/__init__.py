@@ -120,7 +120,7 @@ __all__ = [
     "ExplanationScore",
     "TargetScores",
     "LengthSummary",
-    # synthetic worlds with planted rules, exceptions and noise (academic ... sports)
+    # synthetic worlds with planted rules, exceptions and noise (academic ... travel)
     "WORLDS",
     "World",
     "world",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Seven worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Eight worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -21,7 +21,13 @@ the same way as a held-out world for the explainer work after session 22 (clubs,
 coaches, leagues and season awards: an inverse pair fed by a length-1 rule, a symmetric star
 with an inequality, a head with two bodies one through a derived relation, a head with two
 mostly agreeing length-3 chains into league and country hubs, a derived correlated shortcut,
-exceptions and noise).
+exceptions and noise). :func:`travel_world` was written without reading :mod:`kg` or the
+model-default benchmark, as a held-out world to check which embedding model a training command
+picks without flags and later an explainer, never trained on while written (airports, cities,
+regions, countries, airlines, alliances, aircraft and pilots: an inverse pair, a route head with
+a hub-and-spoke body and a recursive return body, a hierarchy chain into country hubs used by
+two more chains, a symmetric alliance star with an inequality, a codeshare triangle, a
+symmetric correlated shortcut, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -43,6 +49,7 @@ from graphdata.worlds.media import MEDIA_RULES, media_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.sports import SPORTS_RULES, sports_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
+from graphdata.worlds.travel import TRAVEL_RULES, travel_world
 
 __all__ = [
     "WORLDS",
@@ -56,6 +63,7 @@ __all__ = [
     "corporate_world",
     "media_world",
     "sports_world",
+    "travel_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -63,6 +71,7 @@ __all__ = [
     "CORPORATE_RULES",
     "MEDIA_RULES",
     "SPORTS_RULES",
+    "TRAVEL_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -76,6 +85,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "corporate": corporate_world,
     "media": media_world,
     "sports": sports_world,
+    "travel": travel_world,
 }
 
 
@@ -91,11 +101,11 @@ def world(
 
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
-            ``"corporate"``, ``"media"`` or ``"sports"``.
+            ``"corporate"``, ``"media"``, ``"sports"`` or ``"travel"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
-            companies, people, players). Default ``None``: the generator's default (400, 800, 600,
-            500, 450, 320, 400).
+            companies, people, players, airports). Default ``None``: the generator's default (400,
+            800, 600, 500, 450, 320, 400, 240).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 
@@ -108,7 +118,7 @@ def world(
     Examples:
         >>> w = world("geography", size=60, seed=1)
         >>> w.name, sorted(WORLDS)[-3:]
-        ('geography', ['media', 'software', 'sports'])
+        ('geography', ['software', 'sports', 'travel'])
     """
     make = WORLDS.get(name) if isinstance(name, str) else None
     if make is None:

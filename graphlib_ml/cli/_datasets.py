@@ -4,10 +4,10 @@ Its own module so that :mod:`graphlib_ml.cli.kg` and :mod:`graphlib_ml.cli.expla
 it and neither imports the other (no import circle, ``tests/kg/explain/test_layout.py``).
 
 :func:`resolve_world` lets ``--dataset`` name a synthetic world of :data:`graphdata.worlds.WORLDS`
-(``academic``, ``geography``, ``biology``, ``software``, ``corporate``, ``media``, ``sports``;
-``NAME:size=N,seed=S`` for another draw): the world is written once into the dataset cache and
-the spec becomes that folder, whose ``rules.txt`` is the ``--rules`` file of ``graphlib kg
-explain``.
+(``academic``, ``geography``, ``biology``, ``software``, ``corporate``, ``media``, ``sports``,
+``travel``; ``NAME:size=N,seed=S`` for another draw): the world is written once into the dataset
+cache and the spec becomes that folder, whose ``rules.txt`` is the ``--rules`` file of
+``graphlib kg explain``.
 """
 
 from __future__ import annotations
