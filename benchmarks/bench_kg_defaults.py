@@ -92,6 +92,7 @@ from kg import models as kg_models
 from kg.config import TrainingConfig
 from kg.evaluation import evaluate
 from kg.models import DEFAULTS, MODELS
+from kg.selection import RACE_MODELS
 from kg.training import Trainer, TrainingDivergedError, build_model
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "kg"
@@ -106,8 +107,10 @@ RULES = tuple((e, p) for e in EVAL_EVERY for p in PATIENCE) + ((1, 10), (1, 20),
 #: validation every 10 epochs with patience 5.
 CURRENT_MODEL = "rotate"
 CURRENT_RULE = (10, 5)
-#: The library's no-flag choice as it is now (``kg.models.DEFAULT_MODEL``, TrainingConfig's
-#: ``eval_every``/``patience``), checked as well when it differs from the recommendation.
+#: The library's single default model (``kg.models.DEFAULT_MODEL``, the race's first
+#: candidate) under TrainingConfig's ``eval_every``/``patience``, checked as well when it
+#: differs from the recommendation. The no-flag command itself races
+#: :data:`kg.selection.RACE_MODELS` (:func:`race_check`).
 LIBRARY_MODEL: str = getattr(kg_models, "DEFAULT_MODEL", CURRENT_MODEL)
 LIBRARY_RULE = (TrainingConfig().eval_every, TrainingConfig().patience)
 #: Datasets the recommendation is chosen on; every other dataset is a check.
@@ -183,6 +186,81 @@ def simulate_rule(
             break
     censored = len(valid) < final_epoch
     return _rule(len(valid), best_epoch, validations, stopped=False, censored=censored)
+
+
+def simulate_race(
+    curves: dict[str, Sequence[float]],
+    eval_every: int,
+    patience: int | None,
+    final_epoch: int,
+) -> dict[str, Any]:
+    """Replay ``graphlib kg train`` without ``--model`` (:func:`kg.selection.race`) on curves.
+
+    Each candidate (``curves``' keys, in race order) is replayed with :func:`simulate_rule`
+    up to R = ``min(final_epoch, eval_every * patience)`` epochs (``final_epoch`` when
+    ``patience`` is None); the winner has the largest best validation MRR (the first on a tie)
+    and its run is the single-model run (the race resumes it bit for bit), so its restored
+    epoch is :func:`simulate_rule` on its whole curve.
+
+    Returns:
+        ``race_epochs``, ``race_best`` (per candidate: best validation MRR within R, ``None``
+        when nothing was validated), ``winner``, and the winner's ``best_epoch``,
+        ``stop_epoch`` and ``censored``.
+
+    Examples:
+        >>> r = simulate_race({"a": [.5, .6, .6, .6, .9], "b": [.7, .7, .7, .7, .7]}, 1, 2, 5)
+        >>> r["race_epochs"], r["race_best"], r["winner"], r["best_epoch"]
+        (2, {'a': 0.6, 'b': 0.7}, 'b', 1)
+    """
+    horizon = final_epoch if patience is None else min(final_epoch, eval_every * patience)
+    best: dict[str, float | None] = {}
+    for name, valid in curves.items():
+        raced = simulate_rule(list(valid)[:horizon], eval_every, patience, horizon)
+        best[name] = None if raced["best_epoch"] is None else valid[raced["best_epoch"] - 1]
+    names = list(curves)
+    scored = [n for n in names if best[n] is not None]
+    winner = max(scored, key=lambda n: (best[n], -names.index(n)))
+    run = simulate_rule(curves[winner], eval_every, patience, final_epoch)
+    return {
+        "race_epochs": horizon,
+        "race_best": best,
+        "winner": winner,
+        "best_epoch": run["best_epoch"],
+        "stop_epoch": run["stop_epoch"],
+        "censored": run["censored"],
+    }
+
+
+def race_check(runs: list[dict[str, Any]], candidates: Sequence[str]) -> list[dict[str, Any]]:
+    """The race under the library's rule on every (dataset, seed) with all candidates' curves.
+
+    Each candidate's run is its tuned defaults validated after every epoch (:func:`run_curve`),
+    so :func:`simulate_race` replays the race exactly where the curve is not censored; the
+    race's test MRR is the winner's at its restored epoch (per-epoch test curves only), set
+    against the best peak-state test MRR of the models run on that dataset and seed.
+    """
+    by_key: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    for run in runs:
+        by_key.setdefault((run["dataset"], run["seed"]), {})[run["model"]] = run
+    rows = []
+    for (dataset, seed), models in sorted(by_key.items()):
+        if not all(m in models and models[m].get("valid_mrr") for m in candidates):
+            continue
+        caps = {DEFAULTS[m].epochs for m in candidates}
+        r = simulate_race({m: models[m]["valid_mrr"] for m in candidates}, *LIBRARY_RULE, max(caps))
+        row: dict[str, Any] = {"dataset": dataset, "seed": seed, **r}
+        test = models[r["winner"]].get("test_mrr") or []
+        if r["best_epoch"] is not None and len(test) >= r["best_epoch"]:
+            row["test_mrr"] = test[r["best_epoch"] - 1]
+            peaks = {
+                m: run["best_test"]["mrr"] for m, run in models.items() if run.get("best_test")
+            }
+            if peaks:
+                top = max(peaks, key=lambda m: peaks[m])
+                row.update(best_model=top, best_test=peaks[top], models_run=len(peaks))
+                row["gap"] = peaks[top] - row["test_mrr"]
+        rows.append(row)
+    return rows
 
 
 def _rule(stop: int, best: int | None, validations: int, *, stopped: bool, censored: bool):
@@ -817,8 +895,11 @@ def report(
             )
     rec = recommend(by_dataset, summaries, tune)
     out: dict[str, Any] = {"datasets": by_dataset, "recommendation": rec, "checks": {}}
+    out["races"] = race_check(runs, RACE_MODELS)
     if "error" in rec:
         print(f"\nrecommendation: {rec['error']}")
+        for race in out["races"]:
+            print(_race_line(race))
         return out
     print(
         f"\nrules over every tuning run ({', '.join(rec['datasets'])}; {len(rec['candidates'])} "
@@ -893,6 +974,8 @@ def report(
                 out["checks"][f"{d}/{m}"] = alt
                 line += f"; {m} instead: {alt['nofl_test']:.3f}, gap {alt['gap']:.3f}"
         print(line)
+        for race in (r for r in out["races"] if r["dataset"] == d):
+            print(_race_line(race))
         if d not in rec["datasets"]:
             rkey = "{},{}".format(*rec["rule"])
             print(
@@ -906,6 +989,24 @@ def report(
                     f"{_f(v['test_peak'], '9.3f')}"
                 )
     return out
+
+
+def _race_line(race: dict[str, Any]) -> str:
+    """One printed line of :func:`race_check`."""
+    raced = ", ".join(f"{m} {_f(v, '.3f')}" for m, v in race["race_best"].items())
+    line = (
+        f"  no-flag race ({race['race_epochs']} epochs; best valid {raced}) on {race['dataset']} "
+        f"seed {race['seed']}: {race['winner']}, restored epoch {race['best_epoch']}"
+    )
+    if "test_mrr" in race:
+        line += f", test MRR {race['test_mrr']:.3f}"
+    if "gap" in race:
+        line += (
+            f"; best peak of {race['models_run']} {race['best_model']} {race['best_test']:.3f}: "
+            f"gap {race['gap']:.3f} ({'within' if race['gap'] <= WITHIN else 'NOT within'} "
+            f"{WITHIN})"
+        )
+    return line + (" [censored]" if race["censored"] else "")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -819,12 +819,20 @@ def _quality_row(side: str, out: dict | None) -> None:
 
 
 def cli_default_model() -> str:
-    """The model ``graphlib kg train`` trains without flags (read from its parser)."""
-    from graphlib_ml.cli.kg import add_subparser
+    """The model ``graphlib kg train`` trains first without flags (read from its parser).
+
+    Without ``--model`` the command races (``auto``, :func:`kg.selection.race`): its first
+    ``eval_every * patience`` epochs (20) are those of the first candidate,
+    :data:`kg.selection.RACE_MODELS[0] <kg.selection.RACE_MODELS>`, which is returned then;
+    a time-to-quality curve of it is the no-flag run's curve over those epochs.
+    """
+    from graphlib_ml.cli.kg import AUTO, add_subparser
+    from kg.selection import RACE_MODELS
 
     parser = argparse.ArgumentParser()
     add_subparser(parser.add_subparsers(dest="command"), only="train")
-    return str(parser.parse_args(["kg", "train"]).model)
+    name = str(parser.parse_args(["kg", "train"]).model)
+    return RACE_MODELS[0] if name == AUTO else name
 
 
 # ---- (d) memory ------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ PACKAGES: dict[str, list[str]] = {
         "kg.distributed",
         "kg.sharded",
         "kg.tune",
+        "kg.selection",
         "kg.evaluation",
         "kg.checkpoint",
         "kg.prediction",

@@ -83,7 +83,9 @@ class ModelDefaults:
         return asdict(self)
 
 
-#: The model ``graphlib kg train`` uses without ``--model``: ComplEx (1vsAll, reciprocal, N3).
+#: The single default model: ``kg tune``'s, and the first candidate of the race that
+#: ``graphlib kg train`` runs without ``--model`` (:data:`kg.selection.RACE_MODELS`, which adds
+#: DistMult for KGs where symmetric relations dominate). ComplEx (1vsAll, reciprocal, N3).
 #: benchmarks/bench_kg_defaults.py's rule on Nations, UMLS and FB15k-237 picked DistMult (worst
 #: regret .028 vs ComplEx .063), but on the held-out Kinships DistMult scored test MRR .657 vs
 #: ComplEx .860 (best of the seven; RotatE .751): its symmetric score cannot rank the tails of

@@ -251,9 +251,9 @@ def _read_toml(path: Path, text: str) -> Any:
 def _check_file_values(path: Path, values: Mapping[str, Any]) -> None:
     """Refuse a bad model, dim, dataset or num_people in a config file."""
     model = values.get("model", "complex")
-    if model not in MODELS:
+    if model not in MODELS and model != "auto":  # "auto": kg train's race (kg.selection)
         raise GraphDataError(
-            f"--config: {path}: model: expected one of {sorted(MODELS)}, got {model!r}"
+            f"--config: {path}: model: expected 'auto' or one of {sorted(MODELS)}, got {model!r}"
         )
     for key in ("dim", "num_people"):
         value = values.get(key)

@@ -1,7 +1,9 @@
 """``graphlib kg``: train, evaluate and query knowledge-graph embeddings from the shell.
 
-* ``graphlib kg train --dataset PATH|synthetic [--model complex] [--epochs ...] --out DIR`` trains
-  with the model's tuned defaults (:data:`kg.models.DEFAULTS`) overridden by the flags given,
+* ``graphlib kg train --dataset PATH|synthetic [--model auto] [--epochs ...] --out DIR`` trains
+  with the model's tuned defaults (:data:`kg.models.DEFAULTS`) overridden by the flags given;
+  without ``--model`` (``auto``) it races ComplEx and DistMult for ``eval_every * patience``
+  epochs on validation MRR and continues the better (:func:`kg.selection.race`; ``race.json``),
   prints the resolved configuration, writes ``DIR/checkpoint.pt``, ``DIR/metrics.jsonl`` and
   ``DIR/test_metrics.json``, and prints the filtered test metrics. ``--resume`` continues a
   killed run from ``DIR/checkpoint.pt``; a ``DIR`` that already holds a run (a checkpoint or
@@ -93,8 +95,9 @@ from kg.distributed import init_from_env, launch
 from kg.distributed import rank as dist_rank
 from kg.distributed import world_size as dist_world_size
 from kg.evaluation import RANK_TYPES, evaluate
-from kg.models import DEFAULT_MODEL, DEFAULTS, MODELS
+from kg.models import DEFAULTS, MODELS
 from kg.prediction import load_model, predict
+from kg.selection import RACE_MODELS, race, race_files
 from kg.sharded import ShardedTable, evaluate_sharded_table, sharded_checkpoint, train_sharded
 from kg.training import Trainer, build_model
 
@@ -117,8 +120,12 @@ _EXPLAIN_HELP = "explain a predicted triple by synergistic paths (KGExplainer)"
 #: One-line help of ``kg tune`` (graphlib_ml.cli.tune builds its parser).
 _TUNE_HELP = "search hyper-parameters with Optuna (TPE, median pruning); resumable"
 
-#: Files a ``kg train`` run writes in ``--out`` (what ``--overwrite`` removes first).
-RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json")
+#: ``--model`` value (the default) that races :data:`kg.selection.RACE_MODELS` on validation MRR.
+AUTO = "auto"
+
+#: Files a ``kg train`` run writes in ``--out`` (what ``--overwrite`` removes first): the run's,
+#: and the race's without ``--model`` (:func:`kg.selection.race_files`).
+RUN_FILES = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json", *race_files())
 
 
 def _print_config(title: str, values: dict) -> None:
@@ -200,7 +207,13 @@ def _run_folder(args: argparse.Namespace) -> Iterator[Path]:
                 path.unlink()
             if old:
                 print(f"--overwrite: removed {', '.join(p.name for p in old)} from {out}")
-        if args.resume and not (out / "checkpoint.pt").is_file():
+        raced = [name for name in race_files() if (out / name).is_file()]
+        if raced and not (args.resume or args.overwrite):
+            raise GraphDataError(
+                f"--out: {str(out)!r} holds a race that did not finish ({', '.join(raced)}); "
+                "pass --resume to continue it or --overwrite to start over"
+            )
+        if args.resume and not raced and not (out / "checkpoint.pt").is_file():
             print(f"--resume: no checkpoint at {out / 'checkpoint.pt'}; starting from scratch")
         yield out
 
@@ -218,6 +231,15 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
             on_unknown=args.on_unknown,
             header=args.header,
         )
+    if settings.model == AUTO:
+        first = TrainingConfig.from_defaults(RACE_MODELS[0], **overrides)
+        if first.eval_every:
+            return _train_race(args, out, device, settings, dataset)
+        print(
+            f"model: auto: --eval-every 0 leaves no validation to race on; training "
+            f"{RACE_MODELS[0]}, the first candidate"
+        )
+        settings = dataclasses.replace(settings, model=RACE_MODELS[0])
     config = TrainingConfig.from_defaults(
         settings.model,
         **overrides,
@@ -239,13 +261,71 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
     finally:
         if tracker is not None:
             tracker.close()
+    return _finish(trainer, dataset, out)
+
+
+def _finish(trainer: Trainer, dataset: KGDataset, out: Path, *, extra: str = "") -> int:
+    """Evaluate the test split, write ``test_metrics.json``, print how the run ended."""
     metrics = trainer.evaluate(dataset, split="test")  # sharded across ranks, exact
     if dist_rank() == 0:
         _write_json(out / "test_metrics.json", metrics.to_dict())
     print(_end_of_run(trainer))
     print(metrics.table())
-    print(f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'test_metrics.json'}")
+    print(
+        f"wrote {out / 'checkpoint.pt'}, {out / 'metrics.jsonl'}, {out / 'test_metrics.json'}"
+        + extra
+    )
     return 0
+
+
+def _train_race(
+    args: argparse.Namespace,
+    out: Path,
+    device: torch.device,
+    settings: TrainSettings,
+    dataset: KGDataset,
+) -> int:
+    """``kg train`` without ``--model``: race ComplEx and DistMult, continue the better.
+
+    :func:`kg.selection.race` with ``folder=--out``: each candidate trains with its tuned
+    defaults and the flags given for ``eval_every * patience`` epochs, the better by validation
+    MRR continues to ``--epochs`` (the same run as ``--model`` of it); ``race.json`` records the
+    race. One process only: the race is refused with ``--nproc``/torchrun and
+    ``--shard-entities``.
+    """
+    if args.shard_entities or dist_world_size() > 1:
+        what = "--shard-entities" if args.shard_entities else "--nproc/torchrun"
+        raise GraphDataError(
+            f"--model: the default race (auto: {', '.join(RACE_MODELS)}) runs in one process, "
+            f"got {what}; pass one --model, e.g. --model {RACE_MODELS[0]}"
+        )
+    print(f"dataset: {dataset}")
+    print(
+        f"model: auto: race {' and '.join(RACE_MODELS)} on validation MRR for eval_every x "
+        "patience epochs each, then continue the better (kg.selection; --model NAME trains one)"
+    )
+    for name in RACE_MODELS:
+        config = TrainingConfig.from_defaults(name, **settings.overrides)
+        config.validate()
+        _print_config(f"training config of {name}:", dataclasses.asdict(config))
+    print(f"device: {device}")
+    tracker = train_tracker(args, out, model=AUTO)
+    try:
+        result = race(
+            dataset,
+            dim=settings.dim,
+            overrides=settings.overrides,
+            folder=out,
+            resume=args.resume,
+            device=device,
+            tracker=tracker,
+            announce=print,
+        )
+    finally:
+        if tracker is not None:
+            tracker.close()
+    print(f"model: {result.trainer.model!r}")
+    return _finish(result.trainer, dataset, out, extra=f", {out / 'race.json'}")
 
 
 def _train_sharded(
@@ -503,7 +583,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         >>> add_subparser(parser.add_subparsers(dest="command"))
         >>> args = parser.parse_args(["kg", "train", "--dataset", "synthetic", "--epochs", "3"])
         >>> args.model, args.epochs, args.lr
-        ('complex', 3, None)
+        ('auto', 3, None)
     """
     kg = subparsers.add_parser("kg", help="knowledge-graph embeddings: train, evaluate, explain")
     sub = kg.add_subparsers(dest="kg_command", required=True)
@@ -535,9 +615,10 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     train.add_argument(
         "--model",
         action=GivenStore,
-        default=DEFAULT_MODEL,
-        choices=sorted(MODELS),
-        help=f"(default {DEFAULT_MODEL}; measured in benchmarks/bench_kg_defaults.py)",
+        default=AUTO,
+        choices=[AUTO, *sorted(MODELS)],
+        help=f"{AUTO} (default): race {' and '.join(RACE_MODELS)} on validation MRR for "
+        "eval_every x patience epochs, continue the better (kg.selection); or one model",
     )
     train.add_argument(
         "--num-people",

@@ -138,9 +138,12 @@ def _check_merged(settings: TrainSettings, from_file: list[str]) -> None:
     """Validate the merged training fields; name the ``--config`` file when it set any."""
     from graphdata.errors import GraphDataError
     from kg.config import TrainingConfig
+    from kg.selection import RACE_MODELS
 
+    names = RACE_MODELS if settings.model == "auto" else (settings.model,)  # "auto": the race
     try:
-        TrainingConfig.from_defaults(settings.model, **settings.overrides).validate()
+        for name in names:
+            TrainingConfig.from_defaults(name, **settings.overrides).validate()
     except (GraphDataError, TypeError) as err:
         if not from_file:
             raise
