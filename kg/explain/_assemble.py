@@ -112,7 +112,10 @@ def assemble(
         result = _scores(context.scorer, local, chosen, mask, stop_reason)
     entities, relations = context.entities, context.relations
     node_labels = [entities[i] for i in local.nodes.tolist()]
-    triples = [(entities[h], relations[r], entities[t]) for h, r, t in local.triples.tolist()]
+    # the three columns as lists, not a list per triple: the same labels without 100k short
+    # lists (about 0.15 s of a 114k-triple 2-hop local graph around a FB15k-237 hub)
+    columns = local.triples.t().tolist()
+    triples = [(entities[h], relations[r], entities[t]) for h, r, t in zip(*columns)]
     heads = local.edge_index[0].tolist()
     paths: list[ExplainedPath] = []
     order: list[int] = []

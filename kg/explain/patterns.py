@@ -226,9 +226,11 @@ explanation time (1.17 s to 0.59 s), the explanations unchanged. A rule set is b
 relation, at its first target: the paths of 20 facts (:meth:`PatternBank.between`, at most 0.2 s on
 FB15k-237), the counts of a pool of up to about two thousand patterns and the greedy search, its
 admissible candidates tried in decreasing order of a bound on the union's :math:`D` until none can
-win; the search keeps its union (:class:`_Union`): the pairs each candidate adds to it, narrowed by
-each member appended, and the pairs only one member joins, so the exchange pass counts a candidate
-against one member's pairs, and skips it where a bound on :math:`D` cannot beat the best so far.
+win; the search keeps its union (:class:`_Union`): the pairs each candidate adds to it (bit
+positions, the facts apart, narrowed by each member appended with one look-up each in the union's
+bit rows), and the pairs only one member joins, so the exchange pass counts a candidate against one
+member's pairs, and skips it where a bound on :math:`D` cannot beat the best so far or the union
+with that member (a member is replaced only by a pattern that beats it).
 
 Around FB15k-237's hubs a walk of two or three steps from a thousand heads joins most pairs, and a
 sparse product costs as much as the pairs it joins. So a pattern counted alone (a rule set's pool,
@@ -241,24 +243,34 @@ and :math:`s` are the set bits, less the pairs :math:`y = x`, and the set bits a
 walks of the prefixes are shared in a bounded cache. Where a search needs the pairs that a
 conjunction and one more pattern both join, it intersects the conjunction's keys once per round and
 looks each up in the candidate's bit rows (:meth:`PatternBank._extended_counts`) unless the
-candidate's keys are cached; the rule set's union takes a candidate's added pairs from its bit rows
-less the union's the first time. The closed-world :math:`\hat b_0` counts the set bits of the rows
-of :math:`Y` without an :math:`r` fact. Exact bounds skip work: :func:`pattern_search`'s
-addition and exchange passes skip a candidate where :math:`2 m / (m + n_r)`, :math:`m` the smaller
-support of the chosen patterns and the candidate, cannot beat the agreement so far (:math:`s \le
-m`, :math:`b \ge s`); and the test of :func:`significantly_better` counts the two sides'
-intersection only where its statistic, which does not depend on it, is positive and neither the
-largest variance (no shared pair) passes it nor the smallest (as many shared as the smaller side
-holds) fails it. Each count is the same integer as before and each bound is monotone in exact
-integers, so every explanation is the same (tested against the plain computations and brute force).
-On the 100 FB15k-237 targets (session 22, one thread, four alternated A/B pairs, load 0.6-1.7)
-the mean explanation time went from 0.62-0.67 s to 0.34-0.37 s and the slowest from 4.4-5.0 s to
-1.7-2.0 s, 94-95 to all 100 within 2 s (a fifth, separate run: 0.65 to 0.39 s, 94 to 99 within 2 s,
-the slowest 2.06 s), no explanation changed, nor any on six synthetic worlds; the rule sets of the
-39 relations of those targets took 6 s instead of 28 s (load 2-3). Of the 1.7-2.0 s left at the
-three slowest targets, about 1 s is the evaluator's scoring of the local graph
-(:mod:`kg.explain.evaluator`), which the pattern strategy runs for the reported fidelities, and at
-a relation's first target up to 1.2 s the rule set's greedy search (the set of 8 members).
+candidate's keys are cached, or, where the candidate's rows hold fewer words than the conjunction
+has pairs, lays those pairs out once as bit rows and ANDs the candidate's rows with them; the rule
+set's union takes a candidate's added pairs from its bit rows less the union's the first time. The
+closed-world :math:`\hat b_0` counts the set bits of the rows of :math:`Y` without an :math:`r`
+fact, and :func:`_pick` counts it for the tied options in decreasing :math:`S` only while
+:math:`S \ge D^{\mathrm{cw}}` can still beat the largest so far. Exact bounds skip work:
+:func:`pattern_search`'s addition and exchange passes skip a candidate where
+:math:`2 m / (m + n_r)`, :math:`m` the smaller support of the chosen patterns and the candidate,
+cannot beat the agreement so far (:math:`s \le m`, :math:`b \ge s`); and the test of
+:func:`significantly_better` counts the two sides' intersection only where its statistic, which
+does not depend on it, is positive and neither the largest variance (no shared pair) passes it nor
+the smallest (as many shared as the smaller side holds) fails it. Each count is the same integer as
+before and each bound is monotone in exact integers, so every explanation is the same (tested
+against the plain computations and brute force). On the 100 FB15k-237 targets (session 22, one
+thread, four alternated A/B pairs, load 0.6-1.7) the mean explanation time went from 0.62-0.67 s to
+0.34-0.37 s and the slowest from 4.4-5.0 s to 1.7-2.0 s, 94-95 to all 100 within 2 s (a fifth,
+separate run: 0.65 to 0.39 s, 94 to 99 within 2 s, the slowest 2.06 s), no explanation changed, nor
+any on six synthetic worlds; the rule sets of the 39 relations of those targets took 6 s instead of
+28 s (load 2-3). Of the 1.7-2.0 s left at the three slowest targets, about 1 s is the evaluator's
+scoring of the local graph (:mod:`kg.explain.evaluator`), which the pattern strategy runs for the
+reported fidelities, and at a relation's first target up to 1.2 s the rule set's greedy search (the
+set of 8 members). Session 23 (three alternated A/B pairs, one thread, load 1.9-2.1): the kept
+union's bit positions, the floor of the exchange pass, the conjunction's pairs as bit rows, the
+closed-world counts skipped in :func:`_pick` and the bit steps that leave out the steps from
+outside the walk took the mean from 0.38-0.39 s to 0.31-0.38 s and the slowest from 1.91-1.99 s to
+1.46-1.75 s (all 100 within 2 s in each run), no explanation, rule set or synthetic-world
+explanation changed; relation 96's rule set took 0.6 s instead of 1.2 s. What is left at the
+slowest targets is mostly the evaluator's second.
 """
 
 from __future__ import annotations
@@ -430,8 +442,12 @@ class PatternBank:
         )
         self._bit_words = 0  # words held by _bit_rows
         self._reached: dict[tuple[int, bool], np.ndarray] = {}  # rows of A^d with an entry
-        empty = np.zeros(0, dtype=np.int64)
-        self._split = (empty, empty, empty)  # keys, their rows and columns (_extended_counts)
+        empty, none = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+        # keys, their relation, rows, columns, facts, pairs y != x and, built on use, the bit
+        # rows of the facts and of the other pairs (_extended_counts)
+        self._split: tuple[
+            np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None
+        ] = (empty, -1, empty, empty, none, none, None)
         self._num_facts: dict[int, float] = {}
 
     def _rows(self, heads: int) -> np.ndarray:
@@ -564,23 +580,48 @@ class PatternBank:
     def _extended_counts(
         self, relation: int, patterns: Sequence[Pattern], keys: np.ndarray, pattern: Pattern
     ) -> tuple[float, float]:
-        """:meth:`counts` of ``[*patterns, pattern]``, given ``keys``, those of ``patterns``.
+        r""":meth:`counts` of ``[*patterns, pattern]``, given ``keys``, those of ``patterns``.
 
         A search that tries every candidate with the same chosen patterns intersects their
         pairs once, not once per candidate, and looks them up in the candidate's bit rows
-        (:meth:`_bits`) unless its keys are cached: the same integers, cached with them.
+        (:meth:`_bits`) unless its keys are cached: the same integers, cached with them. Which
+        of ``keys`` are facts of :math:`T_r` and which pairs :math:`y = x` is found once for
+        every candidate too, so that a candidate's counts are those of its hits among them.
+        Where the candidate's bit rows hold fewer words than ``keys`` has pairs (on FB15k-237
+        a median of about 1,000 words against 11,000 pairs), the pairs are laid out once as
+        bit rows of the facts and of the other pairs (:math:`y \ne x`), and the counts are the
+        set bits of the candidate's rows ANDed with theirs: the same integers.
         """
         key = (relation, False, tuple(sorted([*patterns, pattern])))
         if key not in self._counts:
             if (relation, pattern) in self._linear:  # the pattern's keys are cached
                 joint = _intersect(keys, self._keys(relation, pattern))
+                self._counts[key] = self._key_counts(relation, joint)
             else:  # the pairs of keys that the pattern's bit rows join
                 at, bits = self._bits(relation, pattern)
-                if self._split[0] is not keys:  # the same keys for every candidate
-                    self._split = (keys, *np.divmod(keys, self.num_nodes))
-                _, row, column = self._split
-                joint = keys[_bits_at(at, bits, row, column, self.num_nodes) != 0]
-            self._counts[key] = self._key_counts(relation, joint)
+                if self._split[0] is not keys or self._split[1] != relation:  # the same keys
+                    row, column = np.divmod(keys, self.num_nodes)
+                    fact = _contains(self._facts_keys(relation), keys)
+                    pair = column != self._heads[relation][row]  # not y = x
+                    self._split = (keys, relation, row, column, fact, pair, None)
+                _, _, row, column, fact, pair, dense = self._split
+                if bits.size < keys.size:  # fewer words of the pattern than pairs of keys
+                    if dense is None:  # [2, N, W] bit rows of the facts and other pairs y != x
+                        dense = np.zeros((2, self.num_nodes, bits.shape[1]), dtype=np.uint64)
+                        shifts = np.left_shift(np.uint64(1), (row % 64).astype(np.uint64))
+                        np.bitwise_or.at(dense, (1 - fact, column, row // 64), shifts * pair)
+                        self._split = (*self._split[:-1], dense)
+                    support = _popcount(bits & dense[0, at])
+                    self._counts[key] = (
+                        float(support),
+                        float(support + _popcount(bits & dense[1, at])),
+                    )
+                else:
+                    hit = _bits_at(at, bits, row, column, self.num_nodes) != 0
+                    self._counts[key] = (
+                        float(np.count_nonzero(hit & fact)),
+                        float(np.count_nonzero(hit & pair)),
+                    )
         return self._counts[key]
 
     def _pool_counts(
@@ -589,20 +630,33 @@ class PatternBank:
         r""":meth:`counts` of each pattern of ``pool`` alone, from its bit rows (:meth:`_bits`).
 
         :math:`b` is the number of set bits less those of the pairs :math:`y = x`, :math:`s`
-        the number of set bits at the facts of :math:`T_r`. The patterns are walked in sorted
-        order, so a prefix is walked once while its patterns follow it. The same integers as
-        :meth:`counts` (tested), cached with them.
+        the number of set bits at the facts of :math:`T_r`: looked up in the pattern's rows, or,
+        where the rows hold fewer words than there are pairs and facts to look up, the set bits
+        of the rows ANDed with those of the pairs and of the facts. The patterns are walked in
+        sorted order, so a prefix is walked once while its patterns follow it. The same integers
+        as :meth:`counts` (tested), cached with them.
         """
         rows = self._heads[relation]
         index = np.arange(rows.size)
         facts = self._facts(relation).tocoo()
+        row = np.concatenate([index, facts.row])  # [X + n_r] the pairs y = x, then the facts
+        column = np.concatenate([rows, facts.col])
+        dense: np.ndarray | None = None  # [2, N, W] bit rows of the pairs y = x and the facts
         out: dict[Pattern, tuple[float, float]] = {}
         for pattern in sorted(pool):
             key = (relation, False, (pattern,))
             if key not in self._counts:
                 at, bits = self._bits(relation, pattern)
-                loops = int(_bits_at(at, bits, index, rows, self.num_nodes).sum())
-                support = int(_bits_at(at, bits, facts.row, facts.col, self.num_nodes).sum())
+                if bits.size < row.size:  # fewer words than pairs to look up: AND the rows
+                    if dense is None:
+                        dense = np.zeros((2, self.num_nodes, bits.shape[1]), dtype=np.uint64)
+                        shifts = np.left_shift(np.uint64(1), (row % 64).astype(np.uint64))
+                        which = (np.arange(row.size) >= rows.size).astype(np.intp)
+                        np.bitwise_or.at(dense, (which, column, row // 64), shifts)
+                    loops, support = _popcount(bits & dense[0, at]), _popcount(bits & dense[1, at])
+                else:  # the pairs y = x and the facts looked up in one pass (one map of at)
+                    hit = _bits_at(at, bits, row, column, self.num_nodes)
+                    loops, support = int(hit[: rows.size].sum()), int(hit[rows.size :].sum())
                 self._counts[key] = (float(support), float(_popcount(bits) - loops))
             out[pattern] = self._counts[key]
         return out
@@ -651,7 +705,7 @@ class PatternBank:
                 if (rel, forward) not in self._reached:
                     self._reached[rel, forward] = np.flatnonzero(np.diff(into.indptr))
                 reached = self._reached[rel, forward]
-                value = (reached, _bit_step(at, bits, into, reached, self.num_nodes))
+                value = _bit_step(at, bits, into, reached, self.num_nodes)
         if value[1].size <= CACHE_WORDS:
             self._bit_rows[key] = value
             self._bit_words += value[1].size
@@ -859,21 +913,42 @@ def _linear(matrix: sp.csr_matrix) -> np.ndarray:
 
 def _bit_step(
     at: np.ndarray, bits: np.ndarray, into: sp.csr_matrix, reached: np.ndarray, num_nodes: int
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """The bit rows of a walk one step on: row ``v`` ORs the rows of the ``u`` in ``into[v]``.
 
     The walk reaches the sorted entities ``at`` with ``[V, W]`` bit rows ``bits``
     (:meth:`PatternBank._pool_counts`); ``into`` is ``[N, N]`` CSR, row ``v`` holding the ``u``
-    with a step ``u -> v``, and ``reached`` its rows that hold some ``u``. Returns the ``[R, W]``
-    bit rows of ``reached`` (of the entities it reaches and some it does not: rows of 0).
+    with a step ``u -> v``, and ``reached`` its rows that hold some ``u``. Returns ``(at, bits)``
+    of the next walk: the sorted ``v`` of ``reached`` and their ``[R, W]`` bit rows (some of 0).
+
+    With rows of several words, the steps from an entity that the walk does not reach are left
+    out before the rows are gathered where they are a quarter of the steps or more, and so are
+    the ``v`` that only such steps reach (their rows would be 0): a step then costs a look-up
+    per triple of the relation and :math:`W` words per step from the walk, not :math:`W` per
+    triple. The OR of the same nonzero rows: the same bits.
     """
     if reached.size == 0:
-        return np.zeros((0, bits.shape[1]), dtype=bits.dtype)
+        return reached, np.zeros((0, bits.shape[1]), dtype=bits.dtype)
+    if bits.shape[1] >= 4:
+        member = np.zeros(num_nodes, dtype=bool)
+        member[at] = True
+        keep = member[into.indices]  # [nnz] the steps from an entity of the walk
+        kept = int(np.count_nonzero(keep))
+        if 4 * kept <= 3 * into.nnz:
+            total = np.concatenate([[0], np.cumsum(keep)])  # [nnz + 1] kept steps before each
+            start, stop = total[into.indptr[reached]], total[into.indptr[reached + 1]]
+            some = stop > start  # [R] the v with a kept step
+            if not some.any():
+                return reached[:0], np.zeros((0, bits.shape[1]), dtype=bits.dtype)
+            place = np.zeros(num_nodes, dtype=np.intp)  # the row of each entity of at
+            place[at] = np.arange(at.size)
+            gathered = bits[place[into.indices[keep]]]  # [kept, W] the row of u of each step
+            return reached[some], np.bitwise_or.reduceat(gathered, start[some], axis=0)
     dense = np.zeros((num_nodes, bits.shape[1]), dtype=bits.dtype)  # [N, W]
     dense[at] = bits
     gathered = dense[into.indices]  # [nnz, W] the row of u of each step u -> v
     # the rows between two reached v are empty, so each segment is one row's u
-    return np.bitwise_or.reduceat(gathered, into.indptr[reached], axis=0)  # [R, W]
+    return reached, np.bitwise_or.reduceat(gathered, into.indptr[reached], axis=0)  # [R, W]
 
 
 def _bit_step_from(
@@ -915,17 +990,6 @@ def _bits_at(
     words = bits.ravel()[flat]  # [k]
     words[where == at.size] = 0  # an entity the walk does not reach
     return np.right_shift(words, (row & 63).astype(np.uint64)) & np.uint64(1)
-
-
-def _set_keys(at: np.ndarray, bits: np.ndarray, num_nodes: int) -> np.ndarray:
-    """Sorted linear keys ``i * N + y`` of the set bits of the bit rows (``at``, ``bits``)."""
-    row, word = np.nonzero(bits)  # [k] the words with a set bit
-    if row.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    octets = bits[row, word].astype("<u8").view(np.uint8).reshape(-1, 8)  # [k, 8]
-    which, bit = np.nonzero(np.unpackbits(octets, axis=1, bitorder="little"))  # [m]
-    index = word[which].astype(np.int64) * 64 + bit  # [m] i of each pair
-    return np.sort(index * num_nodes + at[row[which]])
 
 
 def _popcount(words: np.ndarray) -> int:
@@ -1017,6 +1081,7 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
                 facts,
                 admit=False,
                 ceiling=partial(union.ceiling_without, i=i, single=single),
+                floor=current,
             )
             if other is not None and value > current:
                 union.replace(i, other)
@@ -1044,55 +1109,79 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
 class _Union:
     r"""The union of the walks of ``members`` while a rule set grows (:func:`_grow_rule_set`).
 
-    Holds the union's sorted linear keys and counts :math:`(s_B, b_B)`; per candidate
-    pattern, the keys it adds to the union (:math:`\beta \setminus B`, cached and narrowed by
-    each member appended rather than searched in the whole union again); per member, the keys
-    that only it joins. The pairs that a candidate adds to the union without member :math:`i`
-    are those it adds to :math:`B` and those of it that only member :math:`i` joins, so the
-    exchange pass counts a candidate against the few pairs of one member, not against the union
-    of the others. Every count is the same integer as :meth:`PatternBank.union_counts` of the
-    pattern lists (tested).
+    Holds the union's counts :math:`(s_B, b_B)`; per candidate pattern, the pairs it adds to the
+    union (:math:`\beta \setminus B`, cached and narrowed by each member appended rather than
+    searched in the whole union again); per member, the pairs that only it joins. The pairs that
+    a candidate adds to the union without member :math:`i` are those it adds to :math:`B` and
+    those of it that only member :math:`i` joins, so the exchange pass counts a candidate against
+    the few pairs of one member, not against the union of the others. Every count is the same
+    integer as :meth:`PatternBank.union_counts` of the pattern lists (tested).
+
+    The pairs a candidate adds are kept as bit positions :math:`y \cdot 64 W + i` (pair
+    :math:`(x_i, y)`, :math:`W` words a row) into ``[N, W]`` bit rows (:meth:`PatternBank._bits`),
+    split into the facts of :math:`T_r` and the other pairs, without the pairs :math:`y = x`
+    (which no count takes): a count is then the sizes of the two, and the narrowing by appended
+    members looks each position up in the bit rows of the union (with the pairs :math:`y = x`),
+    one word read per pair, where a search of every appended member's sorted keys and a count
+    of the rest against the sorted keys of :math:`T_r` and of :math:`y = x` cost a binary
+    search or a merge each. The pairs only a member joins keep a flag per pair for the facts.
     """
 
     def __init__(self, bank: PatternBank, relation: int, members: list[Pattern]) -> None:
         self._bank = bank
         self._relation = relation
         self._facts = bank.num_facts(relation)
+        self._width = -(-bank._heads[relation].size // 64)  # W
+        self._fact_bits: np.ndarray | None = None  # [N, W] bit rows of T_r, built on use
         self._reset(list(members))
 
     def _reset(self, members: list[Pattern]) -> None:
         self.members = members
-        self.keys = self._bank._union_keys(self._relation, members)
-        self.counts = self._bank._key_counts(self._relation, self.keys)
-        # candidate -> (keys it adds, their counts, how many of _appended are taken out)
-        self._added: dict[Pattern, tuple[np.ndarray, tuple[float, float], int]] = {}
+        keys = self._bank._union_keys(self._relation, members)
+        self.counts = self._bank._key_counts(self._relation, keys)
+        # candidate -> (positions of the facts it adds, of its other pairs, how many of
+        # _appended are taken out)
+        self._added: dict[Pattern, tuple[np.ndarray, np.ndarray, int]] = {}
         self._appended: list[Pattern] = []
-        self._exclusive: dict[int, tuple[np.ndarray, tuple[float, float]]] = {}
-        self._bits: np.ndarray | None = None  # [N, W] bit rows of the union, built on use
+        # member -> (sorted keys only it joins but y = x, their counts, rows, columns, facts)
+        self._exclusive: dict[
+            int, tuple[np.ndarray, tuple[float, float], np.ndarray, np.ndarray, np.ndarray]
+        ] = {}
+        self._blocked: np.ndarray | None = None  # [N, W] the union's bit rows and y = x
 
-    def _union_bits(self) -> np.ndarray:
-        """``[N, W]`` bit rows (:meth:`PatternBank._bits`) of the pairs the members join."""
-        if self._bits is None:
-            width = -(-self._bank._heads[self._relation].size // 64)
-            self._bits = np.zeros((self._bank.num_nodes, width), dtype=np.uint64)
+    def _blocked_bits(self) -> np.ndarray:
+        """``[N, W]`` bit rows of the pairs the members join and of the pairs ``y = x``."""
+        if self._blocked is None:
+            rows = self._bank._heads[self._relation]  # sorted, unique
+            index = np.arange(rows.size)
+            blocked = np.zeros((self._bank.num_nodes, self._width), dtype=np.uint64)
+            blocked[rows, index // 64] = np.left_shift(np.uint64(1), (index % 64).astype(np.uint64))
             for member in self.members:
                 at, bits = self._bank._bits(self._relation, member)
-                self._bits[at] |= bits
-        return self._bits
+                blocked[at] |= bits
+            self._blocked = blocked
+        return self._blocked
+
+    def _facts_bits(self) -> np.ndarray:
+        """``[N, W]`` bit rows of the facts :math:`T_r` (bit :math:`i` of row :math:`y`)."""
+        if self._fact_bits is None:
+            facts = self._bank._facts(self._relation).tocoo()
+            bits = np.zeros((self._bank.num_nodes, self._width), dtype=np.uint64)
+            shifts = np.left_shift(np.uint64(1), (facts.row % 64).astype(np.uint64))
+            np.bitwise_or.at(bits, (facts.col, facts.row // 64), shifts)
+            self._fact_bits = bits
+        return self._fact_bits
 
     def append(self, pattern: Pattern) -> None:
         """Add ``pattern`` as a member."""
-        keys = self._bank._keys(self._relation, pattern)
-        new = _absent(keys, self.keys)
-        gained = self._bank._key_counts(self._relation, new)
-        self.keys = np.union1d(self.keys, new)
+        gained = self._added_counts(pattern)  # the pairs it adds, but y = x: what it gains
         self.counts = (self.counts[0] + gained[0], self.counts[1] + gained[1])
         self.members = [*self.members, pattern]
         self._appended.append(pattern)
         self._exclusive = {}
-        if self._bits is not None:
+        if self._blocked is not None:
             at, bits = self._bank._bits(self._relation, pattern)
-            self._bits[at] |= bits
+            self._blocked[at] |= bits
 
     def replace(self, i: int, pattern: Pattern) -> None:
         """Make ``pattern`` member ``i`` in place of the one there."""
@@ -1102,34 +1191,51 @@ class _Union:
 
     def added(self, pattern: Pattern) -> tuple[float, float]:
         r"""``(d_1, d)``: the facts and the pairs (``y != x``) that ``pattern`` adds."""
-        return self._added_keys(pattern)[1]
+        return self._added_counts(pattern)
 
-    def _added_keys(self, pattern: Pattern) -> tuple[np.ndarray, tuple[float, float]]:
+    def _added_counts(self, pattern: Pattern) -> tuple[float, float]:
         cached = self._added.get(pattern)
-        if cached is None and (self._relation, pattern) in self._bank._linear:
-            keys = _absent(self._bank._keys(self._relation, pattern), self.keys)
-        elif cached is None:  # from the bit rows: no sparse product, no sort of the walk
-            at, bits = self._bank._bits(self._relation, pattern)
-            outside = bits & ~self._union_bits()[at]  # [V, W] the pairs not in the union
-            keys = _set_keys(at, outside, self._bank.num_nodes)
+        blocked = self._blocked_bits()
+        if cached is None:
+            span = 64 * self._width
+            if (self._relation, pattern) in self._bank._linear:  # the pattern's keys are cached
+                row, column = np.divmod(
+                    self._bank._keys(self._relation, pattern), self._bank.num_nodes
+                )
+                at = column * span + row
+                at = at[_bit_test(blocked, at) == 0]
+            else:  # from the bit rows: no sparse product, no sort of the walk
+                reached, bits = self._bank._bits(self._relation, pattern)
+                at = _bit_positions(reached, bits & ~blocked[reached], span)
+            fact = _bit_test(self._facts_bits(), at) != 0
+            true, other = at[fact], at[~fact]
         else:
-            keys, counts, done = cached
-            if done == len(self._appended):
-                return keys, counts
-            for member in self._appended[done:]:
-                keys = _absent(keys, self._bank._keys(self._relation, member))
-        counts = self._bank._key_counts(self._relation, keys)
-        self._added[pattern] = (keys, counts, len(self._appended))
-        return keys, counts
+            true, other, done = cached
+            if done < len(self._appended):
+                true = true[_bit_test(blocked, true) == 0]
+                other = other[_bit_test(blocked, other) == 0]
+        self._added[pattern] = (true, other, len(self._appended))
+        return float(true.size), float(true.size + other.size)
 
     def exclusive(self, i: int) -> tuple[np.ndarray, tuple[float, float]]:
-        """The sorted keys that only member ``i`` joins, and their ``(s, b)``."""
+        """The sorted keys that only member ``i`` joins (but ``y = x``), and their ``(s, b)``."""
+        return self._only(i)[:2]
+
+    def _only(
+        self, i: int
+    ) -> tuple[np.ndarray, tuple[float, float], np.ndarray, np.ndarray, np.ndarray]:
         if i not in self._exclusive:
-            keys = self._bank._keys(self._relation, self.members[i])
+            bank = self._bank
+            keys = bank._keys(self._relation, self.members[i])
             for j, member in enumerate(self.members):
                 if j != i and keys.size:
-                    keys = _absent(keys, self._bank._keys(self._relation, member))
-            self._exclusive[i] = (keys, self._bank._key_counts(self._relation, keys))
+                    keys = _absent(keys, bank._keys(self._relation, member))
+            row, column = np.divmod(keys, bank.num_nodes)
+            keep = column != bank._heads[self._relation][row]  # not y = x
+            keys, row, column = keys[keep], row[keep], column[keep]
+            fact = _bit_test(self._facts_bits(), column * (64 * self._width) + row) != 0
+            counts = (float(np.count_nonzero(fact)), float(keys.size))
+            self._exclusive[i] = (keys, counts, row, column, fact)
         return self._exclusive[i]
 
     def ceiling_without(
@@ -1142,8 +1248,8 @@ class _Union:
         most the facts that only member ``i`` joins and no more than its own facts outside the
         union leave, and a fact raises :math:`D < 1` most when it comes without other pairs.
         """
-        outside = self._added_keys(pattern)[1]
-        only = self.exclusive(i)[1]
+        outside = self._added_counts(pattern)
+        only = self._only(i)[1]
         inside = min(only[0], single[pattern][0] - outside[0])
         return _dice(
             self.counts[0] - only[0] + outside[0] + inside,
@@ -1153,18 +1259,49 @@ class _Union:
 
     def added_without(self, pattern: Pattern, i: int) -> tuple[float, float]:
         """``(d_1, d)`` that ``pattern`` adds to the union of the members but member ``i``."""
-        outside = self._added_keys(pattern)[1]
-        only = self.exclusive(i)[0]
+        outside = self._added_counts(pattern)
+        only, _, row, column, fact = self._only(i)
         if only.size == 0:
             return outside
         if (self._relation, pattern) in self._bank._linear:  # the pattern's keys are cached
-            both = _intersect(only, self._bank._keys(self._relation, pattern))
+            both = _contains(self._bank._keys(self._relation, pattern), only)
         else:  # the keys of only that the pattern's bit rows join
             at, bits = self._bank._bits(self._relation, pattern)
-            row, column = np.divmod(only, self._bank.num_nodes)
-            both = only[_bits_at(at, bits, row, column, self._bank.num_nodes) != 0]
-        inside = self._bank._key_counts(self._relation, both)
-        return outside[0] + inside[0], outside[1] + inside[1]
+            both = _bits_at(at, bits, row, column, self._bank.num_nodes) != 0
+        return (
+            outside[0] + float(np.count_nonzero(both & fact)),
+            outside[1] + float(np.count_nonzero(both)),
+        )
+
+
+def _bit_positions(at: np.ndarray, bits: np.ndarray, span: int) -> np.ndarray:
+    r"""Positions :math:`y \cdot` ``span`` :math:`+ i` of the set bits of (``at``, ``bits``).
+
+    ``span`` is 64 times the words of a row, so that a position indexes the bits of ``[N, W]``
+    bit rows laid out row by row (:func:`_bit_test`); sorted, as ``at`` is.
+    """
+    flat = np.flatnonzero(bits)  # [k] the words with a set bit, row by row
+    if flat.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    row, word = np.divmod(flat, bits.shape[1])
+    octets = bits.ravel()[flat].astype("<u8").view(np.uint8).reshape(-1, 8)  # [k, 8]
+    which, bit = np.nonzero(np.unpackbits(octets, axis=1, bitorder="little"))  # [m]
+    return at[row[which]].astype(np.int64) * span + word[which].astype(np.int64) * 64 + bit
+
+
+def _bit_test(dense: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """``[k]`` 0/1: the bits at ``positions`` (:func:`_bit_positions`) of ``[N, W]`` bit rows."""
+    words = dense.ravel()[positions >> 6]
+    return np.right_shift(words, (positions & 63).astype(np.uint64)) & np.uint64(1)
+
+
+def _contains(keys: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """``[k]`` bool: whether each of ``queries`` is in the sorted unique ``keys``."""
+    if keys.size == 0:
+        return np.zeros(queries.size, dtype=bool)
+    at = np.searchsorted(keys, queries)
+    at[at == keys.size] = 0  # past the end: not in keys (keys[0] < that query)
+    return keys[at] == queries
 
 
 def _best_disjunct(
@@ -1176,6 +1313,7 @@ def _best_disjunct(
     *,
     admit: bool,
     ceiling: Callable[[Pattern], float] | None = None,
+    floor: float = 0.0,
 ) -> tuple[float, Pattern | None]:
     r"""The pattern of ``single`` not in ``members`` whose union with a union agrees best.
 
@@ -1187,10 +1325,19 @@ def _best_disjunct(
     pairs, and the union holds at least its :math:`b_\beta` pairs, so :math:`D \le 2 (s +
     s_\beta) / (\max(b + s_\beta, b_\beta) + n_r)`; the patterns are tried in decreasing bound
     until it cannot beat the best so far.
+
+    ``floor``: only a pattern of :math:`D` above it is wanted (the exchange pass replaces a
+    member only by one that beats the union with it), so the search starts from the larger of
+    it and the union's :math:`D`: it returns ``(max(D of union, floor), None)`` when no pattern
+    is above both, and otherwise the same pattern and :math:`D` as without it. The patterns are
+    tried in the same order, and the one returned is the first of largest :math:`D` in that
+    order however high the best so far starts (a pattern of that :math:`D` is above every
+    smaller best, so no bound skips it), so a floor only skips the patterns that could not be
+    returned with a larger :math:`D` than it (tested against ``floor = 0``).
     """
     support, body = union
     value = _dice(support, body, facts)
-    best: tuple[float, Pattern | None] = (value, None)
+    best: tuple[float, Pattern | None] = (max(value, floor), None)
     bounds = sorted(
         (
             (-2 * (support + s) / (max(body + s, b) + facts), k, pattern)
@@ -1362,6 +1509,14 @@ def _pick(
     :math:`\pi'` that :math:`\pi^*` is not significantly better than
     (:func:`significantly_better`, ``chosen`` held fixed); of these, the first of largest
     closed-world agreement :math:`D^{\mathrm{cw}}`, then of largest :math:`S`, is returned.
+
+    :math:`S` is the agreement :math:`2 s / (b + n_r)` and :math:`D^{\mathrm{cw}} = 2 s / (b +
+    \hat b_0 + n_r)` with :math:`\hat b_0 \ge 0`, so :math:`D^{\mathrm{cw}} \le S` (in floating
+    point too: a sum and a quotient of the same numbers rounded monotonically). The tied
+    options are tried in decreasing :math:`S` and, once an option's :math:`S` is below the
+    largest :math:`D^{\mathrm{cw}}` so far, neither it nor any after it can win, so their
+    closed-world counts are skipped; the winner is the same (the first of largest
+    :math:`(D^{\mathrm{cw}}, S)` in ``options`` order; tested against the plain maximum).
     """
     top, best = max(options, key=lambda o: o[0])  # the first of the largest
     tied = [
@@ -1371,9 +1526,16 @@ def _pick(
     ]
     if len(tied) == 1:
         return top, best
-    return max(
-        tied, key=lambda o: (bank.agreement(relation, [*chosen, o[1]], closed_world=True), o[0])
-    )
+    winner: tuple[tuple[float, float, int], tuple[float, Pattern]] | None = None
+    for k in sorted(range(len(tied)), key=lambda k: (-tied[k][0], k)):
+        value, pi = tied[k]
+        if winner is not None and value < winner[0][0]:
+            break  # D_cw <= S < the largest D_cw so far, here and after
+        key = (bank.agreement(relation, [*chosen, pi], closed_world=True), value, -k)
+        if winner is None or key > winner[0]:
+            winner = (key, tied[k])
+    assert winner is not None
+    return winner[1]
 
 
 def _member_instead(

@@ -833,6 +833,13 @@ def test_a_head_with_one_body_keeps_its_pick(monkeypatch, world):
     assert pattern_search(local, bank, max_paths=3) == with_sets
 
 
+def _set_keys(at, bits, num_nodes):
+    """Sorted linear keys ``i * N + y`` of the set bits of bit rows, from their positions."""
+    span = 64 * bits.shape[1]
+    column, row = np.divmod(patterns_module._bit_positions(at, bits, span), span)
+    return np.sort(row * num_nodes + column)
+
+
 def _pool_patterns(r, *, anchored=True):
     """Every plain pattern of one and two steps over ``r`` relations, and a few anchored."""
     steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
@@ -916,13 +923,11 @@ def test_bit_rows_join_the_pairs_of_the_walks(seed):
                 at, bits, out_of, out_of.indptr[at + 1] - out_of.indptr[at]
             )
             expected = patterns_module._linear(bank._walk(relation, (step,)).copy())
-            assert np.array_equal(patterns_module._set_keys(reached, full, n), expected)
-            assert np.array_equal(patterns_module._set_keys(*few, n), expected)
+            assert np.array_equal(_set_keys(*full, n), expected)
+            assert np.array_equal(_set_keys(*few, n), expected)
         for pattern in patterns:
             expected = patterns_module._linear(bank._walk(relation, pattern).copy())
-            assert np.array_equal(
-                patterns_module._set_keys(*bank._bits(relation, pattern), n), expected
-            )
+            assert np.array_equal(_set_keys(*bank._bits(relation, pattern), n), expected)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -1124,3 +1129,260 @@ def test_grow_rule_set_matches_the_search_without_bounds_or_kept_unions(seed):
         assert patterns_module._grow_rule_set(bank, relation, pool) == expected
         sizes.append(len(expected))
     assert sizes[0] >= 2  # relation 0's rule set has two bodies or more
+
+
+def _wide_triples(seed, n=200, r=3, m=1500):
+    """Random triples whose relations have more than 64 heads (bit rows of several words)."""
+    return _random_triples(seed, n, r, m)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("shared", [True, False])
+def test_union_counts_over_bit_rows_of_several_words(seed, shared):
+    # _Union's bit positions y * 64 W + i with W > 1 words a row (over 64 heads), narrowed by
+    # each appended member and split into facts and other pairs, against union_counts() of the
+    # lists: what a candidate adds, what only one member joins, what a candidate adds to the
+    # others; and the pool's and the extended counts (one lookup of the pairs y = x and the
+    # facts, the facts and pairs of the chosen keys found once) against counts().
+    n, r = 200, 3
+    triples = _wide_triples(seed, n, r)
+    bank = PatternBank(*_graph(triples), n, r)
+    own = bank if shared else PatternBank(*_graph(triples), n, r)
+    patterns = _pool_patterns(r, anchored=False)
+    rng = np.random.default_rng(seed)
+
+    def diff(a, b):
+        return a[0] - b[0], a[1] - b[1]
+
+    for relation in range(r):
+        assert bank._heads[relation].size > 64
+        order = [patterns[i] for i in rng.permutation(len(patterns))]
+        members, others = order[:1], order[6:20]
+        union = patterns_module._Union(own, relation, members)
+        for step in range(5):
+            if step == 3:
+                members[1] = order[step]
+                union.replace(1, order[step])
+            else:
+                members.append(order[step + 1])
+                union.append(order[step + 1])
+            counts = bank.union_counts(relation, members)
+            assert union.members == members and union.counts == counts
+            for other in others:
+                assert union.added(other) == diff(
+                    bank.union_counts(relation, [*members, other]), counts
+                )
+            for i in range(len(members)):
+                rest = members[:i] + members[i + 1 :]
+                rest_counts = bank.union_counts(relation, rest)
+                assert union.exclusive(i)[1] == diff(counts, rest_counts)
+                for other in others[:6]:
+                    joint = bank.union_counts(relation, [*rest, other])
+                    assert union.added_without(other, i) == diff(joint, rest_counts)
+        fresh = PatternBank(*_graph(triples), n, r)
+        pooled = fresh._pool_counts(relation, patterns)
+        chosen = order[:2]
+        keys = fresh._joint_keys(relation, chosen)
+        for pattern in patterns:
+            assert pooled[pattern] == bank.counts(relation, [pattern])
+            extended = fresh._extended_counts(relation, chosen, keys, pattern)
+            assert extended == bank.counts(relation, [*chosen, pattern])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_grow_rule_set_matches_the_reference_over_several_words(seed):
+    # The rule set's search against every union counted from scratch where the heads of the
+    # relation fill bit rows of several words.
+    n, r = 160, 4
+    triples = _planted_triples(seed, n, m=900)
+    rng = np.random.default_rng(seed)
+    for relation in range(r):
+        patterns = [p for p in _pool_patterns(r, anchored=False) if (relation, True, -1) not in p]
+        pool = [patterns[i] for i in rng.permutation(len(patterns))]
+        expected = _reference_rule_set(PatternBank(*_graph(triples), n, r), relation, pool)
+        bank = PatternBank(*_graph(triples), n, r)
+        assert bank._heads[relation].size > 64
+        assert patterns_module._grow_rule_set(bank, relation, pool) == expected
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_best_disjunct_floor_only_skips_what_cannot_be_returned(seed):
+    # _best_disjunct with a floor (the exchange pass: only a pattern above the union with the
+    # member counts) against the same search without it, on random consistent counts (a
+    # pattern adds at most its facts, at most its pairs, and the union then holds at least its
+    # pairs), with and without a ceiling: the same pattern and D wherever the best is above the
+    # floor, none otherwise; and the brute force: the first of largest D in the bound's order.
+    rng = np.random.default_rng(seed)
+    for _ in range(400):
+        facts = float(rng.integers(5, 200))
+        support = float(rng.integers(0, facts))
+        body = support + float(rng.integers(0, 300))
+        single, gained = {}, {}
+        for k in range(int(rng.integers(1, 25))):
+            b_own = int(rng.integers(1, 200))
+            s_own = int(rng.integers(0, min(b_own, facts) + 1))
+            pattern = ((k, True, -1),)
+            single[pattern] = (float(s_own), float(b_own))
+            d = int(rng.integers(max(0, b_own - int(body)), b_own + 1))
+            # equal counts now and then: ties are decided by the order of the bound
+            d1 = int(rng.integers(0, min(s_own, d, int(facts - support)) + 1))
+            none = b_own <= body and rng.random() < 0.2  # adds nothing: a tie at D of union
+            gained[pattern] = (0.0, 0.0) if none else (float(d1), float(d))
+        members = [next(iter(single))] if rng.random() < 0.3 else []
+        value = patterns_module._dice(support, body, facts)
+        floor = float(rng.choice([0.0, value, rng.uniform(0.0, 1.0)]))
+        slack = float(rng.choice([0.0, 0.05]))
+
+        def ceiling(pattern, slack=slack, gained=gained, union=(support, body, facts)):
+            d1, d = gained[pattern]
+            return patterns_module._dice(union[0] + d1, union[1] + d, union[2]) + slack
+
+        for admit in (False, True):
+            for bound in (None, ceiling):
+                plain = patterns_module._best_disjunct(
+                    single,
+                    members,
+                    (support, body),
+                    gained.get,
+                    facts,
+                    admit=admit,
+                    ceiling=bound,
+                )
+                floored = patterns_module._best_disjunct(
+                    single,
+                    members,
+                    (support, body),
+                    gained.get,
+                    facts,
+                    admit=admit,
+                    ceiling=bound,
+                    floor=floor,
+                )
+                if plain[1] is not None and plain[0] > floor:
+                    assert floored == plain
+                else:
+                    assert floored == (max(value, floor), None)
+            order = sorted(
+                (-2 * (support + s) / (max(body + s, b) + facts), k, pattern)
+                for k, (pattern, (s, b)) in enumerate(single.items())
+                if pattern not in members
+            )
+            top = (value, None)
+            for _, _, pattern in order:
+                d1, d = gained[pattern]
+                joint = patterns_module._dice(support + d1, body + d, facts)
+                if joint > top[0] and (
+                    not admit or patterns_module._disjunct_p_value(d1, d, value) < ALPHA
+                ):
+                    top = (joint, pattern)
+            assert (
+                patterns_module._best_disjunct(
+                    single, members, (support, body), gained.get, facts, admit=admit
+                )
+                == top
+            )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pick_skips_closed_world_counts_that_cannot_win(seed):
+    # _pick's tie-break, which counts D_cw only while some tied option's S can still beat the
+    # largest D_cw so far (D_cw <= S), against the plain maximum over every tied option of
+    # (D_cw, S), the first of the largest in options order; random graphs with ties, first
+    # picks and picks after one chosen pattern, the options in random orders.
+    n, r = 12, 3
+    triples = _random_triples(300 + seed, n, r, m=60)
+    patterns = _pool_patterns(r)
+    rng = np.random.default_rng(seed)
+    bank = PatternBank(*_graph(triples), n, r)
+    skipped = 0
+    for relation in range(r):
+        for trial in range(12):
+            chosen = [] if trial % 2 else [patterns[int(rng.integers(len(patterns)))]]
+            pool = [patterns[i] for i in rng.permutation(len(patterns))[:20]]
+            options = [
+                (bank.agreement(relation, [*chosen, pi]), pi) for pi in pool if pi not in chosen
+            ]
+            if not options:
+                continue
+            top, best = max(options, key=lambda o: o[0])
+            tied = [
+                (value, pi)
+                for value, pi in options
+                if pi == best
+                or not significantly_better(bank, relation, [*chosen, best], [*chosen, pi])
+            ]
+            expected = max(
+                tied,
+                key=lambda o: (bank.agreement(relation, [*chosen, o[1]], closed_world=True), o[0]),
+            )
+            counted = []
+            agreement = bank.agreement
+
+            def spy(rel, pats, *, closed_world=False, counted=counted, agreement=agreement):
+                counted.append(closed_world)
+                return agreement(rel, pats, closed_world=closed_world)
+
+            bank.agreement = spy
+            try:
+                assert patterns_module._pick(bank, relation, chosen, options) == expected
+            finally:
+                del bank.agreement
+            skipped += len(tied) > 1 and sum(counted) < len(tied)
+    assert skipped > 0  # some closed-world counts were skipped
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bit_step_leaves_out_only_steps_from_outside_the_walk(seed):
+    # _bit_step (the steps from entities the walk does not reach left out where rows have four
+    # words or more and those steps are a quarter or more) against the OR of the rows of every
+    # step; walks of 2 % to all of the entities, rows of 1 to 10 words; rows of 0 ignored.
+    rng = np.random.default_rng(seed)
+    n = 300
+    for words in (1, 4, 10):
+        for share in (0.02, 0.3, 0.8, 1.0):
+            m = int(rng.integers(50, 3000))
+            adjacency = sp.csr_matrix(
+                (np.ones(m), (rng.integers(0, n, m), rng.integers(0, n, m))), shape=(n, n)
+            )
+            adjacency.sum_duplicates()
+            into = adjacency.T.tocsr()  # row v: the u with a step u -> v
+            reached = np.flatnonzero(np.diff(into.indptr))
+            at = np.sort(rng.choice(n, max(1, int(share * n)), replace=False))
+            bits = rng.integers(0, 2**63, size=(at.size, words), dtype=np.uint64)
+            bits[rng.random(at.size) < 0.2] = 0  # some rows of 0
+            dense = np.zeros((n, words), dtype=np.uint64)
+            dense[at] = bits
+            expected = np.zeros((n, words), dtype=np.uint64)
+            for v in range(n):
+                for u in into.indices[into.indptr[v] : into.indptr[v + 1]]:
+                    expected[v] |= dense[u]
+            got_at, got = patterns_module._bit_step(at, bits, into, reached, n)
+            assert np.all(np.diff(got_at) > 0) and np.isin(got_at, reached).all()
+            result = np.zeros((n, words), dtype=np.uint64)
+            result[got_at] = got
+            assert np.array_equal(result, expected)
+
+
+def test_walks_with_rows_of_many_words_match_the_sparse_walks():
+    # Bit rows of walks from over 192 heads (rows of four words or more), through a relation
+    # among a few entities (most steps from outside the walk) and dense ones, against the
+    # sparse products, and the pool's counts against counts().
+    rng = np.random.default_rng(0)
+    n, m = 500, 5000
+    rels = rng.integers(0, 3, m)
+    heads = np.where(rels == 2, rng.integers(0, 40, m), rng.integers(0, n, m))
+    tails = np.where(rels == 2, rng.integers(0, 40, m), rng.integers(0, n, m))
+    rows = sorted({(int(h), int(x), int(t)) for h, x, t in zip(heads, rels, tails) if h != t})
+    bank = PatternBank(*_graph(rows), n, 3)
+    reference = PatternBank(*_graph(rows), n, 3)
+    steps = [(rel, fwd, -1) for rel in range(3) for fwd in (True, False)]
+    patterns = [(a,) for a in steps] + list(itertools.product(steps, repeat=2))
+    patterns += [(steps[0], steps[4], steps[1]), (steps[2], steps[0], steps[5])]
+    for relation in (0, 1):
+        assert bank._heads[relation].size > 192
+        for pattern in patterns:
+            expected = patterns_module._linear(reference._walk(relation, pattern).copy())
+            assert np.array_equal(_set_keys(*bank._bits(relation, pattern), n), expected)
+        fresh = PatternBank(*_graph(rows), n, 3)
+        counted = fresh._pool_counts(relation, patterns)
+        assert counted == {pattern: reference.counts(relation, [pattern]) for pattern in patterns}
