@@ -2,7 +2,9 @@ r"""Validation and conversion of inputs at the public boundaries of :mod:`spatia
 
 Expression from AnnData must be non-negative (counts or normalised counts: knock-out to 0 means
 "off"); expression passed as a tensor may be signed (points on the sphere, e.g. a simulated
-tissue). Both must be finite and have no all-zero rows, which have no direction on the sphere.
+tissue). Both must be finite; on the sphere route (:math:`c / \lVert c \rVert`) they must have no
+all-zero rows, which have no direction there, while raw counts on the log-counts route place an
+empty cell at :math:`-m` (:func:`log_counts_coordinates`).
 
 Gene selection follows scanpy's ``mask_var`` (``sc.pp.pca``): by default the genes of
 ``var['highly_variable']`` when that column exists, else all genes. Only the selected genes are
@@ -44,6 +46,7 @@ __all__ = [
     "check_fit_size",
     "warn_expression_graph",
     "check_expression",
+    "check_zero_rows",
     "unit_rows",
     "log_counts_coordinates",
     "check_nonzero_rows",
@@ -135,8 +138,9 @@ def expression_from_adata(
     *,
     allow_negative: bool = False,
     columns: np.ndarray | None = None,
+    zero_rows: bool = True,
 ) -> Tensor:
-    """Dense float32 expression ``[n_obs, len(columns)]`` of the selected genes of ``adata``.
+    r"""Dense float32 expression ``[n_obs, len(columns)]`` of the selected genes of ``adata``.
 
     Reads ``adata.X`` or ``adata.layers[layer]`` (dense, CSR, CSC or other scipy sparse
     formats, backed, dask) into one preallocated float32 array, a block of at most
@@ -144,8 +148,9 @@ def expression_from_adata(
     cheap direction of that format), so only the selected genes are ever densified, never the
     whole matrix. The result is checked (:func:`check_expression`) for NaN/inf, negative values
     unless ``allow_negative`` (signed sphere coordinates, as
-    :meth:`spatial.simulate.SimulatedTissue.to_anndata` writes them), and cells whose selected
-    genes are all zero (they have no direction on the sphere).
+    :meth:`spatial.simulate.SimulatedTissue.to_anndata` writes them), and, with ``zero_rows``,
+    cells whose selected genes are all zero (they have no direction on the sphere :math:`c /
+    \lVert c \rVert`; the log-counts route places them, :func:`log_counts_coordinates`).
 
     Args:
         adata: The AnnData.
@@ -153,13 +158,16 @@ def expression_from_adata(
         allow_negative: Accept negative values. Default False.
         columns: Sorted or unsorted int64 gene positions to read (see :func:`resolve_mask_var`);
             None (default) reads every gene.
+        zero_rows: Refuse cells whose selected genes are all zero (:func:`check_zero_rows`).
+            Default True.
 
     Returns:
         The float32 tensor on the CPU (``4 * n_obs * len(columns)`` bytes).
 
     Raises:
         KeyError: If ``layer`` is missing.
-        GraphDataError: On NaN/inf, negative values (unless allowed) or all-zero cells.
+        GraphDataError: On NaN/inf, negative values (unless allowed) or (with ``zero_rows``)
+            all-zero cells.
     """
     matrix = adata_matrix(adata, layer)
     where = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
@@ -187,7 +195,14 @@ def expression_from_adata(
             out[start : start + step] = block.toarray() if sp.issparse(block) else block
     x = torch.from_numpy(out)
     names = list(map(str, adata.obs_names))
-    check_expression(x, where, names=names, non_negative=not allow_negative, n_selected=n_used)
+    check_expression(
+        x,
+        where,
+        names=names,
+        non_negative=not allow_negative,
+        n_selected=n_used,
+        zero_rows=zero_rows,
+    )
     return x
 
 
@@ -374,9 +389,11 @@ def check_expression(
     names: Sequence[str] | None = None,
     non_negative: bool,
     n_selected: int | None = None,
+    zero_rows: bool = True,
 ) -> None:
     """Raise on non-finite values, negative values (if required) and all-zero rows.
 
+    The all-zero rows are refused only with ``zero_rows`` (:func:`check_zero_rows`).
     ``n_selected``: the number of selected genes when ``x`` holds a selection of the data's
     genes (the zero-row message then says how to drop the cells on those genes).
     """
@@ -402,6 +419,18 @@ def check_expression(
             "an unscaled layer, e.g. log1p-normalised counts, not z-scores (or allow_negative=True "
             "for signed coordinates already on the sphere, e.g. a simulated tissue)"
         )
+    if zero_rows:
+        check_zero_rows(x, where, names=names, n_selected=n_selected)
+
+
+def check_zero_rows(
+    x: Tensor, where: str, *, names: Sequence[str] | None = None, n_selected: int | None = None
+) -> None:
+    r"""Refuse cells whose expression is zero in every gene of ``x``.
+
+    Such a cell has no direction :math:`c / \lVert c \rVert` on the sphere (the ``"sphere"``
+    route). ``n_selected`` as in :func:`check_expression`.
+    """
     zero = (x != 0).sum(1) == 0  # [N]; no [N, G] float temporary
     if bool(zero.any()):
         rows = torch.nonzero(zero).flatten()[:5].tolist()

@@ -479,7 +479,8 @@ class Celcomen:
         Raises:
             KeyError: If ``obsm[spatial_key]`` and the graph are both missing, ``layer``, or
                 the ``var`` column named by ``mask_var``.
-            GraphDataError: On NaN, negative (AnnData) or all-zero expression, a bad graph, a
+            GraphDataError: On NaN, negative (AnnData) or, on the sphere route, all-zero
+                expression (the log-counts route places such cells), a bad graph, a
                 bad ``mask_var`` or ``size_factors``, more than ``max_genes`` genes or more
                 than ``max_memory`` (the message gives the memory needed and the fix), or a
                 diverging fit (the message suggests a smaller ``lr``).
@@ -751,6 +752,8 @@ class Celcomen:
         fit size is checked (:func:`spatial._inputs.check_fit_size`) before any expression is
         densified. ``transform`` is a config value (``"auto"`` resolves to ``"log_counts"`` on
         raw counts, :func:`spatial._inputs.is_raw_counts`, else to ``"sphere"``) or None.
+        Cells whose selected genes are all zero are refused unless the transform is
+        ``"log_counts"``, which places them (:func:`spatial._inputs.check_zero_rows`).
         Returns the rows on the sphere over the selected genes, :math:`x_i = c_i / \lVert c_i
         \rVert`, when the resolved transform is ``"sphere"`` (else the raw expression), the
         graph, the names of the selected genes (None for a tensor), their positions and the
@@ -792,8 +795,9 @@ class Celcomen:
                     f"obsp[{spatial_key + '_connectivities'!r}]); pass tensors instead"
                 )
             x = _inputs.expression_from_adata(
-                data, layer, allow_negative=allow_negative, columns=columns
+                data, layer, allow_negative=allow_negative, columns=columns, zero_rows=False
             )
+            where = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
             owned = True  # a fresh array: project in place
             edge_index, edge_weight = _inputs.graph_from_adata(
                 data, spatial_key, self.config.n_neighbors
@@ -810,10 +814,8 @@ class Celcomen:
             if not all_genes:
                 x = x[:, torch.as_tensor(columns, device=x.device)]  # [N, G_used]
             owned = x is not data
-            _inputs.check_expression(
-                x, "data", non_negative=False, n_selected=None if all_genes else len(columns)
-            )
-            var_names = None
+            _inputs.check_expression(x, "data", non_negative=False, zero_rows=False)
+            where, var_names = "data", None
         _inputs.check_edge_index(edge_index, x.shape[0])
         if device is not None:
             moved = x.to(device)
@@ -826,6 +828,13 @@ class Celcomen:
         if transform == "auto":
             counts = self.config.objective != "reference" and _inputs.is_raw_counts(x)
             transform = "log_counts" if counts else "sphere"
+        if transform != "log_counts":  # c / ||c|| needs c != 0; log counts place a zero cell
+            _inputs.check_zero_rows(
+                x,
+                where,
+                names=list(map(str, data.obs_names)) if isinstance(data, AnnData) else None,
+                n_selected=None if all_genes else len(columns),
+            )
         if transform == "sphere":
             # x / ||x|| over the selected genes; in place when x is ours (one [N, G] less).
             x = x.div_(x.norm(dim=-1, keepdim=True)) if owned else _inputs.unit_rows(x)
@@ -1003,7 +1012,7 @@ class Celcomen:
             device,
             allow_negative,
             columns=self._fitted_columns(data),
-            transform=None,
+            transform="log_counts" if log_counts else None,  # raw expression either way
         )
         obs_names: Sequence[str] | None = (
             list(map(str, data.obs_names)) if isinstance(data, AnnData) else None

@@ -103,7 +103,8 @@ def celcomen(
 
     Raises:
         KeyError: If neither ``obsm[spatial_key]`` nor the graph exists, or ``layer`` is missing.
-        GraphDataError: On NaN, negative (unless ``allow_negative``) or all-zero expression.
+        GraphDataError: On NaN, negative (unless ``allow_negative``) or, on the sphere route,
+            all-zero expression (raw counts on the log-counts route may have empty cells).
     """
     estimator = Celcomen(config, **params)
     if _keys.connectivities_key(spatial_key) not in adata.obsp:

@@ -166,16 +166,34 @@ def test_backed_anndata_is_read_in_blocks(counts, tmp_path):
     backed.file.close()
 
 
-def test_cells_empty_on_the_selected_genes_are_refused_with_the_fix(counts):
+def test_cells_empty_on_the_selected_genes_are_refused_on_the_sphere_route_only(counts):
     adata = counts.copy()
     dense = adata.X.toarray()
     dense[7, [1, 3, 4, 6, 8]] = 0.0
     dense[7, 0] = 50.0  # expressed, but not in a selected gene
     adata.X = sp.csr_matrix(dense)
+    # c / ||c|| has no direction for the empty cell: refused, with the fix
     match = r"1 cells have zero expression in all 5 selected genes \(first \[.c7.\]\).*after select"
     with pytest.raises(GraphDataError, match=match):
-        Celcomen(**FAST).fit(adata)
-    Celcomen(**FAST).fit(adata, mask_var=False)  # over every gene the cell has a direction
+        Celcomen(**FAST, transform="sphere").fit(adata)
+    Celcomen(**FAST, transform="sphere").fit(adata, mask_var=False)  # a direction over all genes
+    # raw counts take the log-counts route by default, where an empty cell has coordinates
+    # log(1 + 0) - m = -m (a low-depth bead): fitted, not refused, and finite
+    est = Celcomen(**FAST).fit(adata)
+    assert est.transform_ == "log_counts"
+    assert all(torch.isfinite(w).all() for w in est.matrices())
+    logs = np.log1p(dense[:, [1, 3, 4, 6, 8]])
+    np.testing.assert_allclose(est.gene_offset_.numpy(), logs.mean(0), rtol=1e-5)
+    # and its counterfactuals take the same data, the empty cell included
+    result = est.intervene(adata, {"g3": 0.0}, ["c7"], progress=False)
+    arrays = [np.asarray(v) for v in vars(result).values() if _numeric(v)]
+    assert arrays and all(np.isfinite(a).all() for a in arrays)
+
+
+def _numeric(value) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point()
+    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
 
 
 def test_negative_and_nan_values_are_found_blockwise(counts, monkeypatch):
