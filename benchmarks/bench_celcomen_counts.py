@@ -119,6 +119,7 @@ from benchmarks import (
 )
 from benchmarks.bench_celcomen import _offdiag, correlation_baselines, scores
 from graphdata.atomic import write_text_atomic
+from graphdata.errors import GraphDataError
 from spatial.celcomen import Celcomen
 
 ROUTES = {
@@ -194,24 +195,34 @@ def matrix_metrics(
 
 
 def fit_route(adata: Any, route: str, seed: int) -> tuple[tuple[np.ndarray, np.ndarray], dict]:
-    """Fit with the library's defaults on one route; return the matrices and fit facts."""
+    r"""Fit with the library's defaults on one route; return the matrices and fit facts.
+
+    A route on the sphere (:math:`c / \lVert c \rVert`) refuses cells with no expression in
+    the fitted genes (low-depth beads); it is then fitted as its error message tells a user,
+    without those cells (``dropped_empty_cells`` counts them; 0 where none was refused).
+    """
     layer = ROUTES[route]
     start = time.perf_counter()
+    dropped = 0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         wrapper_takes_signed = (
             "allow_negative" in inspect.signature(spatial.tools.celcomen).parameters
         )
-        if route != "signed" or wrapper_takes_signed:
-            extra = {"allow_negative": True} if route == "signed" else {}
-            extra.update(ROUTE_PARAMS.get(route, {}))
-            spatial.tools.celcomen(adata, layer=layer, progress=False, seed=seed, **extra)
-        else:
-            est = Celcomen(progress=False, seed=seed).fit(adata, layer=layer, allow_negative=True)
-            spatial.tools.store_fit(adata, est, layer=layer)
+        try:
+            _fit_on(adata, route, layer, seed, wrapper_takes_signed)
+        except GraphDataError as err:
+            if "zero expression" not in str(err):
+                raise
+            x = adata.layers[layer][:, _tissue_genes(adata)]
+            keep = np.asarray(abs(x).sum(1)).ravel() > 0
+            dropped = int((~keep).sum())
+            adata = adata[keep].copy()
+            _fit_on(adata, route, layer, seed, wrapper_takes_signed)
     fit_s = time.perf_counter() - start
     losses = np.asarray(adata.uns["celcomen"]["losses"])
     facts = {
+        "dropped_empty_cells": dropped,
         "fit_s": fit_s,
         "final_loss": float(losses[-1]),
         "epochs": int(len(losses)),
@@ -221,6 +232,17 @@ def fit_route(adata: Any, route: str, seed: int) -> tuple[tuple[np.ndarray, np.n
     facts["size_factors"] = adata.uns["celcomen"].get("params", {}).get("size_factors")
     fitted = (_fitted_block(adata, "celcomen_intra"), _fitted_block(adata, "celcomen_inter"))
     return fitted, facts
+
+
+def _fit_on(adata: Any, route: str, layer: str, seed: int, wrapper_takes_signed: bool) -> None:
+    """One fit of ``route`` on ``adata`` (results in ``adata.uns`` / ``adata.varp``)."""
+    if route != "signed" or wrapper_takes_signed:
+        extra: dict[str, Any] = {"allow_negative": True} if route == "signed" else {}
+        extra.update(ROUTE_PARAMS.get(route, {}))
+        spatial.tools.celcomen(adata, layer=layer, progress=False, seed=seed, **extra)
+    else:
+        est = Celcomen(progress=False, seed=seed).fit(adata, layer=layer, allow_negative=True)
+        spatial.tools.store_fit(adata, est, layer=layer)
 
 
 def _tissue_genes(adata: Any) -> np.ndarray:

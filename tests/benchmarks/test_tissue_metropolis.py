@@ -252,3 +252,23 @@ def test_background_genes_share_the_size_factors_and_feed_the_counts_route() -> 
     )
     np.testing.assert_allclose(fitted[0], alone.W_intra_.double().numpy(), atol=1e-6)
     assert bench.route_matrix(adata, "counts").shape == (150, 6)
+
+
+def test_bench_fits_a_sphere_route_without_the_empty_cells_it_refuses() -> None:
+    from benchmarks import bench_celcomen_counts as bench
+
+    tissue = tm.simulate(150, 6, seed=0, sweeps=20, burn_in=30)
+    adata = tissue.to_anndata()
+    counts = np.asarray(adata.layers["counts"], dtype=np.float32).copy()
+    counts[[3, 40]] = 0.0  # two beads with no count in any coupled gene
+    adata.layers["counts"] = counts
+    # the default log-counts route fits them; the sphere of raw counts drops them, as its
+    # error message tells a user, and the bench says how many
+    _, kept = bench.fit_route(adata.copy(), "counts", 0)
+    assert kept["dropped_empty_cells"] == 0
+    fitted, facts = bench.fit_route(adata.copy(), "counts_sphere", 0)
+    assert facts["dropped_empty_cells"] == 2
+    subset = adata[np.setdiff1d(np.arange(150), [3, 40])].copy()
+    oracle, _ = bench.fit_route(subset, "counts_sphere", 0)
+    for got, expected in zip(fitted, oracle, strict=True):
+        np.testing.assert_allclose(got, expected)
