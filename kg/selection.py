@@ -37,11 +37,11 @@ misses UMLS), so its claim on an unseen KG is what the held-out worlds in
 Files, with ``folder`` (``graphlib kg train`` passes ``--out``): ``race_<model>.pt`` and
 ``race_<model>.jsonl`` (each candidate's race checkpoint and epoch log), ``race.json`` (the
 race: horizon, each candidate's validation curve and best, the winner; written when the race is
-decided), then the winner's ``checkpoint.pt`` (its race checkpoint renamed, then continued) and
+decided), then the winner's ``checkpoint.pt`` (its race checkpoint copied, then continued) and
 ``metrics.jsonl`` (its whole history, race epochs included). The race checkpoints are removed
-once the winner's is in place. ``resume=True`` continues a killed race where it stopped: a
-candidate from its race checkpoint, or, once ``race.json`` names the winner, the winner from
-``checkpoint.pt``.
+once the winner's is in place (written atomically, through a symlink at ``checkpoint.pt``).
+``resume=True`` continues a killed race where it stopped: a candidate from its race
+checkpoint, or, once ``race.json`` names the winner, the winner from ``checkpoint.pt``.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from typing import Any
 
 import torch
 
-from graphdata.atomic import write_text_atomic
+from graphdata.atomic import write_bytes_atomic, write_text_atomic
 from graphdata.errors import GraphDataError
 from graphdata.tracking import Tracker
 from graphdata.triples import KGDataset
@@ -264,8 +264,8 @@ def _race(
             + "\n",
         )
     raced = out / f"race_{winner}.pt"
-    if raced.is_file():
-        os.replace(raced, final)  # the winner's race checkpoint becomes its run's
+    if raced.is_file():  # the winner's race checkpoint becomes its run's (atomic, through links)
+        write_bytes_atomic(final, raced.read_bytes(), what="the winner's checkpoint")
     for name in names:
         (out / f"race_{name}.pt").unlink(missing_ok=True)
     config = dataclasses.replace(

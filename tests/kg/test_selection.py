@@ -163,3 +163,17 @@ def test_bad_settings_are_refused_with_the_fix(tmp_path):
     Trainer(build_model("complex", dataset, config, dim=16), config).fit(dataset)
     with pytest.raises(GraphDataError, match="run of one model, not a race"):
         race(dataset, dim=16, overrides=SMALL, folder=tmp_path, resume=True)
+
+
+def test_the_winner_checkpoint_is_written_through_a_symlink(tmp_path):
+    elsewhere = tmp_path / "store" / "winner.pt"
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(b"old")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "checkpoint.pt").symlink_to(elsewhere)
+    result = race(_chains(), dim=16, overrides=SMALL, folder=folder)
+    assert (folder / "checkpoint.pt").is_symlink()
+    saved = torch.load(elsewhere, weights_only=True)
+    assert saved["model"]["name"] == result.winner
+    assert saved["training"]["epoch"] == result.trainer.epochs_trained_
