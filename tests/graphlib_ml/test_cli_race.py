@@ -101,3 +101,15 @@ def test_what_cannot_race_is_refused_or_trains_the_first_candidate(folder, tmp_p
     ckpt = torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True)
     assert ckpt["model"]["name"] == RACE_MODELS[0]
     assert not (tmp_path / "b" / "race.json").exists()
+
+
+def test_a_config_file_may_ask_for_the_race_and_a_flag_for_one_model(folder, tmp_path):
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"model": "auto", "epochs": 6}))
+    assert _run(_argv(folder, tmp_path / "file", "--config", str(config))) == 0
+    assert json.loads((tmp_path / "file" / "race.json").read_text())["race_epochs"] == 4
+    given = _argv(folder, tmp_path / "flag", "--config", str(config), "--model", "distmult")
+    assert _run(given) == 0
+    assert not (tmp_path / "flag" / "race.json").exists()
+    ckpt = torch.load(tmp_path / "flag" / "checkpoint.pt", weights_only=True)
+    assert ckpt["model"]["name"] == "distmult"
