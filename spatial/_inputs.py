@@ -40,6 +40,7 @@ __all__ = [
     "check_edge_weight",
     "MAX_GENES",
     "adata_matrix",
+    "layer_name",
     "expression_from_adata",
     "resolve_mask_var",
     "fit_memory_bytes",
@@ -111,6 +112,11 @@ _OVERHEAD = 2**29  # bytes: allocator and lazy library start-up, measured 86-433
 _BLOCK_ENTRIES = 2**23
 
 
+def layer_name(layer: str | None) -> str:
+    """How messages name the expression of ``layer``: ``adata.X`` or ``adata.layers['name']``."""
+    return "adata.X" if layer is None else f"adata.layers[{layer!r}]"
+
+
 def adata_matrix(adata: AnnData, layer: str | None) -> Any:
     """``adata.X`` or ``adata.layers[layer]``, as stored (dense, sparse, backed or dask).
 
@@ -119,16 +125,16 @@ def adata_matrix(adata: AnnData, layer: str | None) -> Any:
         GraphDataError: If the matrix is None.
     """
     if layer is None:
-        matrix, where = adata.X, "adata.X"
+        matrix = adata.X
     else:
         if layer not in adata.layers:
             raise KeyError(
                 f"layers[{layer!r}]: no such layer (available: {sorted(adata.layers.keys())}); "
                 "pass layer=None to use adata.X"
             )
-        matrix, where = adata.layers[layer], f"adata.layers[{layer!r}]"
+        matrix = adata.layers[layer]
     if matrix is None:
-        raise GraphDataError(f"{where}: expected an expression matrix, got None")
+        raise GraphDataError(f"{layer_name(layer)}: expected an expression matrix, got None")
     return matrix
 
 
@@ -170,7 +176,7 @@ def expression_from_adata(
             all-zero cells.
     """
     matrix = adata_matrix(adata, layer)
-    where = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
+    where = layer_name(layer)
     n_obs, n_vars = adata.n_obs, adata.n_vars
     if columns is not None and len(columns) == n_vars and np.array_equal(columns, range(n_vars)):
         columns = None  # every gene, in order: no column indexing

@@ -797,7 +797,7 @@ class Celcomen:
             x = _inputs.expression_from_adata(
                 data, layer, allow_negative=allow_negative, columns=columns, zero_rows=False
             )
-            where = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
+            where = _inputs.layer_name(layer)
             owned = True  # a fresh array: project in place
             edge_index, edge_weight = _inputs.graph_from_adata(
                 data, spatial_key, self.config.n_neighbors

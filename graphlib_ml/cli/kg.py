@@ -306,7 +306,7 @@ def _train_race(
     )
     for name in RACE_MODELS:
         config = TrainingConfig.from_defaults(name, **settings.overrides)
-        config.validate()
+        config.validate()  # before anything is printed, as for one model
         _print_config(f"training config of {name}:", dataclasses.asdict(config))
     print(f"device: {device}")
     tracker = train_tracker(args, out, model=AUTO)

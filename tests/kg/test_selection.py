@@ -95,20 +95,23 @@ def test_without_a_folder_the_race_leaves_no_paths_behind():
 
 
 class _StopAt(Tracker):
-    """A tracker that raises at one epoch: kills the continued run there."""
+    """A tracker that records what it is given and raises at one epoch (kills the run there)."""
 
     def __init__(self, epoch: int) -> None:
         self.epoch = epoch
+        self.params: dict = {}
+        self.steps: list[int] = []
 
     def log_params(self, params) -> None:
-        pass
+        self.params.update(params)
 
     def log_metrics(self, metrics, *, step: int) -> None:
+        self.steps.append(step)
         if step == self.epoch:
             raise KeyboardInterrupt
 
     def close(self) -> None:
-        pass
+        self.params.clear()
 
 
 def test_a_killed_race_resumes_to_the_uninterrupted_result(tmp_path):
@@ -130,6 +133,9 @@ def test_a_killed_race_resumes_to_the_uninterrupted_result(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         kill = _StopAt(whole.race_epochs + 1)
         race(dataset, dim=16, overrides=SMALL, folder=folder2, tracker=kill)
+    # the tracker logs the winner's continued epochs only, the race's are in race.json
+    assert kill.params["model"] == whole.winner
+    assert kill.steps == [whole.race_epochs + 1]
     assert (folder2 / "race.json").is_file() and (folder2 / "checkpoint.pt").is_file()
     resumed2 = race(dataset, dim=16, overrides=SMALL, folder=folder2, resume=True)
     for result in (resumed, resumed2):

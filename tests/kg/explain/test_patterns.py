@@ -1002,33 +1002,49 @@ def test_union_keeps_the_counts_of_union_counts(seed, shared):
         return a[0] - b[0], a[1] - b[1]
 
     for relation in range(r):
-        facts = bank.num_facts(relation)
         order = [patterns[i] for i in rng.permutation(len(patterns))]
-        members, others = order[:1], order[5:]
-        union = patterns_module._Union(own, relation, members)
-        for step in range(4):
-            if step % 2:
-                members[0] = order[step]
-                union.replace(0, order[step])
-            else:
-                members.append(order[step + 1])
-                union.append(order[step + 1])
-            counts = bank.union_counts(relation, members)
-            assert union.members == members and union.counts == counts
-            for other in others[:12]:
-                assert union.added(other) == diff(
-                    bank.union_counts(relation, [*members, other]), counts
-                )
-            for i in range(len(members)):
-                rest = members[:i] + members[i + 1 :]
-                rest_counts = bank.union_counts(relation, rest)
-                assert union.exclusive(i)[1] == diff(counts, rest_counts)
-                for other in others[:12]:
-                    joint = bank.union_counts(relation, [*rest, other])
-                    assert union.added_without(other, i) == diff(joint, rest_counts)
+        _check_union(bank, own, relation, order, steps=4, replace={1: 0, 3: 0}, others=order[5:17])
+
+
+def _check_union(bank, own, relation, order, *, steps, replace, others, without=None, ceiling=True):
+    """For ``steps`` steps, append ``order[step + 1]`` to a ``_Union`` of ``order[:1]`` over
+    ``own``, or at a step of ``replace`` put ``order[step]`` in place of member
+    ``replace[step]``, and check every count against
+    ``bank.union_counts`` of the lists (the oracle): the union, what each of ``others`` adds,
+    what only one member joins, what each of ``without`` (default ``others``) adds to the other
+    members and, with ``ceiling``, that the ceiling on D bounds the latter's D."""
+
+    def diff(a, b):
+        return a[0] - b[0], a[1] - b[1]
+
+    facts = bank.num_facts(relation)
+    without = others if without is None else without
+    members = order[:1]
+    union = patterns_module._Union(own, relation, members)
+    for step in range(steps):
+        if step in replace:
+            members[replace[step]] = order[step]
+            union.replace(replace[step], order[step])
+        else:
+            members.append(order[step + 1])
+            union.append(order[step + 1])
+        counts = bank.union_counts(relation, members)
+        assert union.members == members and union.counts == counts
+        for other in others:
+            assert union.added(other) == diff(
+                bank.union_counts(relation, [*members, other]), counts
+            )
+        for i in range(len(members)):
+            rest = members[:i] + members[i + 1 :]
+            rest_counts = bank.union_counts(relation, rest)
+            assert union.exclusive(i)[1] == diff(counts, rest_counts)
+            for other in without:
+                joint = bank.union_counts(relation, [*rest, other])
+                assert union.added_without(other, i) == diff(joint, rest_counts)
+                if ceiling:
                     single = {other: bank.counts(relation, [other])}
-                    ceiling = union.ceiling_without(other, i, single)
-                    assert patterns_module._dice(*joint, facts) <= ceiling
+                    bound = union.ceiling_without(other, i, single)
+                    assert patterns_module._dice(*joint, facts) <= bound
 
 
 def _reference_rule_set(bank, relation, pool):
@@ -1151,34 +1167,21 @@ def test_union_counts_over_bit_rows_of_several_words(seed, shared):
     patterns = _pool_patterns(r, anchored=False)
     rng = np.random.default_rng(seed)
 
-    def diff(a, b):
-        return a[0] - b[0], a[1] - b[1]
-
     for relation in range(r):
         assert bank._heads[relation].size > 64
         order = [patterns[i] for i in rng.permutation(len(patterns))]
-        members, others = order[:1], order[6:20]
-        union = patterns_module._Union(own, relation, members)
-        for step in range(5):
-            if step == 3:
-                members[1] = order[step]
-                union.replace(1, order[step])
-            else:
-                members.append(order[step + 1])
-                union.append(order[step + 1])
-            counts = bank.union_counts(relation, members)
-            assert union.members == members and union.counts == counts
-            for other in others:
-                assert union.added(other) == diff(
-                    bank.union_counts(relation, [*members, other]), counts
-                )
-            for i in range(len(members)):
-                rest = members[:i] + members[i + 1 :]
-                rest_counts = bank.union_counts(relation, rest)
-                assert union.exclusive(i)[1] == diff(counts, rest_counts)
-                for other in others[:6]:
-                    joint = bank.union_counts(relation, [*rest, other])
-                    assert union.added_without(other, i) == diff(joint, rest_counts)
+        others = order[6:20]
+        _check_union(
+            bank,
+            own,
+            relation,
+            order,
+            steps=5,
+            replace={3: 1},
+            others=others,
+            without=others[:6],
+            ceiling=False,
+        )
         fresh = PatternBank(*_graph(triples), n, r)
         pooled = fresh._pool_counts(relation, patterns)
         chosen = order[:2]
