@@ -1389,3 +1389,55 @@ def test_walks_with_rows_of_many_words_match_the_sparse_walks():
         fresh = PatternBank(*_graph(rows), n, 3)
         counted = fresh._pool_counts(relation, patterns)
         assert counted == {pattern: reference.counts(relation, [pattern]) for pattern in patterns}
+
+
+def _folding_world():
+    # Module docstring, "Heads with several bodies", folding. Relations: maintained_by 0,
+    # depends_on 1, has_vulnerability 2, exposed_to 3, alerted 4. Package k (0..29) is
+    # maintained by maintainer 90 + k // 3, depends on package 30 + k, which has advisory 60 + k;
+    # exposed_to(k, 60 + k) <- depends_on, has_vulnerability; alerted(90 + k // 3, 60 + k) <-
+    # maintained_by, exposed_to. The exposed_to facts of k < 10 are held out, and the
+    # depends_on facts of k >= 25 (their exposed_to facts stay).
+    triples = []
+    for k in range(30):
+        triples += [(k, 0, 90 + k // 3), (30 + k, 2, 60 + k), (90 + k // 3, 4, 60 + k)]
+        if k < 25:
+            triples.append((k, 1, 30 + k))
+        if k >= 10:
+            triples.append((k, 3, 60 + k))
+    return triples
+
+
+def test_a_member_that_unfolds_a_shorter_member_is_folded_where_the_fact_is_present():
+    folded = ((0, False, -1), (3, True, -1))  # maintained_by^-1, exposed_to
+    unfolded = ((0, False, -1), (1, True, -1), (2, True, -1))  # ... depends_on, has_vuln
+    edge_index, edge_type = _graph(_folding_world())
+    bank = PatternBank(edge_index, edge_type, 100, 5)
+    # alerted: 30 facts; the unfolding joins k < 25 (D = 50 / 55), the body k >= 10 (40 / 50).
+    assert bank.num_facts(4) == 30
+    assert bank.counts(4, [unfolded]) == (25, 25) and bank.counts(4, [folded]) == (20, 20)
+    # The body adds the 5 pairs k >= 25, all facts: P(Bin(5, (50 / 55) / 2) >= 5) = .019.
+    assert (25 / 55) ** 5 == pytest.approx(0.0194, abs=1e-4)
+    assert bank.rule_set(4) == (unfolded, folded)
+    # exposed_to: 20 facts (k >= 10, the heads counted); its derivation joins 15, all facts.
+    derivation = ((1, True, -1), (2, True, -1))
+    assert bank.counts(3, [derivation]) == (15, 15)
+    assert bank.rule_set(3)[0] == derivation
+    assert patterns_module._unfolds(bank, unfolded, folded, 3)
+    assert not patterns_module._unfolds(bank, folded, unfolded, 3)
+    assert not patterns_module._unfolds(bank, unfolded, ((0, False, -1), (2, True, -1)), 3)
+    # read from the advisory: exposed_to backwards, its derivation reversed with turned steps
+    back = ((3, False, -1), (0, True, -1))
+    assert patterns_module._unfolds(bank, ((2, False, -1), (1, False, -1), (0, True, -1)), back, 3)
+    assert not patterns_module._unfolds(
+        bank, ((1, False, -1), (2, False, -1), (0, True, -1)), back, 3
+    )
+    for k, want in ((12, folded), (20, folded), (3, unfolded), (7, unfolded)):
+        target = (90 + k // 3, 4, 60 + k)
+        local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=100)
+        candidates = {path_pattern(local, p) for p in range(len(local.paths))}
+        assert unfolded in candidates and (folded in candidates) == (k >= 10)
+        choice = pattern_search(local, bank, max_paths=3)
+        assert [path_pattern(local, p) for p in choice.chosen] == [want], k
+        # the pick by D alone is the unfolding; folding is what changes it
+        assert bank.agreement(4, [unfolded]) > bank.agreement(4, [folded])
