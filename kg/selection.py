@@ -41,7 +41,9 @@ decided), then the winner's ``checkpoint.pt`` (its race checkpoint copied, then 
 ``metrics.jsonl`` (its whole history, race epochs included). The race checkpoints are removed
 once the winner's is in place (written atomically, through a symlink at ``checkpoint.pt``).
 ``resume=True`` continues a killed race where it stopped: a candidate from its race
-checkpoint, or, once ``race.json`` names the winner, the winner from ``checkpoint.pt``.
+checkpoint, or, once ``race.json`` names the winner, the winner from ``checkpoint.pt``; the race
+keeps the horizon R it started with (a race checkpoint's epoch cap), so that other ``epochs``,
+``eval_every`` or ``patience`` on resume change the winner's run, not the race.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from graphdata.atomic import write_bytes_atomic, write_text_atomic
 from graphdata.errors import GraphDataError
 from graphdata.tracking import Tracker
 from graphdata.triples import KGDataset
+from kg.checkpoint import load_checkpoint
 from kg.config import TrainingConfig
 from kg.models import MODELS
 from kg.training import Trainer, TrainingDivergedError, build_model
@@ -182,8 +185,8 @@ def race(
 
     Raises:
         GraphDataError: On fewer than two or unknown candidates, an override the race sets,
-            ``eval_every=0``, ``resume`` without ``folder``, or a ``race.json`` that does not
-            match the candidates.
+            ``eval_every=0``, an empty valid split, ``resume`` without ``folder``, or a
+            ``race.json`` that cannot be read or does not match the candidates.
         TrainingDivergedError: When every candidate diverges in the race (one that diverges
             is out of the race), or when the winner diverges after it.
     """
@@ -201,6 +204,12 @@ def race(
         )
     if resume and folder is None:
         raise GraphDataError("resume: True needs folder (the race to continue)")
+    if not len(dataset.valid):
+        raise GraphDataError(
+            f"dataset: the race chooses a model by validation MRR, got an empty valid split "
+            f"({dataset.name!r}: 0 valid triples); add valid triples, or train one model "
+            f"without validation (--model {names[0]} --eval-every 0)"
+        )
     say = announce if announce is not None else (lambda line: None)
     if folder is None:
         with tempfile.TemporaryDirectory(prefix="graphlib-race-") as tmp:
@@ -236,15 +245,16 @@ def _race(
             "it); resume it with that model (--model NAME --resume)"
         )
     if resume and record.is_file():
-        decided = json.loads(record.read_text())
-        if decided.get("candidates", {}).keys() != set(names) or decided.get("winner") not in names:
-            raise GraphDataError(
-                f"resume: {str(record)!r} records a race of {sorted(decided.get('candidates', {}))}"
-                f", not of {sorted(names)}; pass the same candidates or start over"
-            )
-        winner, info, horizon = decided["winner"], decided["candidates"], decided["race_epochs"]
+        winner, info, horizon = _read_record(record, names)
         say(f"race: resuming {winner}, chosen in the race over {horizon} epochs")
     else:
+        started = _started_horizon(out, names) if resume else None
+        if started is not None and started != horizon:
+            say(
+                f"race: resuming the race over {started} epochs of the killed run (the settings "
+                f"given now make {horizon}: they change the winner's run, not the race)"
+            )
+            horizon = started
         info = {}
         for name in names:
             say(f"race: training {name} for {horizon} epochs")
@@ -276,6 +286,65 @@ def _race(
     result = RaceResult(winner=winner, trainer=trainer, race_epochs=horizon, candidates=info)
     say(result.summary())
     return result
+
+
+def _read_record(record: Path, names: list[str]) -> tuple[str, dict[str, Any], int]:
+    """The winner, candidates and horizon of a decided race's ``race.json``, checked."""
+    fix = "pass --overwrite to run the race again (or restore the race.json this race wrote)"
+    try:
+        decided = json.loads(record.read_text())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise GraphDataError(
+            f"resume: {str(record)!r} is not the JSON a race writes ({err}); {fix}"
+        ) from err
+    candidates = decided.get("candidates") if isinstance(decided, dict) else None
+    if isinstance(candidates, dict) and candidates.keys() != set(names):
+        raise GraphDataError(
+            f"resume: {str(record)!r} records a race of {sorted(candidates)}, not of "
+            f"{sorted(names)}; pass the same candidates or start over"
+        )
+    fields = ("best_valid_mrr", "best_epoch", "epochs", "valid_mrr", "diverged")
+    winner = decided.get("winner") if isinstance(decided, dict) else None
+    horizon = decided.get("race_epochs") if isinstance(decided, dict) else None
+    if (
+        not isinstance(candidates, dict)
+        or not all(_is_entry(entry, fields) for entry in candidates.values())
+        or winner not in names
+        or candidates[winner]["diverged"] is not None
+        or isinstance(horizon, bool)
+        or not isinstance(horizon, int)
+        or horizon < 1
+    ):
+        raise GraphDataError(
+            f"resume: expected {str(record)!r} to hold race_epochs (an integer >= 1), winner "
+            f"(one of {names} that did not diverge) and candidates (per candidate: "
+            f"{', '.join(fields)}), got {_excerpt(decided)}; {fix}"
+        )
+    return winner, candidates, horizon
+
+
+def _is_entry(entry: Any, fields: tuple[str, ...]) -> bool:
+    """A candidate of ``race.json``: its fields, and a message if it diverged, else its MRR."""
+    if not isinstance(entry, dict) or not set(fields) <= entry.keys():
+        return False
+    mrr = entry["best_valid_mrr"]
+    if entry["diverged"] is not None:
+        return isinstance(entry["diverged"], str)
+    return isinstance(mrr, (int, float)) and not isinstance(mrr, bool)
+
+
+def _excerpt(value: Any, limit: int = 200) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _started_horizon(out: Path, names: list[str]) -> int | None:
+    """The horizon a killed race started with: the epoch cap of a race checkpoint it wrote."""
+    for name in names:
+        path = out / f"race_{name}.pt"
+        if path.is_file():
+            return int(load_checkpoint(path)["training"]["config"]["epochs"])
+    return None
 
 
 def _run_candidate(

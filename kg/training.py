@@ -178,7 +178,8 @@ class Trainer:
 
         Raises:
             GraphDataError: On an invalid config, a model whose sizes do not fit the dataset,
-                or an incompatible checkpoint.
+                validation (``eval_every``) with an empty valid split, or an incompatible
+                checkpoint.
             TrainingDivergedError: When the loss, a parameter or buffer, the probe scores or
                 the validation scores become NaN or infinite (or a resumed checkpoint holds such
                 a state); the model is reset to the last good state: this run's last
@@ -199,6 +200,13 @@ class Trainer:
             raise GraphDataError(
                 f"checkpoint_path: expected a checkpoint file (or no file yet), got the "
                 f"non-file entry {str(path)!r}; remove it or pass another checkpoint_path"
+            )
+        if cfg.eval_every and not len(dataset.valid):
+            # validation would fail only after eval_every epochs of work, on an MRR of nothing
+            raise GraphDataError(
+                f"eval_every: validation every {cfg.eval_every} epochs needs valid triples, got "
+                f"an empty valid split ({dataset.name!r}); add valid triples, or pass "
+                "eval_every=0 (--eval-every 0) to train without validation and early stopping"
             )
         _check_sizes(model, dataset, cfg.reciprocal)
         if cfg.optimizer in SPARSE_OPTIMIZERS:

@@ -211,7 +211,7 @@ def _run_folder(args: argparse.Namespace) -> Iterator[Path]:
         if raced and not (args.resume or args.overwrite):
             raise GraphDataError(
                 f"--out: {str(out)!r} holds a race that did not finish ({', '.join(raced)}); "
-                "pass --resume to continue it or --overwrite to start over"
+                "pass --resume (without --model) to continue it or --overwrite to start over"
             )
         if args.resume and not raced and not (out / "checkpoint.pt").is_file():
             print(f"--resume: no checkpoint at {out / 'checkpoint.pt'}; starting from scratch")
@@ -240,6 +240,7 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
             f"{RACE_MODELS[0]}, the first candidate"
         )
         settings = dataclasses.replace(settings, model=RACE_MODELS[0])
+    _refuse_undecided_race(args, out, settings.model)
     config = TrainingConfig.from_defaults(
         settings.model,
         **overrides,
@@ -262,6 +263,27 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
         if tracker is not None:
             tracker.close()
     return _finish(trainer, dataset, out)
+
+
+def _refuse_undecided_race(args: argparse.Namespace, out: Path, model: str) -> None:
+    """Refuse ``--resume`` of one model over a race that has not handed over to its winner.
+
+    Its candidates' progress is in ``race_<model>.pt``; the one-model run would ignore it and
+    start from scratch. Once ``race.json`` names the winner and its race checkpoint became
+    ``checkpoint.pt``, ``--model <winner> --resume`` continues that checkpoint as the race does.
+    """
+    if not args.resume:
+        return
+    checkpoints = [name for name in race_files() if name.endswith(".pt") and (out / name).is_file()]
+    logs = [name for name in race_files() if (out / name).is_file()]
+    undecided = logs and not (out / "race.json").is_file()
+    if checkpoints or undecided:
+        raise GraphDataError(
+            f"--model: {str(out)!r} holds a race that did not finish "
+            f"({', '.join(checkpoints or logs)}), which --model {model} --resume would not "
+            "continue; drop --model to resume the race (it picks the model), or pass "
+            f"--overwrite to train --model {model} from scratch"
+        )
 
 
 def _finish(trainer: Trainer, dataset: KGDataset, out: Path, *, extra: str = "") -> int:

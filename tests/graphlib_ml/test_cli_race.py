@@ -113,3 +113,18 @@ def test_a_config_file_may_ask_for_the_race_and_a_flag_for_one_model(folder, tmp
     assert not (tmp_path / "flag" / "race.json").exists()
     ckpt = torch.load(tmp_path / "flag" / "checkpoint.pt", weights_only=True)
     assert ckpt["model"]["name"] == "distmult"
+
+
+def test_one_model_resume_over_an_unfinished_race_is_refused(folder, tmp_path):
+    out = tmp_path / "run"
+    # a race killed after its first candidate: that candidate's race files only
+    assert _run(_argv(folder, out, "--model", RACE_MODELS[0], "--epochs", "4")) == 0
+    (out / "checkpoint.pt").rename(out / f"race_{RACE_MODELS[0]}.pt")
+    (out / "test_metrics.json").unlink()
+    for name in RACE_MODELS:  # it would restart from scratch and leave the race files behind
+        with pytest.raises(GraphDataError, match=r"race that did not finish.*drop --model"):
+            _run(_argv(folder, out, "--model", name, "--resume"))
+    with pytest.raises(GraphDataError, match=r"race that did not finish.*drop --model"):
+        _run(_argv(folder, out, "--eval-every", "0", "--resume"))  # auto falls back to one model
+    assert not (out / "checkpoint.pt").exists()
+    assert _run(_argv(folder, out, "--resume")) == 0  # the race itself resumes

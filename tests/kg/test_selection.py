@@ -183,3 +183,76 @@ def test_the_winner_checkpoint_is_written_through_a_symlink(tmp_path):
     saved = torch.load(elsewhere, weights_only=True)
     assert saved["model"]["name"] == result.winner
     assert saved["training"]["epoch"] == result.trainer.epochs_trained_
+
+
+def test_a_race_json_that_cannot_be_read_is_refused_with_the_fix(tmp_path):
+    dataset = _chains()
+    race(dataset, dim=16, overrides=SMALL, folder=tmp_path)
+    record = tmp_path / "race.json"
+    decided = json.loads(record.read_text())
+    loser = next(name for name in RACE_MODELS if name != decided["winner"])
+    broken = {
+        "not JSON": '{"race_epochs": 6, "winner": "compl',
+        "a list": "[1, 2]",
+        "no race_epochs": json.dumps({k: v for k, v in decided.items() if k != "race_epochs"}),
+        "a diverged winner": json.dumps(
+            {
+                **decided,
+                "candidates": {
+                    **decided["candidates"],
+                    decided["winner"]: {
+                        **decided["candidates"][decided["winner"]],
+                        "diverged": "loss became nan",
+                    },
+                },
+            }
+        ),
+        "a candidate without its MRR": json.dumps(
+            {
+                **decided,
+                "candidates": {
+                    **decided["candidates"],
+                    loser: {**decided["candidates"][loser], "best_valid_mrr": None},
+                },
+            }
+        ),
+    }
+    for what, text in broken.items():
+        record.write_text(text)
+        with pytest.raises(GraphDataError, match=r"race\.json.*pass --overwrite") as caught:
+            race(dataset, dim=16, overrides=SMALL, folder=tmp_path, resume=True)
+        assert str(record) in str(caught.value), what
+
+
+def test_an_empty_valid_split_is_refused_before_any_training(tmp_path):
+    train = [(f"n{i}", "next", f"n{i + 1}") for i in range(10)]
+    dataset = KGDataset.from_labeled(train, [], train[:3])
+    with pytest.raises(GraphDataError, match=r"empty valid split.*--eval-every 0"):
+        race(dataset, dim=16, overrides=SMALL, folder=tmp_path / "race")
+    assert not list((tmp_path / "race").glob("*"))
+    config = TrainingConfig.from_defaults("distmult", **SMALL)
+    with pytest.raises(GraphDataError, match=r"eval_every: .*empty valid split.*eval_every=0"):
+        Trainer(build_model("distmult", dataset, config, dim=16), config).fit(dataset)
+
+
+def test_a_resumed_race_keeps_the_horizon_it_started_with(tmp_path):
+    dataset = _chains()
+    whole = race(dataset, dim=16, overrides=SMALL, folder=tmp_path / "whole")
+
+    def die_at_second(line: str) -> None:
+        if line.startswith(f"race: training {RACE_MODELS[1]}"):
+            raise KeyboardInterrupt
+
+    folder = tmp_path / "killed"
+    with pytest.raises(KeyboardInterrupt):
+        race(dataset, dim=16, overrides=SMALL, folder=folder, announce=die_at_second)
+    # resumed with a lower epoch cap, which alone would make R = 4: the race stays at 6
+    lines: list[str] = []
+    fewer = {**SMALL, "epochs": 4}
+    resumed = race(
+        dataset, dim=16, overrides=fewer, folder=folder, resume=True, announce=lines.append
+    )
+    assert resumed.race_epochs == whole.race_epochs == 6
+    assert resumed.candidates == whole.candidates
+    assert f"race: training {RACE_MODELS[1]} for 6 epochs" in lines
+    assert any("resuming the race over 6 epochs" in line for line in lines)
