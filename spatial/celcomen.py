@@ -510,6 +510,7 @@ class Celcomen:
                     "values; pass layer='counts' (raw counts), or transform='sphere' for "
                     "signed coordinates"
                 )
+            _warn_low_depth(x)
             kappa = _inputs.library_size_sensitivity(x)  # [G], before x is replaced
             sizes, self.size_factor_source_ = _resolve_size_factors(
                 data, layer, genes_used, size_factors, x.shape[0]
@@ -1160,6 +1161,34 @@ def _warn_unconverged(losses: list[float]) -> bool:
             stacklevel=4,
         )
     return share > 0.01
+
+
+def _warn_low_depth(counts: Tensor) -> bool:
+    r"""Warn (and return True) when most fitted genes have a mean below one count per cell.
+
+    For :math:`c \sim \mathrm{Poisson}(\lambda)` and any transform :math:`f`, :math:`\mathbb E
+    f(c) = f(0) + \lambda (f(1) - f(0)) + O(\lambda^2)`: below about one count the log count's
+    expectation is linear in the rate, not in its log, so no per-entry transform recovers the
+    log-rate field whose couplings the log-counts route estimates. On a Slide-seq-like
+    simulator at about 170 UMIs per bead the intra signs were lost, and recovered at ten times
+    the depth (``benchmarks/RESULTS.md``, issue 19, sessions 23-24). The test is the median over
+    the fitted genes of their mean count per cell.
+    """
+    means = counts.mean(0, dtype=torch.float64)  # [G]
+    median = float(means.median())
+    if median >= 1.0:
+        return False
+    low, total = int((means < 1.0).sum()), means.numel()
+    warnings.warn(
+        f"data: {low} of {total} fitted genes have a mean below one count per cell (median "
+        f"{median:.2g}); at that depth a log count's expectation is about the rate times log 2, "
+        "linear in the rate rather than in its log, so the couplings are biased toward those "
+        "of the rates and their signs are unreliable (benchmarks/RESULTS.md, issue 19); fit "
+        "better-expressed genes (mask_var), or aggregate cells or spots before fitting",
+        UserWarning,
+        stacklevel=3,
+    )
+    return True
 
 
 def _warn_isolated(edge_index: Tensor, n: int) -> None:

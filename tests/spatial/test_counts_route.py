@@ -38,7 +38,7 @@ def test_log_counts_refuses_a_cell_at_the_gene_means():
         log_counts_coordinates(torch.tensor([[1.0, 1.0], [1.0, 1.0]]))
 
 
-def _tissue(n: int = 400, g: int = 5, seed: int = 0):
+def _tissue(n: int = 400, g: int = 5, seed: int = 0, depth: float = 2000.0):
     rng = np.random.default_rng(seed)
     coords = torch.from_numpy(rng.random((n, 2)) * np.sqrt(n))
     edge_index, _ = knn_graph(coords, 6)
@@ -48,7 +48,7 @@ def _tissue(n: int = 400, g: int = 5, seed: int = 0):
     neighbour.index_add_(0, edge_index[1], torch.from_numpy(field)[edge_index[0]])
     eta = field + 0.1 * neighbour.numpy()
     eta[:, 1] += 0.5 * eta[:, 0]
-    rate = 2000.0 * np.exp(eta + rng.normal(0, 1, g))
+    rate = depth * np.exp(eta + rng.normal(0, 1, g))
     return torch.from_numpy(rng.poisson(rate).astype(np.float32)), edge_index
 
 
@@ -137,6 +137,24 @@ def test_log_counts_reports_orthogonal_to_the_library_direction_of_sparse_genes(
     p = torch.eye(5) - torch.outer(u, u)
     w = est.model_.W_inter.detach()
     torch.testing.assert_close(est.W_inter_, p @ w @ p, rtol=1e-5, atol=1e-6)
+
+
+def test_the_counts_route_warns_when_most_genes_have_below_one_count():
+    # Module spatial.celcomen, _warn_low_depth: the median over genes of the mean count per cell
+    counts, edge_index = _tissue(depth=0.4)
+    counts[:, 4] += 5.0  # one well-expressed gene: no empty cell, so the sphere route fits too
+    means = counts.double().mean(0)
+    assert float(means.median()) < 1.0
+    low = int((means < 1.0).sum())
+    with pytest.warns(UserWarning, match=rf"{low} of 5 fitted genes have a mean below one count"):
+        Celcomen(progress=False, epochs=5).fit(counts, edge_index)
+    deep, _ = _tissue(depth=2000.0)
+    assert float(deep.double().mean(0).min()) > 1.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Celcomen(progress=False, epochs=5).fit(deep, edge_index)
+        Celcomen(progress=False, epochs=5, transform="sphere").fit(counts, edge_index)
+    assert not [w for w in caught if "below one count" in str(w.message)]
 
 
 def test_log_counts_recovers_a_positive_pair_on_log_link_counts():
