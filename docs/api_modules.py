@@ -40,6 +40,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.media",
         "graphdata.worlds.sports",
         "graphdata.worlds.travel",
+        "graphdata.worlds.commerce",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -120,7 +120,7 @@ __all__ = [
     "ExplanationScore",
     "TargetScores",
     "LengthSummary",
-    # synthetic worlds with planted rules, exceptions and noise (academic ... travel)
+    # synthetic worlds with planted rules, exceptions and noise (academic ... commerce)
     "WORLDS",
     "World",
     "world",

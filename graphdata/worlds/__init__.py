@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Eight worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Nine worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -27,7 +27,14 @@ picks without flags and later an explainer, never trained on while written (airp
 regions, countries, airlines, alliances, aircraft and pilots: an inverse pair, a route head with
 a hub-and-spoke body and a recursive return body, a hierarchy chain into country hubs used by
 two more chains, a symmetric alliance star with an inequality, a codeshare triangle, a
-symmetric correlated shortcut, exceptions and noise).
+symmetric correlated shortcut, exceptions and noise). :func:`commerce_world` was written the
+same way, without reading :mod:`kg.explain` or the explainer benchmarks, as a world held out
+for the explainer (customers, sellers, products, brands, a category tree, warehouses, cities
+and countries: an inverse listing pair whose base side a length-1 own-label rule derives, a
+symmetric base partnership completed by a length-1 rule, a symmetric competitor star with an
+inequality, a recursive category rule of finite depth, a length-3 warehouse chain into country
+hubs feeding one of a head's two bodies beside a correlated shortcut, a loyalty triangle,
+exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -43,6 +50,7 @@ from graphdata.errors import GraphDataError
 from graphdata.worlds.academic import ACADEMIC_RULES, academic_world
 from graphdata.worlds.base import World, build_world
 from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
+from graphdata.worlds.commerce import COMMERCE_RULES, commerce_world
 from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
@@ -64,6 +72,7 @@ __all__ = [
     "media_world",
     "sports_world",
     "travel_world",
+    "commerce_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -72,6 +81,7 @@ __all__ = [
     "MEDIA_RULES",
     "SPORTS_RULES",
     "TRAVEL_RULES",
+    "COMMERCE_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -86,6 +96,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "media": media_world,
     "sports": sports_world,
     "travel": travel_world,
+    "commerce": commerce_world,
 }
 
 
@@ -101,11 +112,11 @@ def world(
 
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
-            ``"corporate"``, ``"media"``, ``"sports"`` or ``"travel"``.
+            ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"`` or ``"commerce"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
-            companies, people, players, airports). Default ``None``: the generator's default (400,
-            800, 600, 500, 450, 320, 400, 240).
+            companies, people, players, airports, customers). Default ``None``: the generator's
+            default (400, 800, 600, 500, 450, 320, 400, 240, 400).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

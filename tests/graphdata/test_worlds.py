@@ -32,6 +32,7 @@ SIZES = {
     "media": 120,
     "sports": 120,
     "travel": 120,
+    "commerce": 120,
 }
 
 
@@ -300,7 +301,16 @@ def test_bad_arguments_give_clear_errors() -> None:
 
 def test_default_worlds_have_dense_local_subgraphs() -> None:
     # The issue asks for hub worlds whose 2-hop enclosing subgraphs reach 1,000-5,000 triples.
-    for name in ("academic", "biology", "software", "corporate", "media", "sports", "travel"):
+    for name in (
+        "academic",
+        "biology",
+        "software",
+        "corporate",
+        "media",
+        "sports",
+        "travel",
+        "commerce",
+    ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
 
@@ -398,7 +408,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         assert (p, "depends_on", q) in everything and maintainers[p] & maintainers[q]
 
 
-@pytest.mark.parametrize("name", ["software", "corporate", "media", "sports", "travel"])
+@pytest.mark.parametrize("name", ["software", "corporate", "media", "sports", "travel", "commerce"])
 def test_world_same_seed_same_world(name: str) -> None:
     a, b, c = (world(name, size=80, seed=s) for s in (5, 5, 6))
     for split in SPLITS:
