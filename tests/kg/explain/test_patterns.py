@@ -1441,3 +1441,35 @@ def test_a_member_that_unfolds_a_shorter_member_is_folded_where_the_fact_is_pres
         assert [path_pattern(local, p) for p in choice.chosen] == [want], k
         # the pick by D alone is the unfolding; folding is what changes it
         assert bank.agreement(4, [unfolded]) > bank.agreement(4, [folded])
+
+
+def test_a_body_the_pool_missed_is_a_member_where_the_target_shows_it(monkeypatch):
+    # Module docstring, "Heads with several bodies": the target's own candidates that the rule
+    # set's admission test admits count as members. Relations a = 0, m = 1, c = 2, r = 3; r
+    # facts (i, 100 + i), i < 50; body a holds i < 40, body m i >= 40, and the correlated c
+    # holds i >= 25 plus 20 non-facts (i, 200 + i), i < 20. The pool is made to miss m.
+    a, m, c = ((0, True, -1),), ((1, True, -1),), ((2, True, -1),)
+    triples = [(i, 3, 100 + i) for i in range(50)]
+    triples += [(i, 0 if i < 40 else 1, 100 + i) for i in range(50)]
+    triples += [(i, 2, 100 + i) for i in range(25, 50)] + [(i, 2, 200 + i) for i in range(20)]
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, 220, 4)
+    assert [bank.counts(3, [p]) for p in (a, m, c)] == [(40, 40), (10, 10), (25, 45)]
+    # D: a 80 / 90, c 50 / 95 > m 20 / 60: at target 45, c is the pick
+    assert bank.agreement(3, [c]) > bank.agreement(3, [m])
+    monkeypatch.setattr(
+        PatternBank, "rule_set", lambda self, r, max_length=3: (a,) if r == 3 else ()
+    )
+    # against B = {a} (D / 2 = 40 / 90): m adds 10 pairs, all facts: p = (4 / 9)^10 < .05, D -> 1;
+    # c adds 30 pairs, 10 facts: p = P(Bin(30, 4 / 9) >= 10) = .92, not admitted
+    assert (4 / 9) ** 10 < ALPHA
+    candidates = {m: 0, c: 1}
+    assert patterns_module._admissible_candidates(bank, 3, (a,), candidates, 3) == (m,)
+    local = local_structure(edge_index, edge_type, (45, 3, 145), hops=1, num_nodes=220)
+    assert {path_pattern(local, p) for p in range(len(local.paths))} == {m, c}
+    choice = pattern_search(local, bank, max_paths=1)
+    assert [path_pattern(local, p) for p in choice.chosen] == [m]
+    # with the candidates' test off, the set {a} has one member and the pick c stays
+    monkeypatch.setattr(patterns_module, "_admissible_candidates", lambda *args: ())
+    choice = pattern_search(local, bank, max_paths=1)
+    assert [path_pattern(local, p) for p in choice.chosen] == [c]
