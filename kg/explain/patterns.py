@@ -426,8 +426,10 @@ class PatternBank:
         self._triples = (heads, types, tails)
         self._incidence: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._rule_sets: dict[tuple[int, int], tuple[Pattern, ...]] = {}
-        # (relation, L) -> the union of the rule set's members, for the targets' own candidates
-        self._set_unions: dict[tuple[int, int], _Union] = {}
+        # (relation, L) -> (s, b) of the rule set's union, and per pattern the (d_1, d) it adds
+        # (the targets' own candidates; the union itself is not kept: its bit rows are large)
+        self._set_counts: dict[tuple[int, int], tuple[float, float]] = {}
+        self._set_added: dict[tuple[int, int], dict[Pattern, tuple[float, float]]] = {}
         self._adjacency: list[sp.csr_matrix] = []
         self._transpose: list[sp.csr_matrix] = []
         shape = (num_nodes, num_nodes)
@@ -1605,18 +1607,20 @@ def _admissible_candidates(
     Module docstring, "Heads with several bodies": with :math:`s, b` the counts of the union of
     :math:`B_r` (``members``, fixed) and :math:`d_1, d` the facts and pairs a candidate adds,
     it is admissible when :math:`P(\mathrm{Bin}(d, D_B / 2) \ge d_1) < \alpha` and
-    :math:`D_{B \cup \{\beta'\}} > D_B`. The union is kept per relation on the bank
-    (:class:`_Union`, the pairs each pattern adds cached), so the targets of a relation share
-    it; a candidate that joins fewer facts than the test can ever admit is not counted.
+    :math:`D_{B \cup \{\beta'\}} > D_B`. The union's counts and what each pattern adds are
+    kept per relation on the bank, so the targets of a relation share them (the union's bit rows,
+    :class:`_Union`, are built for a target only when one of its candidates is new, and not
+    kept); a candidate that joins fewer facts than the test can ever admit is not counted.
     """
     if not members:
         return ()
     key = (relation, min(max_length, POOL_LENGTH))
-    union = bank._set_unions.get(key)
-    if union is None:
-        union = bank._set_unions[key] = _Union(bank, relation, list(members))
+    if key not in bank._set_counts:
+        bank._set_counts[key] = bank.union_counts(relation, list(members))
+    known = bank._set_added.setdefault(key, {})
+    union: _Union | None = None
     facts = bank.num_facts(relation)
-    s, b = union.counts
+    s, b = bank._set_counts[key]
     dice = _dice(s, b, facts)
     # the p-value of d_1 = d facts is (D_B / 2)^d: fewer facts than this are never admitted
     least = math.log(ALPHA) / math.log(dice / 2) if 0 < dice / 2 < 1 else math.inf
@@ -1626,7 +1630,11 @@ def _admissible_candidates(
             continue
         if bank.counts(relation, [pattern])[0] < least:  # d_1 <= s of the pattern alone
             continue
-        d1, d = union.added(pattern)
+        if pattern not in known:
+            if union is None:
+                union = _Union(bank, relation, list(members))
+            known[pattern] = union.added(pattern)
+        d1, d = known[pattern]
         if _disjunct_p_value(d1, d, dice) < ALPHA and _dice(s + d1, b + d, facts) > dice:
             admitted.append(pattern)
     return tuple(admitted)
