@@ -297,18 +297,17 @@ def _read_record(record: Path, names: list[str]) -> tuple[str, dict[str, Any], i
         raise GraphDataError(
             f"resume: {str(record)!r} is not the JSON a race writes ({err}); {fix}"
         ) from err
-    candidates = decided.get("candidates") if isinstance(decided, dict) else None
+    fields = decided if isinstance(decided, dict) else {}  # a list or a number holds none
+    candidates, winner, horizon = (fields.get(k) for k in ("candidates", "winner", "race_epochs"))
     if isinstance(candidates, dict) and candidates.keys() != set(names):
         raise GraphDataError(
             f"resume: {str(record)!r} records a race of {sorted(candidates)}, not of "
             f"{sorted(names)}; pass the same candidates or start over"
         )
-    fields = ("best_valid_mrr", "best_epoch", "epochs", "valid_mrr", "diverged")
-    winner = decided.get("winner") if isinstance(decided, dict) else None
-    horizon = decided.get("race_epochs") if isinstance(decided, dict) else None
+    entry = ("best_valid_mrr", "best_epoch", "epochs", "valid_mrr", "diverged")
     if (
         not isinstance(candidates, dict)
-        or not all(_is_entry(entry, fields) for entry in candidates.values())
+        or not all(_is_entry(value, entry) for value in candidates.values())
         or winner not in names
         or candidates[winner]["diverged"] is not None
         or isinstance(horizon, bool)
@@ -318,7 +317,7 @@ def _read_record(record: Path, names: list[str]) -> tuple[str, dict[str, Any], i
         raise GraphDataError(
             f"resume: expected {str(record)!r} to hold race_epochs (an integer >= 1), winner "
             f"(one of {names} that did not diverge) and candidates (per candidate: "
-            f"{', '.join(fields)}), got {_excerpt(decided)}; {fix}"
+            f"{', '.join(entry)}), got {_excerpt(decided)}; {fix}"
         )
     return winner, candidates, horizon
 

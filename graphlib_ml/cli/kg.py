@@ -274,13 +274,12 @@ def _refuse_undecided_race(args: argparse.Namespace, out: Path, model: str) -> N
     """
     if not args.resume:
         return
-    checkpoints = [name for name in race_files() if name.endswith(".pt") and (out / name).is_file()]
-    logs = [name for name in race_files() if (out / name).is_file()]
-    undecided = logs and not (out / "race.json").is_file()
-    if checkpoints or undecided:
+    present = [name for name in race_files() if (out / name).is_file()]
+    checkpoints = [name for name in present if name.endswith(".pt")]
+    if checkpoints or (present and "race.json" not in present):  # candidates, or no winner yet
         raise GraphDataError(
             f"--model: {str(out)!r} holds a race that did not finish "
-            f"({', '.join(checkpoints or logs)}), which --model {model} --resume would not "
+            f"({', '.join(checkpoints or present)}), which --model {model} --resume would not "
             "continue; drop --model to resume the race (it picks the model), or pass "
             f"--overwrite to train --model {model} from scratch"
         )

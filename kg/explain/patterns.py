@@ -1622,8 +1622,9 @@ def _admissible_candidates(
     facts = bank.num_facts(relation)
     s, b = bank._set_counts[key]
     dice = _dice(s, b, facts)
-    # the p-value of d_1 = d facts is (D_B / 2)^d: fewer facts than this are never admitted
-    least = math.log(ALPHA) / math.log(dice / 2) if 0 < dice / 2 < 1 else math.inf
+    # the p-value of d_1 = d facts is (D_B / 2)^d (D_B <= 1): fewer facts are never admitted;
+    # at D_B = 0 one fact is enough
+    least = math.log(ALPHA) / math.log(dice / 2) if dice > 0 else 1.0
     admitted = []
     for pattern in candidates:
         if pattern in members or any(anchor >= 0 for _, _, anchor in pattern):
