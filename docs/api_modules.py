@@ -41,6 +41,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.sports",
         "graphdata.worlds.travel",
         "graphdata.worlds.commerce",
+        "graphdata.worlds.clinical",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -120,7 +120,7 @@ __all__ = [
     "ExplanationScore",
     "TargetScores",
     "LengthSummary",
-    # synthetic worlds with planted rules, exceptions and noise (academic ... commerce)
+    # synthetic worlds with planted rules, exceptions and noise (academic ... clinical)
     "WORLDS",
     "World",
     "world",

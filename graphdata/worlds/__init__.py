@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Nine worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Ten worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -34,7 +34,15 @@ and countries: an inverse listing pair whose base side a length-1 own-label rule
 symmetric base partnership completed by a length-1 rule, a symmetric competitor star with an
 inequality, a recursive category rule of finite depth, a length-3 warehouse chain into country
 hubs feeding one of a head's two bodies beside a correlated shortcut, a loyalty triangle,
-exceptions and noise).
+exceptions and noise). :func:`clinical_world` was written the same way, without reading
+:mod:`kg.explain` or the explainer benchmarks, as a world held out for the explainer (patients,
+clinicians, hospitals, conditions, drugs, drug classes and genetic variants: an inverse care
+pair, a symmetric base interaction relation and a symmetric colleague star with an inequality,
+standard care from diagnosis and first-line therapy whose withheld prescriptions mostly carry a
+recorded allergy, a derived prescription relation with held-out facts in four other bodies, a
+risk head with two bodies one through it, a dose head with two triangle bodies, a rule anchored
+on the constant ``class_anticoagulant``, a correlated dispensing shortcut, exceptions and
+noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -50,6 +58,7 @@ from graphdata.errors import GraphDataError
 from graphdata.worlds.academic import ACADEMIC_RULES, academic_world
 from graphdata.worlds.base import World, build_world
 from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
+from graphdata.worlds.clinical import CLINICAL_RULES, clinical_world
 from graphdata.worlds.commerce import COMMERCE_RULES, commerce_world
 from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
@@ -73,6 +82,7 @@ __all__ = [
     "sports_world",
     "travel_world",
     "commerce_world",
+    "clinical_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -82,6 +92,7 @@ __all__ = [
     "SPORTS_RULES",
     "TRAVEL_RULES",
     "COMMERCE_RULES",
+    "CLINICAL_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -97,6 +108,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "sports": sports_world,
     "travel": travel_world,
     "commerce": commerce_world,
+    "clinical": clinical_world,
 }
 
 
@@ -112,11 +124,12 @@ def world(
 
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
-            ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"`` or ``"commerce"``.
+            ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"`` or
+            ``"clinical"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
-            companies, people, players, airports, customers). Default ``None``: the generator's
-            default (400, 800, 600, 500, 450, 320, 400, 240, 400).
+            companies, people, players, airports, customers, patients). Default ``None``: the
+            generator's default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -33,6 +33,7 @@ SIZES = {
     "sports": 120,
     "travel": 120,
     "commerce": 120,
+    "clinical": 120,
 }
 
 
@@ -310,6 +311,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "sports",
         "travel",
         "commerce",
+        "clinical",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -408,7 +410,9 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         assert (p, "depends_on", q) in everything and maintainers[p] & maintainers[q]
 
 
-@pytest.mark.parametrize("name", ["software", "corporate", "media", "sports", "travel", "commerce"])
+@pytest.mark.parametrize(
+    "name", ["software", "corporate", "media", "sports", "travel", "commerce", "clinical"]
+)
 def test_world_same_seed_same_world(name: str) -> None:
     a, b, c = (world(name, size=80, seed=s) for s in (5, 5, 6))
     for split in SPLITS:
