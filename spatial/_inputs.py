@@ -48,6 +48,7 @@ __all__ = [
     "warn_expression_graph",
     "check_expression",
     "check_zero_rows",
+    "check_constant_genes",
     "unit_rows",
     "log_counts_coordinates",
     "check_nonzero_rows",
@@ -450,13 +451,56 @@ def check_zero_rows(
         )
 
 
+def check_constant_genes(
+    x: Tensor, where: str, *, names: Sequence[str] | None = None, centred: bool = False
+) -> None:
+    r"""Refuse genes that carry no variation into the fit: columns of ``x`` that never change.
+
+    On the sphere (``centred=False``, ``x`` already projected) a gene that is zero in every cell
+    is a coordinate that never moves; on the log-counts route (``centred=True``, ``x`` the raw
+    counts) a gene with the same count in every cell becomes zero once its mean is removed.
+    Score matching then rewards a self-coupling without bound: the fit returns
+    :math:`W_{gg} pprox -N` (only the ridge stops it), finite but meaningless, and on the
+    log-counts route the projection off the library-size direction spreads it to every other
+    gene.
+    """
+    fixed = (x == 0).all(0) if not centred else (x == x[:1]).all(0)  # [G]
+    if bool(fixed.any()):
+        cols = torch.nonzero(fixed).flatten().tolist()
+        shown = [names[c] for c in cols[:5]] if names is not None else cols[:5]
+        what = "zero in every cell" if not centred else "with the same count in every cell"
+        raise GraphDataError(
+            f"{where}: expected genes that vary across cells, got {len(cols)} gene(s) {what} "
+            f"(first {shown}); their self-couplings would grow without bound. Drop them first, "
+            "e.g. sc.pp.filter_genes(adata, min_cells=1) for all-zero genes, or leave them out "
+            "with mask_var (e.g. the highly variable genes)"
+        )
+
+
 def _name_rows(rows: list[int], names: Sequence[str] | None) -> str:
     return str([names[r] for r in rows] if names is not None else rows)
 
 
-def unit_rows(x: Tensor) -> Tensor:
-    r"""Project rows onto the unit sphere, :math:`x_i / \lVert x_i \rVert_2` (rows are non-zero)."""
-    return x / x.norm(dim=-1, keepdim=True)
+def unit_rows(x: Tensor, *, inplace: bool = False) -> Tensor:
+    r"""Project rows onto the unit sphere, :math:`x_i / \lVert x_i \rVert_2` (rows are non-zero).
+
+    The norm of a row whose squares overflow (values past ~1e19 in float32) or underflow
+    (below ~1e-23) would be inf or 0, turning the row into zeros or NaN; then the rows are first
+    divided by their largest absolute value, which changes no direction. ``inplace`` divides
+    ``x`` itself (for an array the caller owns).
+
+    Examples:
+        >>> unit_rows(torch.tensor([[3e30, 4e30], [0.0, 2.0]]))
+        tensor([[0.6000, 0.8000],
+                [0.0000, 1.0000]])
+    """
+    norm = x.norm(dim=-1, keepdim=True)  # [N, 1]
+    if not bool(((norm > 0) & torch.isfinite(norm)).all()):
+        scale = x.abs().amax(dim=-1, keepdim=True)  # [N, 1]
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        x = x.div_(scale) if inplace else x / scale
+        norm = x.norm(dim=-1, keepdim=True)
+    return x.div_(norm) if inplace else x / norm
 
 
 def log_counts_coordinates(counts: Tensor, means: Tensor | None = None) -> tuple[Tensor, Tensor]:

@@ -24,6 +24,7 @@ __all__ = [
     "DELTA_LAYER",
     "RING_OBS",
     "PERTURBED_OBS",
+    "check_key_added",
     "matrix_key",
     "energy_matrix_key",
     "field_key",
@@ -80,6 +81,26 @@ def _check_which(which: str) -> str:
     if which not in ("intra", "inter"):
         raise GraphDataError(f"which: expected 'intra' or 'inter', got {which!r}")
     return which
+
+
+def check_key_added(key_added: object) -> str:
+    """``key_added`` itself, if it can name keys in an ``.h5ad`` file; else a clear error.
+
+    An empty prefix writes ``uns[""]``, whose entries ``write_h5ad`` spreads over ``uns``
+    itself (replacing what was there), and a ``"/"`` makes HDF5 groups of the keys: either file
+    reads back without the fit, or not at all.
+
+    Examples:
+        >>> check_key_added("celcomen_ko")
+        'celcomen_ko'
+    """
+    if not isinstance(key_added, str) or not key_added or "/" in key_added:
+        raise GraphDataError(
+            f"key_added: expected a non-empty name without '/', got {key_added!r}; pass e.g. "
+            "key_added='celcomen_2' (it prefixes every key written, and '/' or '' cannot be "
+            "stored in an .h5ad file)"
+        )
+    return key_added
 
 
 def matrix_key(key_added: str = UNS_KEY, which: str = "intra") -> str:

@@ -227,15 +227,22 @@ class CelcomenConfig:
                 raise GraphDataError(
                     f"{name}: expected one of {valid}, got {getattr(self, name)!r}"
                 )
+        # At most 2**63 - 1: the config is stored in uns, and a larger int has no HDF5 type
+        # (write_h5ad would fail after the whole fit).
         for name in ("epochs", "n_neighbors"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GraphDataError(f"{name}: expected an integer >= 1, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**63:
+                raise GraphDataError(
+                    f"{name}: expected an integer in [1, 2**63 - 1], got {value!r}"
+                )
         if self.batch_size is not None and (
-            not isinstance(self.batch_size, int) or self.batch_size < 1
+            isinstance(self.batch_size, bool)
+            or not isinstance(self.batch_size, int)
+            or not 1 <= self.batch_size < 2**63
         ):
             raise GraphDataError(
-                f"batch_size: expected None or an integer >= 1, got {self.batch_size!r}"
+                f"batch_size: expected None or an integer in [1, 2**63 - 1], got "
+                f"{self.batch_size!r}"
             )
         _inputs.check_real(
             "lr", self.lr, low=0.0, low_open=True, fix="pass a positive step size, e.g. lr=0.05"
@@ -499,6 +506,12 @@ class Celcomen:
             transform=self.config.transform,
         )
         cfg = self.config
+        _inputs.check_constant_genes(
+            x,
+            _inputs.layer_name(layer) if isinstance(data, AnnData) else "data",
+            names=var_names,
+            centred=transform == "log_counts",
+        )
         self.transform_ = transform
         self.gene_offset_: Tensor | None = None
         self._clear_size_factors()
@@ -528,7 +541,7 @@ class Celcomen:
                 y, self.log_size_center_ = _inputs.remove_library_size(y, sizes.log(), kappa)
                 self.size_factors_, self.library_slope_ = sizes, kappa
                 _inputs.check_nonzero_rows(y)
-            x = y.div_(y.norm(dim=-1, keepdim=True))  # [N, G] on the sphere
+            x = _inputs.unit_rows(y, inplace=True)  # [N, G] on the sphere
         elif size_factors is not None and size_factors is not False:
             raise GraphDataError(
                 f"size_factors: apply to raw counts (transform='log_counts'), got a "
@@ -838,7 +851,7 @@ class Celcomen:
             )
         if transform == "sphere":
             # x / ||x|| over the selected genes; in place when x is ours (one [N, G] less).
-            x = x.div_(x.norm(dim=-1, keepdim=True)) if owned else _inputs.unit_rows(x)
+            x = _inputs.unit_rows(x, inplace=owned)
         return x, edge_index, edge_weight, var_names, columns, transform
 
     def _fitted_columns(self, data: Any) -> np.ndarray:

@@ -305,8 +305,13 @@ def relax(
             field = model.field_from(state, operator @ state, strength) * free  # [N, G]
             tangent = field - ((y * field).sum(-1, keepdim=True) / safe_sq) * y
             step = y + step_size * tangent
-            norm = step.norm(dim=-1, keepdim=True).clamp(min=1e-30)
-            y = torch.where(movable, step * (safe_sq.sqrt() / norm), y)
+            norm = step.norm(dim=-1, keepdim=True)
+            if not bool(torch.isfinite(norm).all()):
+                # A large step_size overflows the squares (inf norm: every row would become
+                # 0); the direction is what counts, so divide by the largest entry first.
+                step = step / step.abs().amax(dim=-1, keepdim=True).clamp(min=1e-30)
+                norm = step.norm(dim=-1, keepdim=True)
+            y = torch.where(movable, step * (safe_sq.sqrt() / norm.clamp(min=1e-30)), y)
     out = fixed + y
     if not bool(torch.isfinite(out).all()):
         raise GraphDataError(

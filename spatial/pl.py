@@ -11,6 +11,8 @@ matching function of :mod:`spatial.plot` (no second copy of a figure), from the 
   file in the same folder, renamed onto the path: :func:`graphdata.atomic.atomic_path`), in the
   format of its suffix (``.png``, ``.pdf``, ``.svg``; matplotlib's ``savefig``). Unlike scanpy,
   the path is used as given (no ``figures/`` folder, no prefix).
+  A figure the function made itself is then closed in pyplot unless it is shown (scanpy
+  closes it too), so saving in a loop holds no open figures; the Axes returned still works.
 * ``show``: True calls :func:`matplotlib.pyplot.show` and returns None; False returns the Axes;
   None (default) shows only when the function made the figure itself (no ``ax``) and nothing
   was saved, else returns the Axes (scanpy reads its ``settings.autoshow`` instead; a library
@@ -48,22 +50,40 @@ def _check_options(show: object, save: object) -> None:
             f"save: expected a file path (str or Path), got {type(save).__name__}; pass e.g. "
             "save='couplings.png'"
         )
+    if save is not None:
+        # Checked before drawing: savefig would refuse the suffix only after the figure exists.
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        formats = FigureCanvasBase.get_supported_filetypes()
+        suffix = Path(os.fspath(save)).suffix.lower().lstrip(".")
+        if suffix not in formats:
+            known = ", ".join(sorted(formats))
+            raise GraphDataError(
+                f"save: expected a file name ending in a figure format ({known}), got "
+                f"{os.fspath(save)!r}; pass e.g. save='couplings.png'"
+            )
 
 
 def _finish(
     ax: Axes, *, made_here: bool, show: bool | None, save: str | os.PathLike[str] | None
 ) -> Axes | None:
     """Save (atomically) and show as the module docstring says; the Axes unless shown."""
+    import matplotlib.pyplot as plt
+
+    if show is None:
+        show = made_here and save is None
     if save is not None:
         figure = ax.figure.get_figure(root=True)
         assert figure is not None
-        with atomic_path(Path(save)) as tmp:  # keeps the suffix: savefig infers the format
-            figure.savefig(tmp, dpi=SAVE_DPI, bbox_inches="tight")
-    if show is None:
-        show = made_here and save is None
+        try:
+            with atomic_path(Path(save)) as tmp:  # keeps the suffix: savefig infers the format
+                figure.savefig(tmp, dpi=SAVE_DPI, bbox_inches="tight")
+        finally:
+            if made_here and not show:
+                # Saved and not shown: pyplot lets go of the figure (as scanpy closes it), so a
+                # loop of saves holds no figures; the Axes returned still draws and saves.
+                plt.close(figure)
     if show:
-        import matplotlib.pyplot as plt
-
         plt.show()
         return None
     return ax

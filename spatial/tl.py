@@ -35,6 +35,8 @@ def _target(adata: AnnData, copy: bool) -> AnnData:
         raise GraphDataError(f"adata: expected an AnnData, got {type(adata).__name__}")
     if not isinstance(copy, bool):
         raise GraphDataError(f"copy: expected True or False, got {copy!r}")
+    if copy and adata.isbacked:
+        return adata.to_memory()  # a backed object copies only to a file: this is the copy
     return adata.copy() if copy else adata
 
 
@@ -179,7 +181,7 @@ def perturb(
         GraphDataError: If ``layer`` differs from the fit's, or a gene was not fitted.
     """
     target = _target(adata, copy)
-    params = tools.fit_params(target, key_added)
+    params = tools.fit_params(target, _keys.check_key_added(key_added))
     if layer is None:
         layer = params.get("layer")
     if spatial_key is None:

@@ -15,6 +15,7 @@ the used block, and a counterfactual runs on the used genes only.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -104,14 +105,35 @@ def celcomen(
     Raises:
         KeyError: If neither ``obsm[spatial_key]`` nor the graph exists, or ``layer`` is missing.
         GraphDataError: On NaN, negative (unless ``allow_negative``) or, on the sphere route,
-            all-zero expression (raw counts on the log-counts route may have empty cells).
+            all-zero expression (raw counts on the log-counts route may have empty cells), or
+            a ``key_added`` that an ``.h5ad`` file cannot hold (empty, or with ``"/"``).
     """
+    _keys.check_key_added(key_added)  # before the fit: a bad key would lose it at the write
     estimator = Celcomen(config, **params)
+    if _keys.connectivities_key(spatial_key) in adata.obsp and "n_neighbors" in params:
+        warnings.warn(
+            f"n_neighbors={params['n_neighbors']} is not used: adata has the graph "
+            f"obsp[{_keys.connectivities_key(spatial_key)!r}], which is used as it is; delete "
+            "it first to build a k-NN graph with n_neighbors",
+            UserWarning,
+            stacklevel=3,
+        )
     if _keys.connectivities_key(spatial_key) not in adata.obsp:
         _inputs.warn_expression_graph(
             adata, spatial_key, estimator.config.n_neighbors, stacklevel=3
         )
         _inputs.require_coordinates(adata, spatial_key)
+        k = estimator.config.n_neighbors
+        if k > adata.n_obs - 1:
+            raise GraphDataError(
+                f"n_neighbors: expected at most n_obs - 1 = {adata.n_obs - 1} (each cell's "
+                f"neighbours are other cells), got {k} for {adata.n_obs} cells; "
+                + (
+                    f"pass n_neighbors={adata.n_obs - 1} or fewer"
+                    if adata.n_obs > 1
+                    else "a fit needs at least 2 cells"
+                )
+            )
         spatial_neighbors_knn(
             adata,
             estimator.config.n_neighbors,
@@ -229,6 +251,7 @@ def store_fit(
           and ``log_size_center``: :math:`\bar\ell` or None) and ``losses`` (float64 array,
           mean objective per epoch).
     """
+    _keys.check_key_added(key_added)
     w_intra, w_inter = estimator.matrices()
     used = _used_genes(adata, estimator)
     model = estimator.model_
@@ -426,10 +449,11 @@ def intervene(
 
     Raises:
         KeyError: If the matrices are missing (run :func:`celcomen` first).
-        GraphDataError: If ``layer`` is not the fit's layer, or a gene was not fitted.
+        GraphDataError: If ``layer`` is not the fit's layer, a gene was not fitted, or
+            ``key_added`` is empty or holds ``"/"``.
         UnknownLabelError: For genes not in ``var_names`` or unknown cells (close names listed).
     """
-    params = fit_params(adata, key_added)
+    params = fit_params(adata, _keys.check_key_added(key_added))
     if "layer" in params and layer != params["layer"]:
         fitted = params["layer"]
         raise GraphDataError(
@@ -509,6 +533,7 @@ def store_counterfactual(
     def host(t: torch.Tensor) -> np.ndarray:
         return t.detach().cpu().numpy()
 
+    _keys.check_key_added(key_added)
     used = np.arange(adata.n_vars) if genes is None else np.asarray(genes)
     if result.delta.shape[1] != len(used):
         raise GraphDataError(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,14 @@ def parse_genes(items: list[str]) -> dict[str, float]:
         >>> parse_genes(["IFITM3=0", "CD74=2.5"])
         {'IFITM3': 0.0, 'CD74': 2.5}
     """
-    out = {}
+    out: dict[str, float] = {}
     for item in items:
         name, sep, value = item.partition("=")
+        if name in out:
+            raise GraphDataError(
+                f"--gene: {name} is given twice ({name}={out[name]:g} and {item!r}); pass each "
+                "gene once"
+            )
         try:
             out[name] = float(value)
         except ValueError:
@@ -81,6 +87,15 @@ def _simulate(args: argparse.Namespace) -> int:
     # X holds signed sphere coordinates, so the fit needs --signed (counts never do).
     print(f"next: graphlib spatial fit {out} --signed --out {fitted}")
     return 0
+
+
+def _check_key_added(args: argparse.Namespace) -> None:
+    """``--key-added`` as :func:`spatial._keys.check_key_added` wants it, named as the flag."""
+    if not args.key_added or "/" in args.key_added:
+        raise GraphDataError(
+            f"--key-added: expected a non-empty name without '/', got {args.key_added!r}; pass "
+            "e.g. --key-added celcomen_2 ('/' or '' cannot be stored in an .h5ad file)"
+        )
 
 
 def _where(layer: str | None) -> str:
@@ -174,6 +189,9 @@ def _mask_var(adata: Any, args: argparse.Namespace) -> Any:
         raise GraphDataError(
             f"--genes: expected at least two comma-separated gene names, got {args.genes!r}"
         )
+    repeated = sorted({g for g in genes if genes.count(g) > 1})
+    if repeated:
+        raise GraphDataError(f"--genes: {repeated} given more than once; name each gene once")
     names = list(map(str, adata.var_names))
     known = set(names)
     for gene in genes:
@@ -206,6 +224,7 @@ def _fit(args: argparse.Namespace) -> int:
     from spatial.io import read_h5ad, write_h5ad
 
     check_output_file(args.out, argument="--out")
+    _check_key_added(args)
     device = resolve_device(args.device)
     config = _config(args)
     print(
@@ -215,6 +234,15 @@ def _fit(args: argparse.Namespace) -> int:
     adata = read_h5ad(args.input)
     if args.coords_obs is not None:
         _coords_from_obs(adata, args)
+    graph = f"{args.spatial_key}_connectivities"
+    if args.n_neighbors is not None and graph in adata.obsp:
+        # The library uses an existing graph as it is; say so rather than ignore the flag.
+        print(
+            f"warning: --n-neighbors {args.n_neighbors} is not used: the input has the graph "
+            f"obsp[{graph!r}], which is used as it is; delete it from the file to build a k-NN "
+            "graph with --n-neighbors",
+            file=sys.stderr,
+        )
     _check_sign(adata, args.layer, args.signed)
     mask_var = _mask_var(adata, args)
     tracker = None
@@ -289,25 +317,50 @@ def _intervene(args: argparse.Namespace) -> int:
     import numpy as np
 
     from graphdata.device import resolve_device
+    from graphdata.errors import UnknownLabelError
     from graphdata.run_folder import check_output_file
     from spatial import tl
     from spatial.io import read_h5ad, write_h5ad
 
     genes = parse_genes(args.gene)
+    _check_key_added(args)
     check_output_file(args.out, argument="--out")
     device = resolve_device(args.device)
     adata = read_h5ad(args.input)
     cells: Any
     if args.cells_where:
-        column, _, value = args.cells_where.partition("=")
+        column, sep, value = args.cells_where.partition("=")
+        if not sep or not column:
+            raise GraphDataError(
+                f"--cells-where: expected COLUMN=VALUE, e.g. cluster=3, got {args.cells_where!r}"
+            )
         if column not in adata.obs:
             raise GraphDataError(
                 f"--cells-where: no obs column {column!r} (available: "
                 f"{sorted(map(str, adata.obs.columns))}); pass COLUMN=VALUE"
             )
-        cells = np.asarray(adata.obs[column].astype(str) == value)
+        labels = adata.obs[column].astype(str)
+        cells = np.asarray(labels == value)
+        if not cells.any():
+            present = sorted(set(labels))
+            raise GraphDataError(
+                f"--cells-where: no cell has obs[{column!r}] == {value!r} (values there, as "
+                f"text: {present[:10]}{' ...' if len(present) > 10 else ''}); pass one of them"
+            )
     else:
         cells = [c for c in args.cells.split(",") if c]
+        known = set(map(str, adata.obs_names))
+        for cell in cells:
+            if cell not in known:
+                raise UnknownLabelError(
+                    "cell", cell, list(map(str, adata.obs_names)), argument="--cells"
+                )
+    names = set(map(str, adata.var_names))
+    for gene in genes:
+        if gene not in names:
+            raise UnknownLabelError(
+                "gene", gene, list(map(str, adata.var_names)), argument="--gene"
+            )
     fitted = adata.uns.get(args.key_added, {}).get("params", {})
     if args.layer is not None and "layer" in fitted and args.layer != fitted["layer"]:
         raise GraphDataError(
@@ -367,9 +420,9 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     sim = sub.add_parser("simulate", help="write a simulated tissue as .h5ad")
     sim.add_argument(
         "--cells",
-        type=cli_types.integer(2),
+        type=cli_types.integer(7),  # the tissue's k-NN graph gives each cell 6 neighbours
         default=600,
-        help="cells (default: %(default)s)",
+        help="cells, at least 7: each has 6 neighbours (default: %(default)s)",
     )
     sim.add_argument(
         "--genes",

@@ -221,3 +221,8 @@ def test_numeric_flags_refuse_at_parse_time(argv, flag, capsys):
         _run(argv)
     assert stop.value.code == 2
     assert f"argument {flag}: expected " in capsys.readouterr().err
+
+
+def test_a_gene_given_twice_is_refused():
+    with pytest.raises(GraphDataError, match=r"--gene: A is given twice \(A=0 and 'A=1'\)"):
+        parse_genes(["A=0", "B=2", "A=1"])

@@ -253,3 +253,89 @@ def test_size_factors_flag_reaches_the_fit_and_a_missing_column_is_one_line(tmp_
     assert "orthogonal to the library-size direction" in capsys.readouterr().out
     assert main([*base, "--size-factors", "total_counts"]) == EXIT_USAGE
     _one_line_error(capsys, "obs['total_counts']: no such column", "'library'")
+
+
+@pytest.fixture(scope="module")
+def fitted(signed, tmp_path_factory):
+    path = tmp_path_factory.mktemp("fitted") / "fit.h5ad"
+    adata = anndata.read_h5ad(signed)
+    adata.obs["cluster"] = np.arange(adata.n_obs) % 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        tl.celcomen(adata, allow_negative=True, epochs=5, progress=False)
+    adata.write_h5ad(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("flags", "fragments"),
+    [
+        (
+            ["--gene", "gene_1=0", "--gene", "gene_1=2", "--cells", "cell_3"],
+            ["--gene: gene_1 is given twice"],
+        ),
+        (
+            ["--gene", "gene_9=0", "--cells", "cell_3"],
+            ["--gene: unknown gene label 'gene_9'", "'gene_1'"],
+        ),
+        (
+            ["--gene", "gene_1=0", "--cells", "cell_3,cell_x"],
+            ["--cells: unknown cell label 'cell_x'"],
+        ),
+        (
+            ["--gene", "gene_1=0", "--cells-where", "cluster"],
+            ["--cells-where: expected COLUMN=VALUE"],
+        ),
+        (
+            ["--gene", "gene_1=0", "--cells-where", "cluster=7"],
+            ["--cells-where: no cell has obs['cluster'] == '7'", "['0', '1', '2']"],
+        ),
+        (
+            ["--gene", "gene_1=0", "--cells", "cell_3", "--key-added", ""],
+            ["--key-added: expected a non-empty name"],
+        ),
+    ],
+)
+def test_perturb_names_the_flag_of_a_bad_selection(fitted, tmp_path, capsys, flags, fragments):
+    # Before: a repeated --gene kept the last value silently, an unmatched --cells-where said
+    # "cells: the selection is empty", unknown names came back without the flag.
+    out = tmp_path / "p.h5ad"
+    argv = ["spatial", "perturb", str(fitted), *flags, "--out", str(out), "--no-progress"]
+    assert main(argv) == EXIT_USAGE
+    _one_line_error(capsys, *fragments)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("key", ["", "a/b"])
+def test_fit_refuses_a_key_added_that_h5ad_cannot_hold(signed, tmp_path, capsys, key):
+    out = tmp_path / "o.h5ad"
+    argv = ["spatial", "fit", str(signed), "--signed", "--key-added", key, "--out", str(out)]
+    assert main([*argv, *EPOCHS]) == EXIT_USAGE
+    _one_line_error(capsys, "--key-added: expected a non-empty name without '/'")
+    assert not out.exists()
+
+
+def test_fit_refuses_repeated_genes_and_warns_on_an_unused_n_neighbors(signed, tmp_path, capsys):
+    out = tmp_path / "o.h5ad"
+    base = ["spatial", "fit", str(signed), "--signed", "--out", str(out), *EPOCHS]
+    assert main([*base, "--genes", "gene_0,gene_0"]) == EXIT_USAGE
+    _one_line_error(capsys, "--genes: ['gene_0'] given more than once")
+    # the simulated tissue has its graph: --n-neighbors cannot change it, and says so
+    assert main([*base, "--n-neighbors", "10"]) == 0
+    assert "--n-neighbors 10 is not used: the input has the graph" in capsys.readouterr().err
+
+
+def test_simulate_refuses_fewer_cells_than_a_neighbourhood(tmp_path, capsys):
+    out = tmp_path / "s.h5ad"
+    assert main(["spatial", "simulate", "--cells", "6", "--out", str(out)]) == EXIT_USAGE
+    _one_line_error(capsys, "argument --cells: expected an integer >= 7")
+    assert main(["spatial", "simulate", "--cells", "7", "--steps", "3", "--out", str(out)]) == 0
+
+
+def test_an_epochs_value_that_uns_cannot_store_is_refused_before_the_fit(signed, tmp_path, capsys):
+    # Before: the fit ran (cg stops early), then write_h5ad failed on the int in uns.
+    out = tmp_path / "o.h5ad"
+    argv = ["spatial", "fit", str(signed), "--signed", "--out", str(out), "--no-progress"]
+    assert main([*argv, "--epochs", str(10**21)]) == EXIT_USAGE
+    _one_line_error(capsys, "epochs: expected an integer in [1, 2**63 - 1]")
+    assert not out.exists()

@@ -90,7 +90,8 @@ def test_fit_refuses_non_finite_expression(tissue, bad):
     ("field", "value"),
     [("lr", math.inf), ("lr", math.nan), ("lr", 0.0), ("weight_decay", math.inf),
      ("weight_decay", -1.0), ("seed", 1.5), ("seed", -1), ("epochs", 0), ("batch_size", 0),
-     ("progress", "yes")],
+     ("progress", "yes"), ("epochs", 2**63), ("n_neighbors", 2**63), ("batch_size", 2**63),
+     ("batch_size", True)],
 )  # fmt: skip
 def test_config_fields_are_validated(field, value):
     with pytest.raises(GraphDataError, match=f"{field}: expected"):
@@ -222,3 +223,68 @@ def test_a_diverging_relaxation_raises():
     x = torch.nn.functional.normalize(torch.rand(4, 3, generator=torch.Generator().manual_seed(0)))
     with pytest.raises(GraphDataError, match="step_size: the relaxation diverged"):
         relax(model, x, RING, torch.ones(4), steps=3, step_size=1e30)
+
+
+def test_unit_rows_keep_the_direction_when_the_squares_overflow_or_underflow():
+    from spatial._inputs import unit_rows
+
+    x = torch.tensor([[3e30, 4e30], [3e-30, 4e-30], [0.0, 2.0]])  # float32: 9e60 is inf
+    expected = torch.tensor([[0.6, 0.8], [0.6, 0.8], [0.0, 1.0]])
+    torch.testing.assert_close(unit_rows(x), expected)
+    y = x.clone()
+    assert unit_rows(y, inplace=True) is y
+    torch.testing.assert_close(y, expected)
+
+
+def test_a_cell_with_huge_values_fits_as_its_direction(tissue):
+    # Sphere coordinates are scale-free per cell: multiplying one row by 1e25 (finite float32,
+    # squares past float max) must not turn it into a zero row.
+    x = tissue.x.abs() + 0.01  # non-negative, the "sphere" route
+    big = x.clone()
+    big[3] *= 1e25
+    fits = [Celcomen(epochs=5, progress=False).fit(d, tissue.edge_index) for d in (x, big)]
+    torch.testing.assert_close(fits[1].W_inter_, fits[0].W_inter_, rtol=1e-4, atol=1e-5)
+
+
+def test_a_huge_gradient_step_keeps_the_rows_on_the_sphere():
+    model = CelcomenEnergy(3)
+    model.set_matrices(torch.eye(3) * 2.0, torch.full((3, 3), 0.5))
+    x = torch.nn.functional.normalize(torch.tensor([[1.0, 2.0, 3.0], [3.0, 1.0, 2.0]]), dim=-1)
+    edges = torch.tensor([[0, 1], [1, 0]])
+    out = relax(model, x, edges, torch.ones(2), steps=3, step_size=1e30, progress=False)
+    torch.testing.assert_close(out.norm(dim=-1), torch.ones(2))  # not rows of zeros
+
+
+def test_a_clamp_whose_square_overflows_is_not_a_knock_out(tissue):
+    est = Celcomen(epochs=5, progress=False).fit(tissue.x, tissue.edge_index)
+    cells = torch.zeros(tissue.x.shape[0], dtype=torch.bool)
+    cells[0] = True
+    high = est.intervene(tissue.x, {0: 1e30}, cells, edge_index=tissue.edge_index, progress=False)
+    knock = est.intervene(tissue.x, {0: 0.0}, cells, edge_index=tissue.edge_index, progress=False)
+    assert float(high.perturbed[0, 0]) == pytest.approx(1.0, abs=1e-5)  # the row, normalised
+    assert float(knock.perturbed[0, 0]) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("counts", "what"),
+    [(True, "with the same count in every cell"), (False, "zero in every cell")],
+)
+def test_genes_without_variation_are_refused(tissue, counts, what):
+    import anndata
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = tissue.x.shape[0]
+    x = rng.poisson(3.0, (n, 4)).astype(np.float32)
+    if counts:
+        x[:, 2] = 4.0  # the log-counts route: a constant count is 0 once centred
+    else:
+        x = np.log1p(x) + 0.5  # normalised expression: the sphere route
+        x[:, 2] = 0.0
+    adata = anndata.AnnData(x, obsm={"spatial": hex_grid(n).numpy()})
+    adata.var_names = ["a", "b", "flat", "d"]
+    with pytest.raises(
+        GraphDataError, match=rf"adata.X: expected genes that vary .* {what} .*'flat'"
+    ):
+        Celcomen(epochs=3, progress=False).fit(adata)
+    Celcomen(epochs=3, progress=False).fit(adata, mask_var=np.array([1, 1, 0, 1], dtype=bool))

@@ -276,3 +276,61 @@ def test_store_fit_places_a_tensor_fit_with_mask_var_and_refuses_foreign_genes()
     other.var_names = [f"g{i}" for i in range(5)]
     with pytest.raises(GraphDataError, match=r"estimator: 5 of its 5 genes are not in adata"):
         tools.store_fit(other, named)
+
+
+@pytest.mark.parametrize("key", ["", "fit/one"])
+def test_a_key_added_that_h5ad_cannot_hold_is_refused_before_the_fit(key, perturbed):
+    # "" spread uns[""] over uns at the write (spatial_neighbors lost); "/" made HDF5 groups,
+    # and the file no longer read back.
+    adata = _adata()
+    with pytest.raises(GraphDataError, match=rf"key_added: expected a non-empty name .*{key!r}"):
+        tl.celcomen(adata, key_added=key, **FIT)
+    assert not adata.varp and not adata.uns  # nothing fitted, nothing written
+    with pytest.raises(GraphDataError, match="key_added: expected a non-empty name"):
+        tl.perturb(perturbed, {"IFITM3": 0.0}, ["spot30"], key_added=key, copy=True)
+
+
+def test_copy_of_a_backed_adata_is_made_in_memory(tmp_path):
+    path = tmp_path / "in.h5ad"
+    _adata().write_h5ad(path)
+    backed = anndata.read_h5ad(path, backed="r")
+    fitted = tl.celcomen(backed, copy=True, **FIT)
+    assert fitted is not None and not fitted.isbacked and "celcomen_intra" in fitted.varp
+    assert "celcomen_intra" not in backed.varp
+    fitted.write_h5ad(path)
+    backed = anndata.read_h5ad(path, backed="r")
+    perturbed = tl.perturb(backed, {"IFITM3": 0.0}, ["spot30"], copy=True, progress=False)
+    assert perturbed is not None and "celcomen_delta" in perturbed.layers
+    assert "celcomen_delta" not in backed.layers
+
+
+def test_saving_lets_go_of_the_figure_it_made(perturbed, tmp_path):
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    for i, draw in enumerate((pl.couplings, pl.perturbation, pl.rings)):
+        ax = draw(perturbed, save=tmp_path / f"{i}.png")
+        assert isinstance(ax, Axes) and (tmp_path / f"{i}.png").stat().st_size > 0
+        ax = draw(perturbed, save=tmp_path / f"{i}.svg", show=False)
+        assert isinstance(ax, Axes)
+    assert plt.get_fignums() == []  # a loop of saves holds no open figures
+    ax = pl.couplings(perturbed, show=False)  # nothing saved: the caller's figure stays
+    assert plt.get_fignums() == [ax.figure.number]
+    plt.close("all")
+    with pytest.raises(GraphDataError, match=r"save: expected a file name ending in a figure"):
+        pl.couplings(perturbed, save=tmp_path / "c.nope")
+    assert plt.get_fignums() == [] and not list(tmp_path.glob("*nope*"))  # refused before drawing
+
+
+def test_n_neighbors_with_an_existing_graph_warns_and_too_many_are_refused():
+    adata = _adata()
+    tl.celcomen(adata, **FIT)  # builds obsp['spatial_connectivities'] with k = 6
+    with pytest.warns(UserWarning, match=r"n_neighbors=10 is not used: adata has the graph"):
+        tl.celcomen(adata, n_neighbors=10, copy=True, **FIT)
+    small = _adata(n=4)
+    with pytest.raises(
+        GraphDataError, match=r"n_neighbors: expected at most n_obs - 1 = 3 .*got 6"
+    ):
+        tl.celcomen(small, **FIT)
+    with pytest.raises(GraphDataError, match="a fit needs at least 2 cells"):
+        tl.celcomen(_adata(n=1), **FIT)
