@@ -173,8 +173,8 @@ def atomic_path(path: str | os.PathLike[str], *, suffix: str | None = None) -> I
     file (next to a symbolic link's target, for a link), renamed onto it when the ``with`` block
     succeeds; if the block raises, the temporary file is removed and ``path`` is left as it was.
     For a FIFO, device or other non-regular file the yielded path is that file itself, written
-    directly. The parent folder of ``path`` is created if missing. See the module docstring for
-    modes, stale temporary files and full disks.
+    directly. The parent folder of ``path`` (of a symbolic link's target, for a link) is created
+    if missing. See the module docstring for modes, stale temporary files and full disks.
 
     Args:
         path: The file to (re)write.
@@ -201,6 +201,9 @@ def atomic_path(path: str | os.PathLike[str], *, suffix: str | None = None) -> I
         raise OutputIsADirectoryError(given)
     given.parent.mkdir(parents=True, exist_ok=True)
     target = _resolve(given)
+    # A dangling link names a file in a folder that may not exist yet: create it as for a plain
+    # path (check_output_file accepts such a link when the folder can be created).
+    target.parent.mkdir(parents=True, exist_ok=True)
     try:
         info: os.stat_result | None = os.stat(target)
     except FileNotFoundError:

@@ -29,6 +29,7 @@ from graphdata.atomic import (
     write_text_atomic,
 )
 from graphdata.errors import GraphDataError, TSVFormatError
+from graphdata.run_folder import check_output_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,6 +71,18 @@ def test_dangling_symlink_creates_its_target(tmp_path):
     link.symlink_to(tmp_path / "target.txt")
     write_text_atomic(link, "made")
     assert link.is_symlink() and (tmp_path / "target.txt").read_text() == "made"
+
+
+def test_dangling_symlink_into_a_missing_folder_creates_the_folder(tmp_path):
+    # check_output_file accepts such a link (its folder can be created), so the writer must
+    # create it too; it failed on the temporary file's path, after the run's work.
+    target = tmp_path / "missing" / "deeper" / "out.txt"
+    link = tmp_path / "out.txt"
+    link.symlink_to(target)
+    assert check_output_file(link, argument="--out") == link
+    write_text_atomic(link, "made")
+    assert link.is_symlink() and target.read_text() == "made"
+    assert _temps(target.parent) == []
 
 
 def test_symlink_chain_and_loop(tmp_path):
