@@ -42,6 +42,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.travel",
         "graphdata.worlds.commerce",
         "graphdata.worlds.clinical",
+        "graphdata.worlds.legal",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

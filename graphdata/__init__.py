@@ -120,7 +120,7 @@ __all__ = [
     "ExplanationScore",
     "TargetScores",
     "LengthSummary",
-    # synthetic worlds with planted rules, exceptions and noise (academic ... clinical)
+    # synthetic worlds with planted rules, exceptions and noise (academic ... legal)
     "WORLDS",
     "World",
     "world",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Ten worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Eleven worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -42,7 +42,15 @@ standard care from diagnosis and first-line therapy whose withheld prescriptions
 recorded allergy, a derived prescription relation with held-out facts in four other bodies, a
 risk head with two bodies one through it, a dose head with two triangle bodies, a rule anchored
 on the constant ``class_anticoagulant``, a correlated dispensing shortcut, exceptions and
-noise).
+noise). :func:`legal_world` was written the same way, without reading :mod:`kg.explain` or the
+explainer benchmarks, as a world held out for the explainer (courts in a four-level hierarchy,
+judges, cases, parties, lawyers, firms, statutes and their sections, legal areas, jurisdictions,
+cities and countries: an inverse counsel pair, a symmetric adversary relation from two mirrored
+V-shaped bodies through the case, vertical precedent as a recursive head of bounded depth with
+two bodies, a case's area from its statutes or its specialised court beside a correlated docket
+shortcut, leading cases from a citation star whose inequality is between the two citing cases,
+a lawyer's conflict of interest as a triangle through the derived adversary relation, hubs,
+exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -62,6 +70,7 @@ from graphdata.worlds.clinical import CLINICAL_RULES, clinical_world
 from graphdata.worlds.commerce import COMMERCE_RULES, commerce_world
 from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
+from graphdata.worlds.legal import LEGAL_RULES, legal_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.sports import SPORTS_RULES, sports_world
@@ -83,6 +92,7 @@ __all__ = [
     "travel_world",
     "commerce_world",
     "clinical_world",
+    "legal_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -93,6 +103,7 @@ __all__ = [
     "TRAVEL_RULES",
     "COMMERCE_RULES",
     "CLINICAL_RULES",
+    "LEGAL_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -109,6 +120,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "travel": travel_world,
     "commerce": commerce_world,
     "clinical": clinical_world,
+    "legal": legal_world,
 }
 
 
@@ -124,12 +136,13 @@ def world(
 
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
-            ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"`` or
-            ``"clinical"``.
+            ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
+            ``"clinical"`` or ``"legal"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
-            companies, people, players, airports, customers, patients). Default ``None``: the
-            generator's default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400).
+            companies, people, players, airports, customers, patients, cases). Default
+            ``None``: the generator's default (400, 800, 600, 500, 450, 320, 400, 240, 400,
+            400, 400).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -628,8 +628,8 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         default="synthetic",
         help="folder, a registered dataset downloaded on first use (fb15k237, wn18rr, "
         "codex-s, ...: `graphlib data list`), a synthetic world with its rules (academic, "
-        "geography, biology, software, corporate, media, sports, travel, commerce, clinical; "
-        "NAME:size=N,seed=S) or 'synthetic' (default)",
+        "geography, biology, software, corporate, media, sports, travel, commerce, clinical, "
+        "legal; NAME:size=N,seed=S) or 'synthetic' (default)",
     )
     add_on_unknown_flag(train, checkpoint=False)
     add_header_flag(train)

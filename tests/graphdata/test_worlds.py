@@ -34,6 +34,7 @@ SIZES = {
     "travel": 120,
     "commerce": 120,
     "clinical": 120,
+    "legal": 120,
 }
 
 
@@ -312,6 +313,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "travel",
         "commerce",
         "clinical",
+        "legal",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -411,7 +413,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["software", "corporate", "media", "sports", "travel", "commerce", "clinical"]
+    "name", ["software", "corporate", "media", "sports", "travel", "commerce", "clinical", "legal"]
 )
 def test_world_same_seed_same_world(name: str) -> None:
     a, b, c = (world(name, size=80, seed=s) for s in (5, 5, 6))
