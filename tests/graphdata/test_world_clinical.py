@@ -9,7 +9,6 @@ run on every world of :data:`graphdata.worlds.WORLDS` in ``test_worlds.py``; the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
@@ -27,8 +26,16 @@ from graphdata.worlds import (
     world_statistics,
 )
 from graphdata.worlds.base import SPLITS
-
-_Groundings = dict[str, dict[LabeledTriple, set[tuple[LabeledTriple, ...]]]]
+from tests.graphdata.world_oracles import (
+    FactIndex,
+    Groundings,
+    all_triples,
+    held_out,
+    neighbours,
+    noise_facts,
+    relation_pairs,
+    train_triples,
+)
 
 #: The constant of the inr_clinic rule.
 _ANTICOAGULANT = "class_anticoagulant"
@@ -50,47 +57,13 @@ def stats(clinical: World) -> WorldStatistics:
     return world_statistics(clinical, max_targets=200)
 
 
-def _all(w: World) -> set[LabeledTriple]:
-    return {t for ts in w.dataset.splits.values() for t in ts.to_labeled_triples()}
-
-
-def _train(w: World) -> set[LabeledTriple]:
-    return set(w.dataset.train.to_labeled_triples())
-
-
-def _pairs(w: World, relation: str, split: str | None = None) -> set[tuple[str, str]]:
-    triples = _all(w) if split is None else w.dataset.splits[split].to_labeled_triples()
-    return {(h, t) for h, r, t in triples if r == relation}
-
-
-def _noise(w: World) -> set[LabeledTriple]:
-    return {t for s in SPLITS for t in w.noise_splits[s]}
-
-
-def _held_out(w: World, relation: str | None = None) -> list[LabeledTriple]:
-    return [
-        t for s in ("valid", "test") for t in w.targets(s) if relation is None or t[1] == relation
-    ]
-
-
-def _clinical_groundings(facts: set[LabeledTriple]) -> _Groundings:
+def _clinical_groundings(facts: set[LabeledTriple]) -> Groundings:
     """Every grounding of every clinical rule in ``facts``, by nested loops (no graphdata.rules).
 
     Rule name -> head triple -> the groundings' body triples in body order.
     """
-    pairs: dict[str, list[tuple[str, str]]] = {}
-    out: dict[tuple[str, str], set[str]] = {}
-    for h, r, t in sorted(facts):
-        pairs.setdefault(r, []).append((h, t))
-        out.setdefault((r, h), set()).add(t)
-
-    def tails(relation: str, head: str) -> set[str]:
-        return out.get((relation, head), set())
-
-    found: _Groundings = {}
-
-    def add(name: str, head: LabeledTriple, *body: LabeledTriple) -> None:
-        found.setdefault(name, {}).setdefault(head, set()).add(body)
+    index = FactIndex(facts)
+    pairs, tails, add = index.pairs, index.tails, index.add
 
     for m, p in pairs.get("attends", []):
         add("care_inverse", (p, "patient_of", m), (m, "attends", p))
@@ -128,7 +101,7 @@ def _clinical_groundings(facts: set[LabeledTriple]) -> _Groundings:
             for h in tails("admitted_to", p):
                 body = (given, (d, "in_class", _ANTICOAGULANT), (p, "admitted_to", h))
                 add("inr_clinic", (p, "monitored_at", h), *body)
-    return found
+    return index.found
 
 
 # ----------------------------------------------------------------------------- design
@@ -185,15 +158,15 @@ def test_clinical_world_sizes_lengths_and_cardinalities(
 @pytest.mark.parametrize(("size", "seed"), [(400, 0), (120, 4)])
 def test_clinical_ground_truth_matches_a_brute_force_join(size: int, seed: int) -> None:
     w = _default(seed) if size == 400 else world("clinical", size=size, seed=seed)
-    everything, base = _all(w), set(w.base_triples)
+    everything, base = all_triples(w), set(w.base_triples)
     found = _clinical_groundings(everything)
     assert set(found) == {str(r.name) for r in w.rules}
     heads = {t for by_head in found.values() for t in by_head}
     assert heads - everything == set(w.exceptions)  # closed up to the exceptions
     assert {t for s in SPLITS for t in w.derived_splits[s]} == (everything - base) & heads
     assert {t for s in SPLITS for t in w.noise_splits[s]} == (everything - base) - heads
-    in_train, graph = _clinical_groundings(_train(w)), w.train_graph
-    for target in _held_out(w):
+    in_train, graph = _clinical_groundings(train_triples(w)), w.train_graph
+    for target in held_out(w):
         assert any(target in in_train[name] for name in in_train), target  # split guarantee
         for rule in w.rules:
             expected = in_train[str(rule.name)].get(target, set())
@@ -201,23 +174,27 @@ def test_clinical_ground_truth_matches_a_brute_force_join(size: int, seed: int) 
 
 
 def test_clinical_inverse_pair_and_symmetric_relations(clinical: World) -> None:
-    attends, train, base = _pairs(clinical, "attends"), _train(clinical), set(clinical.base_triples)
-    assert _pairs(clinical, "patient_of") == {(p, m) for m, p in attends}
+    attends, train, base = (
+        relation_pairs(clinical, "attends"),
+        train_triples(clinical),
+        set(clinical.base_triples),
+    )
+    assert relation_pairs(clinical, "patient_of") == {(p, m) for m, p in attends}
     assert len({p for _, p in attends}) == len(attends) == 400  # one attending clinician each
     # interacts_with: a base relation drawn in one orientation, completed by its length-1 rule.
-    interacts = _pairs(clinical, "interacts_with")
+    interacts = relation_pairs(clinical, "interacts_with")
     assert interacts == {(e, d) for d, e in interacts} and all(d != e for d, e in interacts)
     drawn = {(d, e) for d, r, e in base if r == "interacts_with"}
     assert len(drawn) == len(interacts) // 2 and not drawn & {(e, d) for d, e in drawn}
-    targets = _held_out(clinical, "interacts_with")
+    targets = held_out(clinical, "interacts_with")
     assert len(targets) == 14 and all((e, r, d) in base for d, r, e in targets)
     # colleague_of: a star with an inequality, every pair of clinicians of one hospital.
     staff: dict[str, set[str]] = {}
-    for m, h in _pairs(clinical, "works_at"):
+    for m, h in relation_pairs(clinical, "works_at"):
         staff.setdefault(h, set()).add(m)
     clique = {(m, k) for s in staff.values() for m in s for k in s if m != k}
-    assert _pairs(clinical, "colleague_of") == clique
-    targets = _held_out(clinical, "colleague_of")
+    assert relation_pairs(clinical, "colleague_of") == clique
+    targets = held_out(clinical, "colleague_of")
     back = sum((k, r, m) in train for m, r, k in targets) / len(targets)
     assert round(back, 2) == 0.79  # the docstring, seed 0
 
@@ -232,10 +209,10 @@ def test_clinical_prescriptions_are_derived_first_and_feed_four_rules(clinical: 
     assert first["standard_care"] and not set(later) & set(first)
     uses = [r for r in clinical.rules if "prescribed" in {a.relation for a in r.body}]
     assert sorted(str(r.name) for r in uses) == sorted(later)
-    assert len(_held_out(clinical, "prescribed")) >= 100
+    assert len(held_out(clinical, "prescribed")) >= 100
     graph = clinical.train_graph
     for rule in uses:
-        targets = [t for t in _held_out(clinical) if groundings(rule, t, graph)]
+        targets = [t for t in held_out(clinical) if groundings(rule, t, graph)]
         assert len(targets) >= 10, rule.name
         for target in targets:
             for body in groundings(rule, target, graph):
@@ -243,26 +220,26 @@ def test_clinical_prescriptions_are_derived_first_and_feed_four_rules(clinical: 
 
 
 def test_clinical_withheld_prescriptions_mostly_carry_an_allergy(clinical: World) -> None:
-    allergies = _pairs(clinical, "allergic_to")
+    allergies = relation_pairs(clinical, "allergic_to")
     withheld = [(p, d) for p, r, d in clinical.exceptions if r == "prescribed"]
     covered = sum(pair in allergies for pair in withheld)
     assert len(withheld) == 123
     assert round(covered / len(withheld), 2) == 0.79  # the docstring, seed 0
     assert round(covered / len(allergies), 2) == 0.68
-    assert not allergies & _pairs(clinical, "prescribed")  # no allergy to a prescribed drug
+    assert not allergies & relation_pairs(clinical, "prescribed")  # no allergy to a prescribed drug
     # Allergies are base facts about patients and drugs, in no rule body.
     assert all(r.head.relation != "allergic_to" for r in clinical.rules)
     assert all(a.relation != "allergic_to" for r in clinical.rules for a in r.body)
     # The same correlation at another seed.
     other = _default(1)
-    allergies = _pairs(other, "allergic_to")
+    allergies = relation_pairs(other, "allergic_to")
     withheld = [(p, d) for p, r, d in other.exceptions if r == "prescribed"]
     assert 0.75 < sum(pair in allergies for pair in withheld) / len(withheld) < 0.95
-    assert not allergies & _pairs(other, "prescribed")
+    assert not allergies & relation_pairs(other, "prescribed")
 
 
 def test_clinical_at_risk_of_has_two_bodies_one_through_prescribed(clinical: World) -> None:
-    everything = _all(clinical)
+    everything = all_triples(clinical)
     found = _clinical_groundings(everything)
     assert [str(r.name) for r in clinical.rules if r.head.relation == "at_risk_of"] == [
         "side_effect",
@@ -270,15 +247,15 @@ def test_clinical_at_risk_of_has_two_bodies_one_through_prescribed(clinical: Wor
     ]
     facts = {t for t in everything if t[1] == "at_risk_of"}
     by_drug, by_allele = set(found["side_effect"]) & facts, set(found["predisposition"]) & facts
-    noise = _noise(clinical)
+    noise = noise_facts(clinical)
     assert by_drug | by_allele == facts - noise
     shares = [
         round(len(x) / len(facts), 2)
         for x in (by_drug & by_allele, by_drug - by_allele, by_allele - by_drug, facts & noise)
     ]
     assert shares == [0.03, 0.66, 0.26, 0.05]  # the docstring, seed 0
-    in_train = _clinical_groundings(_train(clinical))
-    targets = _held_out(clinical, "at_risk_of")
+    in_train = _clinical_groundings(train_triples(clinical))
+    targets = held_out(clinical, "at_risk_of")
     only_drug = sum(
         t in in_train["side_effect"] and t not in in_train["predisposition"] for t in targets
     )
@@ -287,19 +264,19 @@ def test_clinical_at_risk_of_has_two_bodies_one_through_prescribed(clinical: Wor
     )
     assert only_drug >= 50 and only_allele >= 50, (only_drug, only_allele)
     # predisposes is 1-1: each risk allele to its own condition.
-    risk = _pairs(clinical, "predisposes")
+    risk = relation_pairs(clinical, "predisposes")
     assert len({v for v, _ in risk}) == len({c for _, c in risk}) == len(risk) == 10
 
 
 def test_clinical_dose_adjusted_has_two_triangle_bodies(clinical: World) -> None:
-    everything = _all(clinical)
+    everything = all_triples(clinical)
     found = _clinical_groundings(everything)
     facts = {t for t in everything if t[1] == "dose_adjusted"}
     by_gene, by_drug = (
         set(found["pharmacogenomic"]) & facts,
         set(found["interaction_adjustment"]) & facts,
     )
-    noise = _noise(clinical)
+    noise = noise_facts(clinical)
     assert by_gene | by_drug == facts - noise
     shares = [
         round(len(x) / len(facts), 2)
@@ -317,19 +294,22 @@ def test_clinical_dose_adjusted_has_two_triangle_bodies(clinical: World) -> None
 
 
 def test_clinical_inr_clinic_is_anchored_on_a_constant(clinical: World) -> None:
-    everything, train = _all(clinical), clinical.dataset.train.to_labeled_triples()
+    everything, train = all_triples(clinical), clinical.dataset.train.to_labeled_triples()
     rule = next(r for r in clinical.rules if r.name == "inr_clinic")
     constants = [t.name for a in rule.body for t in (a.first, a.second) if not t.is_variable]
     assert constants == [_ANTICOAGULANT]
     assert clinical.entity_types[_ANTICOAGULANT] == "drug_class"
-    anticoagulants = {d for d, k in _pairs(clinical, "in_class") if k == _ANTICOAGULANT}
+    anticoagulants = {d for d, k in relation_pairs(clinical, "in_class") if k == _ANTICOAGULANT}
     assert anticoagulants  # one drug per class at every size
-    prescribed, admitted = _pairs(clinical, "prescribed"), dict(_pairs(clinical, "admitted_to"))
+    prescribed, admitted = (
+        relation_pairs(clinical, "prescribed"),
+        dict(relation_pairs(clinical, "admitted_to")),
+    )
     monitored = {(p, h) for p, r, h in everything if r == "monitored_at"}
     on_anticoagulant = {p for p, d in prescribed if d in anticoagulants}
     withheld = {(p, h) for p, r, h in clinical.exceptions if r == "monitored_at"}
     assert monitored | withheld == {(p, admitted[p]) for p in on_anticoagulant}
-    assert len(monitored) >= 100 and len(_held_out(clinical, "monitored_at")) == 28
+    assert len(monitored) >= 100 and len(held_out(clinical, "monitored_at")) == 28
     # The constant is three hops from every hospital: no neighbour of a hospital touches it.
     near: dict[str, set[str]] = {}
     for h, _, t in train:
@@ -343,7 +323,10 @@ def test_clinical_shortcut_is_correlated_not_equivalent(
     clinical: World, stats: WorldStatistics
 ) -> None:
     # A pharmacy dispenses most prescriptions, but prescribed's body is diagnosis + first line.
-    heads, given = _pairs(clinical, "prescribed"), _pairs(clinical, "dispensed", "train")
+    heads, given = (
+        relation_pairs(clinical, "prescribed"),
+        relation_pairs(clinical, "dispensed", "train"),
+    )
     cover, precision = len(heads & given) / len(heads), len(heads & given) / len(given)
     assert (round(cover, 2), round(precision, 2)) == (0.82, 0.88)  # the docstring, seed 0
     assert stats.shortcut_cooccurrence[("dispensed", "prescribed")] == pytest.approx(cover)
@@ -354,24 +337,16 @@ def test_clinical_shortcut_is_correlated_not_equivalent(
         if r.head.relation == "prescribed"
     )
     other = _default(2)
-    heads, given = _pairs(other, "prescribed"), _pairs(other, "dispensed", "train")
+    heads, given = relation_pairs(other, "prescribed"), relation_pairs(other, "dispensed", "train")
     assert 0.7 < len(heads & given) / len(heads) < 0.9
     assert 0.8 < len(heads & given) / len(given) < 0.95
-
-
-def _neighbours(triples: Iterable[LabeledTriple]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for h, _, t in triples:
-        out.setdefault(h, set()).add(t)
-        out.setdefault(t, set()).add(h)
-    return out
 
 
 def test_clinical_world_has_drug_condition_hospital_and_variant_hubs(
     clinical: World, stats: WorldStatistics
 ) -> None:
     train = clinical.dataset.train.to_labeled_triples()
-    near = _neighbours(train)
+    near = neighbours(train)
     degree = {e: len(v) for e, v in near.items()}
     top = {
         kind: max(d for e, d in degree.items() if clinical.entity_types[e] == kind)
@@ -414,7 +389,7 @@ def test_clinical_exception_and_noise_rates() -> None:
     withheld_n = {name: [0, 0] for name in rates}
     for seed in (0, 1, 2):
         w = _default(seed)
-        everything, base = _all(w), set(w.base_triples)
+        everything, base = all_triples(w), set(w.base_triples)
         found, withheld = _clinical_groundings(everything), set(w.exceptions)
         heads = {"prescribed", "at_risk_of", "dose_adjusted", "monitored_at"}
         assert {r for _, r, _ in withheld} == heads
@@ -428,7 +403,7 @@ def test_clinical_exception_and_noise_rates() -> None:
         for name, derived in own.items():
             withheld_n[name][0] += len(derived & withheld)
             withheld_n[name][1] += len(derived)
-        noise = _noise(w)
+        noise = noise_facts(w)
         assert {t[1] for t in noise} == set(w.noise_rates)
         assert set(w.noise_rates) == {"prescribed", "at_risk_of", "dose_adjusted"}
         closed = set(base)  # the first closure: facts grounded without noise, by rounds

@@ -9,7 +9,6 @@ run on every world of :data:`graphdata.worlds.WORLDS` in ``test_worlds.py``; the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +18,15 @@ from graphdata.rules import groundings
 from graphdata.typing import LabeledTriple
 from graphdata.worlds import COMMERCE_RULES, World, commerce_world, world, world_statistics
 from graphdata.worlds.base import SPLITS
-
-_Groundings = dict[str, dict[LabeledTriple, set[tuple[LabeledTriple, ...]]]]
+from tests.graphdata.world_oracles import (
+    FactIndex,
+    Groundings,
+    all_triples,
+    held_out,
+    neighbours,
+    relation_pairs,
+    train_triples,
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,43 +34,13 @@ def commerce() -> World:
     return world("commerce")  # the default size and seed 0: the module docstring's numbers
 
 
-def _all(w: World) -> set[LabeledTriple]:
-    return {t for ts in w.dataset.splits.values() for t in ts.to_labeled_triples()}
-
-
-def _train(w: World) -> set[LabeledTriple]:
-    return set(w.dataset.train.to_labeled_triples())
-
-
-def _pairs(w: World, relation: str, split: str | None = None) -> set[tuple[str, str]]:
-    triples = _all(w) if split is None else w.dataset.splits[split].to_labeled_triples()
-    return {(h, t) for h, r, t in triples if r == relation}
-
-
-def _held_out(w: World, relation: str | None = None) -> list[LabeledTriple]:
-    return [
-        t for s in ("valid", "test") for t in w.targets(s) if relation is None or t[1] == relation
-    ]
-
-
-def _commerce_groundings(facts: set[LabeledTriple]) -> _Groundings:
+def _commerce_groundings(facts: set[LabeledTriple]) -> Groundings:
     """Every grounding of every commerce rule in ``facts``, by nested loops (no graphdata.rules).
 
     Rule name -> head triple -> the groundings' body triples in body order.
     """
-    pairs: dict[str, list[tuple[str, str]]] = {}
-    out: dict[tuple[str, str], set[str]] = {}
-    for h, r, t in sorted(facts):
-        pairs.setdefault(r, []).append((h, t))
-        out.setdefault((r, h), set()).add(t)
-
-    def tails(relation: str, head: str) -> set[str]:
-        return out.get((relation, head), set())
-
-    found: _Groundings = {}
-
-    def add(name: str, head: LabeledTriple, *body: LabeledTriple) -> None:
-        found.setdefault(name, {}).setdefault(head, set()).add(body)
+    index = FactIndex(facts)
+    pairs, tails, add = index.pairs, index.tails, index.add
 
     offers = pairs.get("offers", [])
     for s, p in offers:
@@ -95,7 +71,7 @@ def _commerce_groundings(facts: set[LabeledTriple]) -> _Groundings:
             if b in tails("made_by", p):
                 body = ((c, "follows", b), (c, "purchased", p), (p, "made_by", b))
                 add("loyalty", (c, "loyal_to", b), *body)
-    return found
+    return index.found
 
 
 # ----------------------------------------------------------------------------- design
@@ -146,15 +122,15 @@ def test_commerce_world_sizes_lengths_and_cardinalities(commerce: World) -> None
 @pytest.mark.parametrize(("size", "seed"), [(400, 0), (120, 4)])
 def test_commerce_ground_truth_matches_a_brute_force_join(size: int, seed: int) -> None:
     w = world("commerce", size=size, seed=seed)
-    everything, base = _all(w), set(w.base_triples)
+    everything, base = all_triples(w), set(w.base_triples)
     found = _commerce_groundings(everything)
     assert set(found) == {str(r.name) for r in w.rules}
     heads = {t for by_head in found.values() for t in by_head}
     assert heads - everything == set(w.exceptions)  # closed up to the exceptions
     assert {t for s in SPLITS for t in w.derived_splits[s]} == (everything - base) & heads
     assert {t for s in SPLITS for t in w.noise_splits[s]} == (everything - base) - heads
-    in_train, graph = _commerce_groundings(_train(w)), w.train_graph
-    for target in _held_out(w):
+    in_train, graph = _commerce_groundings(train_triples(w)), w.train_graph
+    for target in held_out(w):
         assert any(target in in_train[name] for name in in_train), target  # split guarantee
         for rule in w.rules:
             expected = in_train[str(rule.name)].get(target, set())
@@ -162,49 +138,49 @@ def test_commerce_ground_truth_matches_a_brute_force_join(size: int, seed: int) 
 
 
 def test_commerce_inverse_pair_fed_by_own_label(commerce: World) -> None:
-    offers, train = _pairs(commerce, "offers"), _train(commerce)
-    assert _pairs(commerce, "offered_by") == {(p, s) for s, p in offers}
-    own = _pairs(commerce, "own_label")
+    offers, train = relation_pairs(commerce, "offers"), train_triples(commerce)
+    assert relation_pairs(commerce, "offered_by") == {(p, s) for s, p in offers}
+    own = relation_pairs(commerce, "own_label")
     assert own <= offers and not {(s, "offers", p) for s, p in own} & set(commerce.base_triples)
     # Every held-out listing is an own-label one, and its inverse copy is in train.
-    targets = _held_out(commerce, "offers")
+    targets = held_out(commerce, "offers")
     assert len(targets) >= 10 and all((s, p) in own for s, _, p in targets)
     assert all((p, "offered_by", s) in train for s, _, p in targets)
 
 
 def test_commerce_partner_of_is_a_base_symmetric_relation(commerce: World) -> None:
-    partners, base = _pairs(commerce, "partner_of"), set(commerce.base_triples)
+    partners, base = relation_pairs(commerce, "partner_of"), set(commerce.base_triples)
     assert partners == {(t, s) for s, t in partners} and all(s != t for s, t in partners)
     drawn = {(s, t) for s, r, t in base if r == "partner_of"}
     assert len(drawn) == len(partners) // 2 and not drawn & {(t, s) for s, t in drawn}
     assert [str(r.name) for r in commerce.rules if r.head.relation == "partner_of"] == [
         "partner_symmetry"
     ]
-    targets = _held_out(commerce, "partner_of")
+    targets = held_out(commerce, "partner_of")
     assert len(targets) >= 10 and all((t, r, s) in base for s, r, t in targets)
     # The correlated path: partners mostly share a warehouse (fulfilled_by twice).
     stores: dict[str, set[str]] = {}
-    for s, w in _pairs(commerce, "fulfilled_by"):
+    for s, w in relation_pairs(commerce, "fulfilled_by"):
         stores.setdefault(s, set()).add(w)
     shared = sum(bool(stores[s] & stores[t]) for s, t in partners) / len(partners)
     assert round(shared, 2) == 0.51  # the docstring, seed 0
 
 
 def test_commerce_competitors_are_a_symmetric_star(commerce: World) -> None:
-    competes, train = _pairs(commerce, "competes_with"), _train(commerce)
+    competes, train = relation_pairs(commerce, "competes_with"), train_triples(commerce)
     assert competes == {(t, s) for s, t in competes} and all(s != t for s, t in competes)
     listed: dict[str, set[str]] = {}
-    for s, p in _pairs(commerce, "offers"):
+    for s, p in relation_pairs(commerce, "offers"):
         listed.setdefault(s, set()).add(p)
     assert competes == {(s, t) for s in listed for t in listed if s != t and listed[s] & listed[t]}
-    targets = _held_out(commerce, "competes_with")
+    targets = held_out(commerce, "competes_with")
     back = sum((t, r, s) in train for s, r, t in targets) / len(targets)
     assert len(targets) >= 10 and back >= 0.75, back  # the reversed copy, mostly in train
 
 
 def test_commerce_category_recursion_has_finite_depth(commerce: World) -> None:
-    everything, base = _all(commerce), set(commerce.base_triples)
-    parent = dict(_pairs(commerce, "subcategory_of"))
+    everything, base = all_triples(commerce), set(commerce.base_triples)
+    parent = dict(relation_pairs(commerce, "subcategory_of"))
 
     # The tree: every category reaches a top category in at most two steps, without cycles.
     def up(c: str) -> list[str]:
@@ -231,12 +207,12 @@ def test_commerce_category_recursion_has_finite_depth(commerce: World) -> None:
     assert len(rounds) == 2 and all(len(r) >= 50 for r in rounds)
     assert known == {t for t in everything if t[1] in ("in_category", "subcategory_of")}
     graph = commerce.train_graph
-    deep = [t for t in _held_out(commerce, "in_category") if t in rounds[1]]
+    deep = [t for t in held_out(commerce, "in_category") if t in rounds[1]]
     assert deep and all(body[0] not in base for t in deep for body in groundings(rule, t, graph))
 
 
 def test_commerce_available_in_has_two_bodies_one_through_ships_from(commerce: World) -> None:
-    everything, base = _all(commerce), set(commerce.base_triples)
+    everything, base = all_triples(commerce), set(commerce.base_triples)
     found = _commerce_groundings(everything)
     assert [str(r.name) for r in commerce.rules if r.head.relation == "available_in"] == [
         "seller_market",
@@ -248,8 +224,8 @@ def test_commerce_available_in_has_two_bodies_one_through_ships_from(commerce: W
     assert by_a | by_b == facts - noise
     shares = [round(len(x) / len(facts), 2) for x in (by_a & by_b, by_a - by_b, by_b - by_a)]
     assert shares == [0.28, 0.49, 0.19]  # the docstring, seed 0
-    in_train = _commerce_groundings(_train(commerce))
-    targets = _held_out(commerce, "available_in")
+    in_train = _commerce_groundings(train_triples(commerce))
+    targets = held_out(commerce, "available_in")
     only_a = sum(
         t in in_train["seller_market"] and t not in in_train["brand_market"] for t in targets
     )
@@ -260,7 +236,7 @@ def test_commerce_available_in_has_two_bodies_one_through_ships_from(commerce: W
     # ships_from is derived only (never a base fact), held out for its own targets, and the
     # seller_market bodies use it.
     assert not {t for t in base if t[1] == "ships_from"}
-    assert len(_held_out(commerce, "ships_from")) >= 10
+    assert len(held_out(commerce, "ships_from")) >= 10
     graph = commerce.train_graph
     rule = next(r for r in commerce.rules if r.name == "seller_market")
     for target in targets:
@@ -271,40 +247,38 @@ def test_commerce_available_in_has_two_bodies_one_through_ships_from(commerce: W
 def test_commerce_shortcut_is_correlated_not_equivalent(commerce: World) -> None:
     # A seller mostly ships from the country it is registered in, but ships_from's body is
     # the warehouse chain.
-    heads, reg = _pairs(commerce, "ships_from"), _pairs(commerce, "registered_in", "train")
+    heads, reg = (
+        relation_pairs(commerce, "ships_from"),
+        relation_pairs(commerce, "registered_in", "train"),
+    )
     cover, precision = len(heads & reg) / len(heads), len(heads & reg) / len(reg)
     assert (round(cover, 2), round(precision, 2)) == (0.76, 0.82)  # the docstring, seed 0
     s = world_statistics(commerce, max_targets=1)
     assert s.shortcut_cooccurrence[("registered_in", "ships_from")] == pytest.approx(cover)
     assert s.shortcut_precision[("registered_in", "ships_from")] == pytest.approx(precision)
     other = world("commerce", seed=5)
-    heads, reg = _pairs(other, "ships_from"), _pairs(other, "registered_in", "train")
+    heads, reg = (
+        relation_pairs(other, "ships_from"),
+        relation_pairs(other, "registered_in", "train"),
+    )
     assert 0.6 < len(heads & reg) / len(heads) < 0.95
     assert 0.6 < len(heads & reg) / len(reg) < 0.97
 
 
 def test_commerce_loyalty_is_a_triangle(commerce: World) -> None:
-    everything = _all(commerce)
+    everything = all_triples(commerce)
     noise = {t for s in SPLITS for t in commerce.noise_splits[s]}
     loyal = {t for t in everything if t[1] == "loyal_to"} - noise
     assert len(loyal) >= 100
-    bought, brand = _pairs(commerce, "purchased"), dict(_pairs(commerce, "made_by"))
+    bought, brand = relation_pairs(commerce, "purchased"), dict(relation_pairs(commerce, "made_by"))
     for c, _, b in loyal:
         assert (c, "follows", b) in everything
         assert any(brand[p] == b for x, p in bought if x == c), (c, b)
 
 
-def _neighbours(triples: Iterable[LabeledTriple]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for h, _, t in triples:
-        out.setdefault(h, set()).add(t)
-        out.setdefault(t, set()).add(h)
-    return out
-
-
 def test_commerce_world_has_country_category_product_and_brand_hubs(commerce: World) -> None:
     train = commerce.dataset.train.to_labeled_triples()
-    near = _neighbours(train)
+    near = neighbours(train)
     degree = {e: len(v) for e, v in near.items()}
     top = {
         kind: max(d for e, d in degree.items() if commerce.entity_types[e] == kind)
@@ -339,7 +313,7 @@ def test_commerce_exception_and_noise_rates() -> None:
     withheld_n = {name: [0, 0] for name in rates}
     for seed in (0, 1, 2):
         w = world("commerce", seed=seed)
-        everything = _all(w)
+        everything = all_triples(w)
         found, withheld = _commerce_groundings(everything), set(w.exceptions)
         assert {r for _, r, _ in withheld} <= {"ships_from", "available_in", "loyal_to"}
         assert w.exception_rates == {str(r.name): rates.get(str(r.name), 0.0) for r in w.rules}

@@ -9,7 +9,6 @@ run on every world of :data:`graphdata.worlds.WORLDS` in ``test_worlds.py``; the
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
@@ -27,8 +26,16 @@ from graphdata.worlds import (
     world_statistics,
 )
 from graphdata.worlds.base import SPLITS
-
-_Groundings = dict[str, dict[LabeledTriple, set[tuple[LabeledTriple, ...]]]]
+from tests.graphdata.world_oracles import (
+    FactIndex,
+    Groundings,
+    all_triples,
+    held_out,
+    neighbours,
+    noise_facts,
+    relation_pairs,
+    train_triples,
+)
 
 
 @cache
@@ -47,52 +54,13 @@ def stats(legal: World) -> WorldStatistics:
     return world_statistics(legal, max_targets=200)
 
 
-def _all(w: World) -> set[LabeledTriple]:
-    return {t for ts in w.dataset.splits.values() for t in ts.to_labeled_triples()}
-
-
-def _train(w: World) -> set[LabeledTriple]:
-    return set(w.dataset.train.to_labeled_triples())
-
-
-def _pairs(w: World, relation: str, split: str | None = None) -> set[tuple[str, str]]:
-    triples = _all(w) if split is None else w.dataset.splits[split].to_labeled_triples()
-    return {(h, t) for h, r, t in triples if r == relation}
-
-
-def _noise(w: World) -> set[LabeledTriple]:
-    return {t for s in SPLITS for t in w.noise_splits[s]}
-
-
-def _held_out(w: World, relation: str | None = None) -> list[LabeledTriple]:
-    return [
-        t for s in ("valid", "test") for t in w.targets(s) if relation is None or t[1] == relation
-    ]
-
-
-def _legal_groundings(facts: set[LabeledTriple]) -> _Groundings:
+def _legal_groundings(facts: set[LabeledTriple]) -> Groundings:
     """Every grounding of every legal rule in ``facts``, by nested loops (no graphdata.rules).
 
     Rule name -> head triple -> the groundings' body triples in body order.
     """
-    pairs: dict[str, list[tuple[str, str]]] = {}
-    out: dict[tuple[str, str], set[str]] = {}
-    into: dict[tuple[str, str], set[str]] = {}
-    for h, r, t in sorted(facts):
-        pairs.setdefault(r, []).append((h, t))
-        out.setdefault((r, h), set()).add(t)
-        into.setdefault((r, t), set()).add(h)
-
-    def tails(relation: str, head: str) -> set[str]:
-        return out.get((relation, head), set())
-
-    def heads(relation: str, tail: str) -> set[str]:
-        return into.get((relation, tail), set())
-
-    found: _Groundings = {}
-
-    def add(name: str, head: LabeledTriple, *body: LabeledTriple) -> None:
-        found.setdefault(name, {}).setdefault(head, set()).add(body)
+    index = FactIndex(facts)
+    pairs, tails, heads, add = index.pairs, index.tails, index.heads, index.add
 
     for p, lawyer in pairs.get("represented_by", []):
         add("counsel_inverse", (lawyer, "counsel_for", p), (p, "represented_by", lawyer))
@@ -136,7 +104,7 @@ def _legal_groundings(facts: set[LabeledTriple]) -> _Groundings:
                 if x != y:
                     body = ((x, "cites", k), (y, "cites", k), (k, "concerns", a))
                     add("leading_case", (k, "leading_case", a), *body)
-    return found
+    return index.found
 
 
 @cache
@@ -146,7 +114,7 @@ def _rounds(seed: int) -> list[set[LabeledTriple]]:
     Only grounded world facts, without noise: the first closure of base.py step 1.
     """
     w = _default(seed)
-    everything, closed = _all(w), set(w.base_triples)
+    everything, closed = all_triples(w), set(w.base_triples)
     added = []
     while True:
         new = (set().union(*map(set, _legal_groundings(closed).values())) & everything) - closed
@@ -212,15 +180,15 @@ def test_legal_world_sizes_lengths_and_cardinalities(legal: World, stats: WorldS
 @pytest.mark.parametrize(("size", "seed"), [(400, 0), (120, 4)])
 def test_legal_ground_truth_matches_a_brute_force_join(size: int, seed: int) -> None:
     w = _default(seed) if size == 400 else world("legal", size=size, seed=seed)
-    everything, base = _all(w), set(w.base_triples)
+    everything, base = all_triples(w), set(w.base_triples)
     found = _legal_groundings(everything)
     assert set(found) == {str(r.name) for r in w.rules}
     heads = {t for by_head in found.values() for t in by_head}
     assert heads - everything == set(w.exceptions)  # closed up to the exceptions
     assert {t for s in SPLITS for t in w.derived_splits[s]} == (everything - base) & heads
     assert {t for s in SPLITS for t in w.noise_splits[s]} == (everything - base) - heads
-    in_train, graph = _legal_groundings(_train(w)), w.train_graph
-    for target in _held_out(w):
+    in_train, graph = _legal_groundings(train_triples(w)), w.train_graph
+    for target in held_out(w):
         assert any(target in in_train[name] for name in in_train), target  # split guarantee
         for rule in w.rules:
             expected = in_train[str(rule.name)].get(target, set())
@@ -228,8 +196,8 @@ def test_legal_ground_truth_matches_a_brute_force_join(size: int, seed: int) -> 
 
 
 def test_legal_inverse_pair_and_mirrored_symmetric_adversaries(legal: World) -> None:
-    represented, train = _pairs(legal, "represented_by"), _train(legal)
-    assert _pairs(legal, "counsel_for") == {(m, p) for p, m in represented}
+    represented, train = relation_pairs(legal, "represented_by"), train_triples(legal)
+    assert relation_pairs(legal, "counsel_for") == {(m, p) for p, m in represented}
     assert len({p for p, _ in represented}) == len(represented) == 160  # one lawyer a party
     # opposing_party: never a base fact, symmetric because its two bodies mirror each other
     # (the same two relations with the roles swapped), never noise.
@@ -238,26 +206,26 @@ def test_legal_inverse_pair_and_mirrored_symmetric_adversaries(legal: World) -> 
     sued, sued_by = (next(r for r in legal.rules if r.name == n) for n in ("sued", "sued_by"))
     assert [a.relation for a in sued.body] == ["plaintiff_in", "defendant_in"]
     assert [a.relation for a in sued_by.body] == ["defendant_in", "plaintiff_in"]
-    plaintiff = {k: p for p, k in _pairs(legal, "plaintiff_in")}
-    defendant = {k: p for p, k in _pairs(legal, "defendant_in")}
+    plaintiff = {k: p for p, k in relation_pairs(legal, "plaintiff_in")}
+    defendant = {k: p for p, k in relation_pairs(legal, "defendant_in")}
     assert len(plaintiff) == len(defendant) == 400  # one of each per case, never the same
     assert all(plaintiff[k] != defendant[k] for k in plaintiff)
-    opposing = _pairs(legal, "opposing_party")
+    opposing = relation_pairs(legal, "opposing_party")
     sides = {(plaintiff[k], defendant[k]) for k in plaintiff}
     assert opposing == sides | {(q, p) for p, q in sides}
-    found = _legal_groundings(_all(legal))
-    facts = {t for t in _all(legal) if t[1] == "opposing_party"}
+    found = _legal_groundings(all_triples(legal))
+    facts = {t for t in all_triples(legal) if t[1] == "opposing_party"}
     both = set(found["sued"]) & set(found["sued_by"]) & facts
     assert round(len(both) / len(facts), 2) == 0.04  # parties who sued each other
     # The reversed copy of most held-out targets is in train: not a grounding, a trap.
-    targets = _held_out(legal, "opposing_party")
+    targets = held_out(legal, "opposing_party")
     back = sum((q, r, p) in train for p, r, q in targets) / len(targets)
     assert len(targets) == 140 and round(back, 2) == 0.79  # the docstring, seed 0
 
 
 def _levels(w: World) -> dict[str, int]:
     """Each court's depth below its country's supreme court (0 for the supreme courts)."""
-    up = dict(_pairs(w, "appeals_to"))
+    up = dict(relation_pairs(w, "appeals_to"))
     courts = [e for e, kind in w.entity_types.items() if kind == "court"]
     depth = {}
     for c in courts:
@@ -273,10 +241,10 @@ def test_legal_precedent_descends_the_hierarchy_to_a_bounded_depth(legal: World)
     assert sorted(set(depth.values())) == [0, 1, 2, 3]  # supreme, high, appellate, trial
     assert sum(d == 0 for d in depth.values()) == 5
     # Every binding fact binds a court below one that heard the case (noise aside).
-    up = dict(_pairs(legal, "appeals_to"))
-    court_of = dict(_pairs(legal, "sits_on"))
+    up = dict(relation_pairs(legal, "appeals_to"))
+    court_of = dict(relation_pairs(legal, "sits_on"))
     heard: dict[str, set[str]] = {}
-    for k, j in _pairs(legal, "heard_by"):
+    for k, j in relation_pairs(legal, "heard_by"):
         heard.setdefault(k, set()).add(court_of[j])
 
     def above(c: str) -> set[str]:
@@ -293,9 +261,9 @@ def test_legal_precedent_descends_the_hierarchy_to_a_bounded_depth(legal: World)
     # Each binds a court below one that heard the case (besides these, noise binding facts
     # descend too).
     assert all(heard[k] & above(c) for k, _, c in set().union(*rounds))
-    noise = _noise(legal)
-    binding = {t for t in _all(legal) if t[1] == "binding_on"}
-    found = _legal_groundings(_all(legal))
+    noise = noise_facts(legal)
+    binding = {t for t in all_triples(legal) if t[1] == "binding_on"}
+    found = _legal_groundings(all_triples(legal))
     assert not rounds[2] & set(found["appellate_precedent"])
     facts = binding
     by_panel, by_descent = (
@@ -317,21 +285,21 @@ def test_legal_precedent_descends_the_hierarchy_to_a_bounded_depth(legal: World)
     # the derived relation is in a body, and its own held-out facts are targets.
     graph = legal.train_graph
     rule = next(r for r in legal.rules if r.name == "precedent_descends")
-    targets = [t for t in _held_out(legal, "binding_on") if groundings(rule, t, graph)]
+    targets = [t for t in held_out(legal, "binding_on") if groundings(rule, t, graph)]
     assert len(targets) >= 50
 
 
 def test_legal_concerns_has_two_bodies_and_a_docket_shortcut(
     legal: World, stats: WorldStatistics
 ) -> None:
-    everything = _all(legal)
+    everything = all_triples(legal)
     found = _legal_groundings(everything)
     facts = {t for t in everything if t[1] == "concerns"}
     by_court, by_statute = (
         set(found["specialist_court"]) & facts,
         set(found["statutory_area"]) & facts,
     )
-    noise = _noise(legal)
+    noise = noise_facts(legal)
     assert by_court | by_statute == facts - noise
     shares = [
         round(len(x) / len(facts), 2)
@@ -345,12 +313,12 @@ def test_legal_concerns_has_two_bodies_and_a_docket_shortcut(
     assert shares == [0.09, 0.09, 0.78, 0.04]  # the docstring, seed 0
     # specialised_in is 1-1: six trial courts, one area each, appealing straight to a high
     # court.
-    special = _pairs(legal, "specialised_in")
+    special = relation_pairs(legal, "specialised_in")
     assert len({c for c, _ in special}) == len({a for _, a in special}) == len(special) == 6
     depth = _levels(legal)
     assert all(depth[c] == 2 for c, _ in special)
     # The docket is a correlated shortcut, in no body of concerns.
-    heads, given = _pairs(legal, "concerns"), _pairs(legal, "docketed_as", "train")
+    heads, given = relation_pairs(legal, "concerns"), relation_pairs(legal, "docketed_as", "train")
     cover, precision = len(heads & given) / len(heads), len(heads & given) / len(given)
     assert (round(cover, 2), round(precision, 2)) == (0.46, 0.81)  # the docstring, seed 0
     assert stats.shortcut_cooccurrence[("docketed_as", "concerns")] == pytest.approx(cover)
@@ -361,7 +329,7 @@ def test_legal_concerns_has_two_bodies_and_a_docket_shortcut(
         if r.head.relation == "concerns"
     )
     other = _default(2)
-    heads, given = _pairs(other, "concerns"), _pairs(other, "docketed_as", "train")
+    heads, given = relation_pairs(other, "concerns"), relation_pairs(other, "docketed_as", "train")
     assert 0.35 < len(heads & given) / len(heads) < 0.6
     assert 0.7 < len(heads & given) / len(given) < 0.9
 
@@ -375,11 +343,11 @@ def test_legal_leading_case_is_a_star_with_an_inequality_between_citing_cases(
     assert pair == {"X", "Y"} and not pair & set(rule.head.variables)  # not the head's
     assert [a.relation for a in rule.body] == ["cites", "cites", "concerns"]
     assert all("K" in a.variables for a in rule.body)  # a star around the cited case
-    everything, noise = _all(legal), _noise(legal)
+    everything, noise = all_triples(legal), noise_facts(legal)
     citers: dict[str, set[str]] = {}
-    for x, k in _pairs(legal, "cites"):
+    for x, k in relation_pairs(legal, "cites"):
         citers.setdefault(k, set()).add(x)
-    concerns, withheld = _pairs(legal, "concerns"), set(legal.exceptions)
+    concerns, withheld = relation_pairs(legal, "concerns"), set(legal.exceptions)
     leading = {t for t in everything if t[1] == "leading_case"}
     expected = {(k, "leading_case", a) for k, a in concerns if len(citers.get(k, ())) >= 2}
     assert leading - noise == expected - withheld
@@ -392,28 +360,28 @@ def test_legal_leading_case_is_a_star_with_an_inequality_between_citing_cases(
     assert not {t for t in legal.base_triples if t[1] == "concerns"}
     rounds = _rounds(0)
     assert not {t for t in rounds[0] if t[1] == "leading_case"}
-    assert len(_held_out(legal, "concerns")) >= 100 and len(_held_out(legal, "leading_case")) >= 20
+    assert len(held_out(legal, "concerns")) >= 100 and len(held_out(legal, "leading_case")) >= 20
     # The docket parallels the concerns atom for most leading cases (a shortcut for it too).
-    docket = _pairs(legal, "docketed_as", "train")
+    docket = relation_pairs(legal, "docketed_as", "train")
     assert round(sum((k, a) in docket for k, _, a in leading) / len(leading), 2) == 0.45
 
 
 def test_legal_conflict_is_a_triangle_through_the_derived_adversary_relation(
     legal: World,
 ) -> None:
-    found = _legal_groundings(_all(legal))
+    found = _legal_groundings(all_triples(legal))
     assert found["conflict"]
     for (lawyer, _, p), bodies in found["conflict"].items():
         for body in bodies:
             assert body[0] == (p, "represented_by", lawyer) and body[1][2] == lawyer
             ends = [{x, y} for x, _, y in body]
             assert len(set().union(*ends)) == 3 and all(len(e) == 2 for e in ends)
-    conflicts = {t for t in _all(legal) if t[1] == "conflict_of_interest"}
+    conflicts = {t for t in all_triples(legal) if t[1] == "conflict_of_interest"}
     withheld = [t for t in legal.exceptions if t[1] == "conflict_of_interest"]
     assert (len(conflicts), len(withheld)) == (64, 8)  # the docstring, seed 0
-    plaintiff = {k: p for p, k in _pairs(legal, "plaintiff_in")}
-    defendant = {k: p for p, k in _pairs(legal, "defendant_in")}
-    lawyer_of = dict(_pairs(legal, "represented_by"))
+    plaintiff = {k: p for p, k in relation_pairs(legal, "plaintiff_in")}
+    defendant = {k: p for p, k in relation_pairs(legal, "defendant_in")}
+    lawyer_of = dict(relation_pairs(legal, "represented_by"))
     same = sum(lawyer_of[plaintiff[k]] == lawyer_of[defendant[k]] for k in plaintiff)
     assert same == 46
     # The adversary atom is derived (round 1) and held out too; conflicts come in round 2.
@@ -422,23 +390,15 @@ def test_legal_conflict_is_a_triangle_through_the_derived_adversary_relation(
     assert not {t for t in rounds[0] if t[1] == "conflict_of_interest"}
     graph = legal.train_graph
     rule = next(r for r in legal.rules if r.name == "conflict")
-    targets = _held_out(legal, "conflict_of_interest")
+    targets = held_out(legal, "conflict_of_interest")
     assert len(targets) == 11 and all(groundings(rule, t, graph) for t in targets)
-
-
-def _neighbours(triples: Iterable[LabeledTriple]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for h, _, t in triples:
-        out.setdefault(h, set()).add(t)
-        out.setdefault(t, set()).add(h)
-    return out
 
 
 def test_legal_world_has_area_state_case_and_country_hubs(
     legal: World, stats: WorldStatistics
 ) -> None:
     train = legal.dataset.train.to_labeled_triples()
-    near = _neighbours(train)
+    near = neighbours(train)
     degree = {e: len(v) for e, v in near.items()}
     top = {
         kind: max(d for e, d in degree.items() if legal.entity_types[e] == kind)
@@ -483,7 +443,7 @@ def test_legal_exception_and_noise_rates() -> None:
     withheld_n = {name: [0, 0] for name in rates}
     for seed in (0, 1, 2):
         w = _default(seed)
-        everything, base = _all(w), set(w.base_triples)
+        everything, base = all_triples(w), set(w.base_triples)
         found, withheld = _legal_groundings(everything), set(w.exceptions)
         heads = {"binding_on", "concerns", "leading_case", "conflict_of_interest"}
         assert {r for _, r, _ in withheld} == heads
@@ -501,7 +461,7 @@ def test_legal_exception_and_noise_rates() -> None:
         for name, derived in own.items():
             withheld_n[name][0] += len(derived & withheld)
             withheld_n[name][1] += len(derived)
-        noise = _noise(w)
+        noise = noise_facts(w)
         assert {t[1] for t in noise} == set(w.noise_rates)
         assert set(w.noise_rates) == heads
         closed = set(base).union(*_rounds(seed))  # the first closure, without noise

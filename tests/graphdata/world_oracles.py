@@ -1,0 +1,89 @@
+"""What the per-world tests share: a world's triples, and the index of a nested-loop join.
+
+``test_world_commerce.py``, ``test_world_clinical.py`` and ``test_world_legal.py`` recompute
+their world's groundings by nested loops over the facts, without :mod:`graphdata.rules`; the
+loops are each world's own, the bookkeeping around them is here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from graphdata.typing import LabeledTriple
+from graphdata.worlds import World
+from graphdata.worlds.base import SPLITS
+
+#: Rule name -> head triple -> the groundings' body triples in body order.
+Groundings = dict[str, dict[LabeledTriple, set[tuple[LabeledTriple, ...]]]]
+
+
+def all_triples(w: World) -> set[LabeledTriple]:
+    """Every triple of the world's three splits."""
+    return {t for ts in w.dataset.splits.values() for t in ts.to_labeled_triples()}
+
+
+def train_triples(w: World) -> set[LabeledTriple]:
+    """The training triples."""
+    return set(w.dataset.train.to_labeled_triples())
+
+
+def relation_pairs(w: World, relation: str, split: str | None = None) -> set[tuple[str, str]]:
+    """The ``(head, tail)`` pairs of ``relation`` in ``split`` (every split when None)."""
+    triples = all_triples(w) if split is None else w.dataset.splits[split].to_labeled_triples()
+    return {(h, t) for h, r, t in triples if r == relation}
+
+
+def noise_facts(w: World) -> set[LabeledTriple]:
+    """The noise facts of every split."""
+    return {t for s in SPLITS for t in w.noise_splits[s]}
+
+
+def held_out(w: World, relation: str | None = None) -> list[LabeledTriple]:
+    """The valid and test targets (of ``relation`` only, when given)."""
+    return [
+        t for s in ("valid", "test") for t in w.targets(s) if relation is None or t[1] == relation
+    ]
+
+
+def neighbours(triples: Iterable[LabeledTriple]) -> dict[str, set[str]]:
+    """Each entity's neighbours, either direction."""
+    out: dict[str, set[str]] = {}
+    for h, _, t in triples:
+        out.setdefault(h, set()).add(t)
+        out.setdefault(t, set()).add(h)
+    return out
+
+
+class FactIndex:
+    """Facts by relation for a nested-loop join, and the groundings it finds.
+
+    ``pairs[r]`` lists the ``(head, tail)`` pairs of ``r`` in sorted order (a deterministic
+    loop); :meth:`tails` and :meth:`heads` look one step up; :meth:`add` records a grounding in
+    :attr:`found`.
+    """
+
+    def __init__(self, facts: Iterable[LabeledTriple]) -> None:
+        self.pairs: dict[str, list[tuple[str, str]]] = {}
+        self._out: dict[tuple[str, str], set[str]] = {}
+        self._into: dict[tuple[str, str], set[str]] = {}
+        for h, r, t in sorted(facts):
+            self.pairs.setdefault(r, []).append((h, t))
+            self._out.setdefault((r, h), set()).add(t)
+            self._into.setdefault((r, t), set()).add(h)
+        self.found: Groundings = {}
+
+    def of(self, relation: str) -> list[tuple[str, str]]:
+        """The pairs of ``relation`` (none when it has no fact)."""
+        return self.pairs.get(relation, [])
+
+    def tails(self, relation: str, head: str) -> set[str]:
+        """The tails of ``relation`` from ``head``."""
+        return self._out.get((relation, head), set())
+
+    def heads(self, relation: str, tail: str) -> set[str]:
+        """The heads of ``relation`` into ``tail``."""
+        return self._into.get((relation, tail), set())
+
+    def add(self, name: str, head: LabeledTriple, *body: LabeledTriple) -> None:
+        """Record that rule ``name`` grounds ``head`` with ``body``."""
+        self.found.setdefault(name, {}).setdefault(head, set()).add(body)
