@@ -475,7 +475,8 @@ def format_labeled_triples(triples: Iterable[Sequence[str]]) -> str:
         >>> format_labeled_triples([("a", "parent", "b")])
         'a\tparent\tb\n'
     """
-    rows = [tuple(triple) for triple in triples]
+    # A str is a sequence too: "abc" would become the triple ("a", "b", "c"); keep it whole.
+    rows = [(triple,) if isinstance(triple, str) else tuple(triple) for triple in triples]
     seen: set[object] = set()
     for position, row in enumerate(rows):
         if len(row) != 3:

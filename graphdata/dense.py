@@ -126,8 +126,9 @@ class DenseGraphBatch:
             The padded batch.
 
         Raises:
-            GraphDataError: On an empty list, a non-square or empty matrix, mixed devices, or
-                ``x`` that does not match ``adjs`` in length, node counts or C.
+            GraphDataError: On an empty list, a non-square or empty matrix, mixed devices,
+                ``x`` that does not match ``adjs`` in length, node counts or C, a NaN or inf
+                entry, or a non-floating ``dtype``.
         """
         adjs = _nonempty_list(adjs, "adjs")
         mats = [torch.as_tensor(a) for a in adjs]
@@ -137,9 +138,10 @@ class DenseGraphBatch:
                     f"adjs[{b}]: expected a square matrix [n, n] with n >= 1, got shape "
                     f"{tuple(a.shape)}"
                 )
+            _check_finite(a, f"adjs[{b}]")
         sizes = [a.shape[0] for a in mats]
         device = _one_device(mats, "adjs")
-        dtype = dtype or _float_dtype(mats[0])
+        dtype = _check_dtype(dtype) or _float_dtype(mats[0])
         out = torch.zeros(len(mats), max(sizes), max(sizes), dtype=dtype, device=device)
         for b, a in enumerate(mats):
             out[b, : sizes[b], : sizes[b]] = a.to(dtype)
@@ -168,7 +170,8 @@ class DenseGraphBatch:
 
         Raises:
             GraphDataError: On an empty list, a graph with no nodes, a bad ``edge_index`` or
-                weight attribute, or ``x`` present on only some graphs.
+                weight attribute, ``x`` present on only some graphs, a NaN or inf weight or
+                signal, or a non-floating ``dtype``.
         """
         data_list = _nonempty_list(data_list, "data_list")
         sizes, indices, weights = [], [], []
@@ -181,11 +184,18 @@ class DenseGraphBatch:
             ei = data.edge_index
             if ei is None:
                 ei = torch.zeros(2, 0, dtype=torch.long)
-            if ei.dim() != 2 or ei.shape[0] != 2 or ei.is_floating_point():
+            if (
+                ei.dim() != 2
+                or ei.shape[0] != 2
+                or ei.is_floating_point()
+                or ei.is_complex()
+                or ei.dtype == torch.bool
+            ):
                 raise GraphDataError(
                     f"data_list[{b}].edge_index: expected an integer tensor [2, E], got shape "
                     f"{tuple(ei.shape)} and dtype {ei.dtype}"
                 )
+            ei = ei.long()  # uint8/int32 ids: uint8 would index as a mask
             if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= n):
                 raise GraphDataError(
                     f"data_list[{b}].edge_index: expected node ids in [0, {n}) (num_nodes = "
@@ -195,7 +205,7 @@ class DenseGraphBatch:
             indices.append(ei)
             weights.append(_edge_weights(data, b, edge_weight, ei.shape[1]))
         device = _one_device(indices, "data_list edge_index")
-        dtype = dtype or _float_dtype(weights[0])
+        dtype = _check_dtype(dtype) or _float_dtype(weights[0])
         n_max = max(sizes)
         adj = torch.zeros(len(sizes), n_max, n_max, dtype=dtype, device=device)  # [B, N, N]
         for b, (ei, w) in enumerate(zip(indices, weights)):
@@ -239,19 +249,28 @@ class DenseGraphBatch:
             The padded batch, on the CPU.
 
         Raises:
-            GraphDataError: On an empty list, a graph without nodes, or a node missing
-                ``node_attr`` or with a signal of another length.
+            GraphDataError: On an empty list, a graph without nodes, a node missing
+                ``node_attr`` or with a signal of another length, a non-numeric, NaN or inf
+                weight or signal, or a non-floating ``dtype``.
         """
         import networkx as nx
 
         graphs = _nonempty_list(graphs, "graphs")
-        dtype = dtype or torch.get_default_dtype()
+        dtype = _check_dtype(dtype) or torch.get_default_dtype()
         mats, signals = [], []
         for b, graph in enumerate(graphs):
             if graph.number_of_nodes() == 0:
                 raise GraphDataError(f"graphs[{b}]: expected a graph with >= 1 node, got none")
             nodes = list(graph.nodes)
-            mats.append(torch.from_numpy(nx.to_numpy_array(graph, nodelist=nodes, weight=weight)))
+            try:
+                adj = nx.to_numpy_array(graph, nodelist=nodes, weight=weight)
+            except (TypeError, ValueError) as err:
+                raise GraphDataError(
+                    f"weight: expected numeric {weight!r} edge attributes in graphs[{b}], got "
+                    f"one that is not ({err}); fix the attribute or pass weight=None"
+                ) from None
+            mats.append(torch.from_numpy(adj))
+            _check_finite(mats[-1], f"graphs[{b}] (edge attribute {weight!r})")
             if node_attr is not None:
                 signals.append(_node_signals(graph, nodes, node_attr, b))
         batch = cls.from_adjacency(mats, signals or None, dtype=dtype)
@@ -393,6 +412,24 @@ def _one_device(tensors: Sequence[Tensor], name: str) -> torch.device:
     return tensors[0].device
 
 
+def _check_finite(t: Tensor, name: str) -> None:
+    """Refuse NaN or inf entries: they would spread into every result computed from the batch."""
+    if (t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all()):
+        count = int((~torch.isfinite(t)).sum())
+        raise GraphDataError(
+            f"{name}: expected finite values, got {count} NaN or inf entries; drop or impute "
+            "them first"
+        )
+
+
+def _check_dtype(dtype: torch.dtype | None) -> torch.dtype | None:
+    if dtype is not None and (not isinstance(dtype, torch.dtype) or not dtype.is_floating_point):
+        raise GraphDataError(
+            f"dtype: expected None or a floating torch dtype (e.g. torch.float32), got {dtype!r}"
+        )
+    return dtype
+
+
 def _mask(sizes: Sequence[int], device: torch.device) -> Tensor:
     n = torch.tensor(sizes, device=device)
     return torch.arange(max(sizes), device=device) < n[:, None]  # [B, N]
@@ -418,6 +455,7 @@ def _pad_signals(
                 f"{name}[{b}]: expected node signals [n_b, C] = [{n}, {channels}], got shape "
                 f"{tuple(v.shape)}{hint}"
             )
+        _check_finite(v, f"{name}[{b}]")
     assert channels is not None  # the loop raised unless xs[0] is [n_0, C]
     _one_device([*xs, torch.empty(0, device=device)], name)
     dtype = _float_dtype(xs[0])
@@ -441,6 +479,7 @@ def _edge_weights(data: Data, b: int, name: str | None, num_edges: int) -> Tenso
             f"data_list[{b}].{name}: expected edge weights [E] = [{num_edges}], got shape "
             f"{tuple(w.shape)}"
         )
+    _check_finite(w, f"data_list[{b}].{name}")
     return w
 
 

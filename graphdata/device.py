@@ -17,6 +17,9 @@ from graphdata.errors import GraphDataError
 
 __all__ = ["resolve_device", "seed_everything", "make_generator"]
 
+#: Largest seed accepted: ``torch.Generator.manual_seed`` takes signed 64-bit values.
+SEED_MAX = 2**63 - 1
+
 
 def resolve_device(spec: str | torch.device = "auto") -> torch.device:
     """Turn a device specification into a :class:`torch.device`.
@@ -51,7 +54,34 @@ def resolve_device(spec: str | torch.device = "auto") -> torch.device:
             f"device: {str(device)!r} was requested but CUDA is not available on this machine; "
             "pass --device cpu (or 'auto')"
         )
+    if device.type in ("mps", "xpu") and not _available(device.type):
+        raise GraphDataError(
+            f"device: {str(device)!r} was requested but {device.type.upper()} is not available "
+            "on this machine; pass --device cpu (or 'auto')"
+        )
     return device
+
+
+def _available(kind: str) -> bool:
+    """Whether the accelerator ``kind`` (``"mps"`` or ``"xpu"``) can run here."""
+    if kind == "mps":
+        return bool(torch.backends.mps.is_available())
+    backend = getattr(torch, kind, None)
+    return bool(backend is not None and backend.is_available())
+
+
+def _check_seed(seed: object) -> int:
+    """Return ``seed`` as an int in ``[0, SEED_MAX]`` (what every generator accepts)."""
+    if (
+        isinstance(seed, bool)
+        or not isinstance(seed, (int, np.integer))
+        or not 0 <= int(seed) <= SEED_MAX
+    ):
+        raise GraphDataError(
+            f"seed: expected a non-negative int at most {SEED_MAX} (torch seeds are 64-bit), "
+            f"got {seed!r}"
+        )
+    return int(seed)
 
 
 def seed_everything(seed: int) -> None:
@@ -60,13 +90,12 @@ def seed_everything(seed: int) -> None:
     Library functions take an explicit ``seed`` or ``generator`` instead of relying on this.
 
     Args:
-        seed: A non-negative integer seed.
+        seed: An integer seed in ``[0, 2**63 - 1]``.
 
     Raises:
-        GraphDataError: If ``seed`` is not a non-negative integer.
+        GraphDataError: If ``seed`` is not an integer in ``[0, 2**63 - 1]``.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise GraphDataError(f"seed: expected a non-negative int, got {seed!r}")
+    seed = _check_seed(seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
@@ -77,20 +106,26 @@ def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torc
     """Return a :class:`torch.Generator` on ``device``, seeded with ``seed``.
 
     Args:
-        seed: The seed; ``None`` draws a fresh non-deterministic seed.
+        seed: The seed, an integer in ``[0, 2**63 - 1]``; ``None`` draws a fresh
+            non-deterministic seed.
         device: The device the generator draws on. Default ``"cpu"``.
 
     Returns:
         A seeded generator.
+
+    Raises:
+        GraphDataError: If ``seed`` is not ``None`` or an integer in ``[0, 2**63 - 1]``.
 
     Examples:
         >>> a = torch.rand(2, generator=make_generator(0))
         >>> torch.equal(a, torch.rand(2, generator=make_generator(0)))
         True
     """
+    if seed is not None:
+        seed = _check_seed(seed)
     generator = torch.Generator(device=device)
     if seed is None:
         generator.seed()
     else:
-        generator.manual_seed(int(seed))
+        generator.manual_seed(seed)
     return generator

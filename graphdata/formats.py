@@ -474,6 +474,7 @@ def read_pykeen_dataset(path: str | os.PathLike[str]) -> tuple[Splits, Vocabular
         GraphDataError: If the splits' id maps differ.
     """
     folder = Path(path)
+    _check_folder(folder, "PyKEEN's dataset folders training/, validation/ and testing/")
     splits: Splits = {}
     vocabularies: dict[str, tuple[Vocabulary, Vocabulary]] = {}
     for split, key in _PYKEEN_SPLITS.items():
@@ -537,6 +538,7 @@ def read_openke_dataset(path: str | os.PathLike[str]) -> tuple[Splits, Vocabular
     """
     folder = Path(path)
     names = (*_OPENKE_SPLITS.values(), *_OPENKE_MAPS)
+    _check_folder(folder, f"an OpenKE folder with {', '.join(names)}")
     missing = [name for name in names if not (folder / name).is_file()]
     if missing:
         raise FileNotFoundError(
@@ -585,6 +587,12 @@ def write_openke_dataset(
     write_openke_id_map(folder / _OPENKE_MAPS[1], relations)
 
 
+def _check_folder(folder: Path, expected: str) -> None:
+    if not folder.is_dir():
+        what = "does not exist" if not folder.exists() else "is not a folder"
+        raise FileNotFoundError(f"path: expected {expected}, but {folder} {what}")
+
+
 def _listing(folder: Path) -> list[str]:
     if not folder.is_dir():
         return []
@@ -599,12 +607,20 @@ def labeled_split_file(folder: Path, split: str) -> Path | None:
         split: ``"train"``, ``"valid"`` or ``"test"``.
 
     Returns:
-        The file that exists (``.txt`` first), or ``None``.
+        The file that exists, or ``None``.
+
+    Raises:
+        GraphDataError: If both exist: which one holds the split cannot be told.
     """
-    for name in (f"{split}.txt", f"{split}.txt.gz"):
-        if (folder / name).is_file():
-            return folder / name
-    return None
+    found = [
+        folder / name for name in (f"{split}.txt", f"{split}.txt.gz") if (folder / name).is_file()
+    ]
+    if len(found) > 1:
+        raise GraphDataError(
+            f"path: {folder} holds both {split}.txt and {split}.txt.gz, expected one file per "
+            "split; remove the one that is not the split to read"
+        )
+    return found[0] if found else None
 
 
 def detect_format(path: str | os.PathLike[str]) -> Literal["labeled", "pykeen", "openke"]:

@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
+from graphdata.formats import detect_format
 from graphdata.triples import KGDataset, TripleSet
 
 __all__ = [
@@ -254,8 +255,9 @@ def kg_statistics(data: KGDataset | TripleSet, *, name: str | None = None) -> KG
 def describe(path: str | os.PathLike[str]) -> str:
     """Load a dataset folder or a single TSV file and return its statistics as text.
 
-    This is what ``graphlib data stats PATH`` prints. A folder must hold ``train.txt``,
-    ``valid.txt`` and ``test.txt``. Statistics describe the data as it is, so duplicates are kept
+    This is what ``graphlib data stats PATH`` prints. A folder is read in any layout of
+    :meth:`KGDataset.from_folder` (labelled ``train.txt``/``valid.txt``/``test.txt``, PyKEEN's
+    or OpenKE's numeric folders). Statistics describe the data as it is, so duplicates are kept
     (and counted) and valid/test labels missing from train are added to the vocabulary (and
     counted); malformed lines still raise.
 
@@ -271,8 +273,13 @@ def describe(path: str | os.PathLike[str]) -> str:
     """
     path = Path(path)
     if path.is_dir():
+        # duplicates= concerns labelled files only; the numeric formats keep every row anyway.
+        kind = detect_format(path)
         data: KGDataset | TripleSet = KGDataset.from_folder(
-            path, on_unknown="extend", duplicates="keep"
+            path,
+            format=kind,
+            on_unknown="extend",
+            duplicates="keep" if kind == "labeled" else "raise",
         )
         return kg_statistics(data).to_text()
     if path.is_file():

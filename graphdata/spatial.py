@@ -280,6 +280,19 @@ def _check_coords(coords: object) -> tuple[Tensor, torch.dtype]:
             f"coords: expected finite coordinates, got NaN or inf in {bad.numel()} point(s), "
             f"first at row {int(bad[0])}; drop or impute those points first"
         )
+    # The longest possible edge is the diagonal of the bounding box: if it overflows, some
+    # distance comes out inf (an inf also marks excluded candidates on the torch path, so a
+    # point could become its own neighbour). Refuse such coordinates instead.
+    span = points.amax(dim=0) - points.amin(dim=0)  # [D]
+    diagonal = float(torch.sqrt(torch.sum(span * span)))
+    if not np.isfinite(diagonal) or diagonal > torch.finfo(out_dtype).max:
+        largest = torch.finfo(out_dtype).max
+        raise GraphDataError(
+            f"coords: expected coordinates whose distances are finite in {out_dtype} (at most "
+            f"{largest:.3g}), got points {float(span.max()):.3g} apart, whose distances "
+            "overflow; rescale the coordinates (e.g. subtract their mean and divide by a "
+            "length unit)"
+        )
     return points, out_dtype
 
 

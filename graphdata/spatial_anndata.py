@@ -19,6 +19,7 @@ from inside ``graphdata/`` can never shadow the ``anndata`` package.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,8 +84,9 @@ def spatial_neighbors_knn(
 
     Raises:
         KeyError: If ``obsm[spatial_key]`` or ``obs[library_key]`` is missing.
-        GraphDataError: On non-finite or wrongly shaped coordinates, ``k`` out of range (the
-            message names the library), or missing library labels.
+        GraphDataError: On an empty or ``"/"``-holding ``key_added``, non-finite or wrongly
+            shaped coordinates, ``k`` out of range (the message names the library), or
+            missing library labels.
 
     Examples:
         >>> from anndata import AnnData
@@ -95,6 +97,7 @@ def spatial_neighbors_knn(
                [1., 0., 0.],
                [0., 1., 0.]], dtype=float32)
     """
+    _check_key_added(key_added)
     coords = _coords(adata, spatial_key)
     batch, labels = _libraries(adata, library_key)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -159,8 +162,8 @@ def spatial_neighbors_radius(
 
     Raises:
         KeyError: If ``obsm[spatial_key]`` or ``obs[library_key]`` is missing.
-        GraphDataError: On bad coordinates, a negative or non-finite ``radius``, a bad
-            ``max_num_neighbors`` or missing library labels.
+        GraphDataError: On a bad ``key_added``, bad coordinates, a negative or non-finite
+            ``radius``, a bad ``max_num_neighbors`` or missing library labels.
 
     Examples:
         >>> from anndata import AnnData
@@ -171,6 +174,7 @@ def spatial_neighbors_radius(
                [1., 0., 2.],
                [0., 2., 0.]])
     """
+    _check_key_added(key_added)
     coords = _coords(adata, spatial_key)
     batch, _ = _libraries(adata, library_key)
     if isinstance(radius, bool) or not isinstance(radius, (int, float, np.integer, np.floating)):
@@ -230,7 +234,8 @@ def spatial_neighbors_delaunay(
 
     Raises:
         KeyError: If ``obsm[spatial_key]`` or ``obs[library_key]`` is missing.
-        GraphDataError: On bad coordinates, or a library too small or degenerate to triangulate.
+        GraphDataError: On a bad ``key_added``, bad coordinates, or a library too small or
+            degenerate to triangulate.
 
     Examples:
         >>> from anndata import AnnData
@@ -240,6 +245,7 @@ def spatial_neighbors_delaunay(
         >>> adata.obsp["spatial_connectivities"].sum(axis=1).A1.tolist()
         [3.0, 3.0, 3.0, 3.0]
     """
+    _check_key_added(key_added)
     coords = _coords(adata, spatial_key)
     batch, _ = _libraries(adata, library_key)
     edge_index, distance = _with_key(spatial_key, delaunay_graph, coords, batch=batch)
@@ -282,6 +288,8 @@ def spatial_graph(
 
     Raises:
         KeyError: If the connectivity matrix is missing; the message says what to run first.
+        GraphDataError: If ``uns[f"{key}_neighbors"]`` is not a dict, or a stored weight is
+            NaN or inf.
 
     Examples:
         >>> from anndata import AnnData
@@ -293,6 +301,12 @@ def spatial_graph(
                 [0, 1, 2]])
     """
     meta = adata.uns.get(f"{key}_neighbors", {})
+    if not isinstance(meta, Mapping):
+        raise GraphDataError(
+            f"uns[{key + '_neighbors'!r}]: expected a dict with 'connectivities_key' (as "
+            f"squidpy and spatial_neighbors_knn write), got {type(meta).__name__}; delete it or "
+            "build the graph again"
+        )
     conn_key = meta.get("connectivities_key", f"{key}_connectivities")
     if conn_key not in adata.obsp:
         raise KeyError(
@@ -301,6 +315,12 @@ def spatial_graph(
             f"graphdata.spatial_anndata.spatial_neighbors_knn(adata, key_added={key!r}) first"
         )
     matrix = sp.csr_matrix(adata.obsp[conn_key], copy=True)
+    if not np.isfinite(matrix.data).all():
+        raise GraphDataError(
+            f"obsp[{conn_key!r}]: expected finite edge weights, got "
+            f"{int((~np.isfinite(matrix.data)).sum())} NaN or inf entries; build the graph again "
+            "(e.g. spatial_neighbors_knn) or fix those entries"
+        )
     matrix.eliminate_zeros()
     matrix.sort_indices()
     coo = matrix.tocoo()  # CSR order: by row i, then column j
@@ -309,6 +329,16 @@ def spatial_graph(
     )  # [2, E]: source = neighbour j (column), target = centre i (row)
     weight = torch.from_numpy(np.ascontiguousarray(coo.data))
     return edge_index, weight if dtype is None else weight.to(dtype)
+
+
+def _check_key_added(key_added: object) -> None:
+    """Refuse a prefix that no ``.h5ad`` file can hold back (empty, or with ``"/"``)."""
+    if not isinstance(key_added, str) or not key_added or "/" in key_added:
+        raise GraphDataError(
+            f"key_added: expected a non-empty str without '/', got {key_added!r}; it prefixes "
+            "the obsp and uns keys written, and an .h5ad file reads '/' as a group separator; "
+            "pass e.g. key_added='spatial_knn'"
+        )
 
 
 def _coords(adata: AnnData, spatial_key: str) -> np.ndarray:

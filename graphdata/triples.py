@@ -29,7 +29,7 @@ from graphdata._labels import (
     _map,
     _with_inverse,
 )
-from graphdata._tsv import read_labeled_triples
+from graphdata._tsv import format_labeled_triples, read_labeled_triples, write_text_file
 from graphdata.errors import GraphDataError, UnknownLabelsDropped
 from graphdata.filter_index import FilterIndex
 from graphdata.tripleset import TripleSet
@@ -427,9 +427,17 @@ class KGDataset:
         labeled = {split: ts.to_labeled_triples() for split, ts in self.splits.items()}
         if id_maps is None:
             id_maps = not self._rebuilt_by_labels(labeled)
+        # Every split's text first: a label that cannot be written must leave no file changed
+        # (a new train.txt beside an old test.txt would be a dataset nobody wrote).
+        texts = {}
+        for split, rows in labeled.items():
+            try:
+                texts[split] = format_labeled_triples(rows)
+            except GraphDataError as err:
+                raise GraphDataError(f"{split} split: {err}; nothing was written") from None
         folder.mkdir(parents=True, exist_ok=True)
-        for split, ts in self.splits.items():
-            ts.write_tsv(folder / f"{split}.txt")
+        for split, text in texts.items():
+            write_text_file(folder / f"{split}.txt", text)
         maps = [folder / m for m in formats.ID_MAP_FILES]
         if id_maps:
             formats.write_pykeen_id_map(maps[0], self.entities)

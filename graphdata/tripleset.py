@@ -513,13 +513,15 @@ class TripleSet:
 
         Every entity becomes a node (in id order), also isolated ones. An edge ``h -> t`` has key
         and attribute ``relation`` equal to the relation label, so a repeated triple is one edge.
+        ``graph.graph["relations"]`` holds the relation labels in id order (relations without
+        triples included).
 
         Returns:
-            The graph; :meth:`from_networkx` reads it back.
+            The graph; :meth:`from_networkx` reads it back with the same vocabularies and ids.
         """
         import networkx as nx
 
-        graph = nx.MultiDiGraph()
+        graph = nx.MultiDiGraph(relations=list(self.relations.labels))
         graph.add_nodes_from(self.entities.labels)
         graph.add_edges_from((h, t, r, {"relation": r}) for h, r, t in self.to_labeled_triples())
         return graph
@@ -538,8 +540,12 @@ class TripleSet:
         Args:
             graph: A ``DiGraph`` or ``MultiDiGraph`` with string node labels.
             relation_attr: The edge attribute holding the relation label. Default ``"relation"``.
-            entities: Entity vocabulary; default ``None``: all nodes, sorted (isolated ones too).
-            relations: Relation vocabulary; default ``None``: the edges' relations, sorted.
+            entities: Entity vocabulary; default ``None``: all nodes (isolated ones too), in
+                node order for a graph from :meth:`to_networkx` (it holds
+                ``graph.graph["relations"]``), else sorted.
+            relations: Relation vocabulary; default ``None``: ``graph.graph["relations"]`` when
+                it lists every edge's relation (what :meth:`to_networkx` stores), else the
+                edges' relations, sorted.
 
         Returns:
             One triple per edge, in networkx edge order.
@@ -567,6 +573,13 @@ class TripleSet:
                     f"{rel!r} on the edge ({u!r}, {v!r})"
                 )
             rows.append((u, rel, v))
+        # A graph of to_networkx keeps the ids: its nodes in id order, its relations listed.
+        stored = graph.graph.get("relations")
+        ours = isinstance(stored, list) and all(isinstance(x, str) for x in stored)
+        if ours and not {row[1] for row in rows} <= set(stored):
+            ours = False  # edges added since name other relations: number them anew
         if entities is None:
-            entities = Vocabulary.from_labels(graph.nodes, kind="entity")
+            entities = Vocabulary.from_labels(graph.nodes, kind="entity", sort=not ours)
+        if relations is None and ours:
+            relations = Vocabulary(stored, kind="relation")
         return cls.from_labeled_triples(rows, entities=entities, relations=relations)

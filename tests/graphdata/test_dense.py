@@ -236,3 +236,34 @@ def test_public_signatures_keyword_only():
         params = list(inspect.signature(fn).parameters.values())
         assert [p.name for p in params[: len(positional)]] == positional
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[len(positional) :])
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8])
+def test_from_pyg_edge_index_dtypes(dtype):
+    # bool and uint8 edge_index indexed as masks: a bare IndexError from index_put_.
+    data = Data(edge_index=torch.tensor([[0], [1]]).to(dtype), num_nodes=2)
+    if dtype == torch.bool:
+        with pytest.raises(GraphDataError, match=r"data_list\[0\].edge_index: expected an integer"):
+            DenseGraphBatch.from_pyg([data])
+    else:
+        assert DenseGraphBatch.from_pyg([data]).adj[0].tolist() == [[0.0, 1.0], [0.0, 0.0]]
+
+
+def test_non_finite_weights_and_signals_are_refused():
+    nan = float("nan")
+    with pytest.raises(GraphDataError, match=r"adjs\[0\]: expected finite values"):
+        DenseGraphBatch.from_adjacency([torch.tensor([[0.0, nan], [1.0, 0.0]])])
+    with pytest.raises(GraphDataError, match=r"x\[0\]: expected finite values"):
+        DenseGraphBatch.from_adjacency([torch.eye(2)], x=[torch.tensor([[nan], [1.0]])])
+    data = Data(edge_index=torch.tensor([[0], [1]]), w=torch.tensor([float("inf")]), num_nodes=2)
+    with pytest.raises(GraphDataError, match=r"data_list\[0\].w: expected finite values"):
+        DenseGraphBatch.from_pyg([data], edge_weight="w")
+    with pytest.raises(GraphDataError, match=r"graphs\[0\] \(edge attribute 'weight'\)"):
+        DenseGraphBatch.from_networkx([nx.Graph([(0, 1, {"weight": nan})])])
+
+
+def test_bad_networkx_weights_and_dtype_are_named():
+    with pytest.raises(GraphDataError, match="weight: expected numeric 'weight' edge attributes"):
+        DenseGraphBatch.from_networkx([nx.Graph([(0, 1, {"weight": "x"})])])  # bare ValueError
+    with pytest.raises(GraphDataError, match="dtype: expected None or a floating torch dtype"):
+        DenseGraphBatch.from_adjacency([torch.eye(2)], dtype=torch.int64)  # blamed `adj`

@@ -47,3 +47,25 @@ def test_unknown_label_error_lists_closest_labels():
     assert err.suggestions[0] == "grandparent"
     assert str(err).startswith("relation: unknown relation label 'grandparnt'")
     assert closest_labels("zzz", ["parent"]) == []
+
+
+@pytest.mark.parametrize("seed", [2**64, -1, 1.5, True])
+def test_seeds_outside_64_bits_or_not_ints_are_refused_by_name(seed):
+    # 2**64 ended in a bare "Overflow when unpacking long long"; make_generator took -1, 1.5
+    # (as 1) and True silently.
+    with pytest.raises(GraphDataError, match="seed: expected a non-negative int at most"):
+        make_generator(seed)
+    with pytest.raises(GraphDataError, match="seed: expected a non-negative int at most"):
+        seed_everything(seed)
+
+
+def test_make_generator_takes_numpy_ints_and_the_largest_seed():
+    a = torch.rand(2, generator=make_generator(np.int64(3)))
+    assert torch.equal(a, torch.rand(2, generator=make_generator(3)))
+    make_generator(2**63 - 1)
+
+
+@pytest.mark.skipif(torch.backends.mps.is_available(), reason="needs a machine without MPS")
+def test_resolve_device_refuses_mps_where_there_is_none():
+    with pytest.raises(GraphDataError, match="device: 'mps' was requested but MPS is not"):
+        resolve_device("mps")

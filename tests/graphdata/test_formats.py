@@ -410,3 +410,32 @@ def test_labelled_file_options_are_refused_for_numeric_formats(tmp_path):
         KGDataset.from_folder(tmp_path, header=True)
     with pytest.raises(GraphDataError, match=r"strip=True, duplicates='drop': options"):
         KGDataset.from_folder(tmp_path, strip=True, duplicates="drop")
+
+
+def test_a_split_as_both_txt_and_txt_gz_is_refused(tmp_path):
+    # train.txt won silently over a different train.txt.gz.
+    write_labeled_triples(tmp_path / "train.txt", [("a", "r", "b")])
+    write_labeled_triples(tmp_path / "train.txt.gz", [("c", "r", "d")])
+    for split in ("valid", "test"):
+        write_labeled_triples(tmp_path / f"{split}.txt", [])
+    with pytest.raises(GraphDataError, match="holds both train.txt and train.txt.gz"):
+        KGDataset.from_folder(tmp_path)
+
+
+@pytest.mark.parametrize("layout", ["pykeen", "openke"])
+def test_numeric_readers_say_a_file_is_not_a_folder(tmp_path, layout):
+    # The message said the file "lacks" every file and "holds []".
+    (tmp_path / "x").write_text("x")
+    with pytest.raises(FileNotFoundError, match="x is not a folder"):
+        KGDataset.from_folder(tmp_path / "x", format=layout)
+
+
+def test_to_folder_writes_no_split_when_a_later_one_cannot_be_written(tmp_path):
+    # train.txt and valid.txt were written before test.txt failed on a label with a tab.
+    entities = Vocabulary(["a", "b", "c\td"])
+    relations = Vocabulary(["r"], kind="relation")
+    sets = [TripleSet(torch.tensor([row]), entities, relations) for row in ([0, 0, 1],) * 2]
+    ds = KGDataset(*sets, TripleSet(torch.tensor([[0, 0, 2]]), entities, relations), name="t")
+    with pytest.raises(GraphDataError, match="test split: .*nothing was written"):
+        ds.to_folder(tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -134,3 +134,13 @@ def test_describe_and_statistics_bad_input(tmp_path):
     with pytest.raises(GraphDataError, match=r"data: expected a KGDataset or TripleSet, got list"):
         kg_statistics([("a", "r", "b")])
     assert isinstance(kg_statistics(TripleSet.from_labeled_triples([])), KGStatistics)
+
+
+@pytest.mark.parametrize("layout", ["pykeen", "openke"])
+def test_describe_reads_numeric_folders(tmp_path, layout):
+    # `graphlib data stats` on a PyKEEN or OpenKE folder was refused with "duplicates='keep':
+    # options of labelled files", an option the user never passed.
+    ds = KGDataset.from_labeled([("a", "r", "b"), ("b", "r", "c")], [("a", "r", "c")], [], name="t")
+    ds.to_folder(tmp_path / layout, format=layout)
+    text = describe(tmp_path / layout)
+    assert "3 entities, 1 relations, 3 triples" in text

@@ -274,3 +274,28 @@ def test_public_signatures_keyword_only_after_two():
         params = list(inspect.signature(fn).parameters.values())
         assert [p.name for p in params[:2]] in (["coords", "k"], ["coords", "r"])
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[2:])
+
+
+@pytest.mark.parametrize("method", ["kdtree", "torch"])
+@pytest.mark.parametrize(
+    "coords",
+    [
+        torch.tensor([[-1e200], [1e200]], dtype=torch.float64),
+        torch.tensor([[-3e38], [3e38]], dtype=torch.float32),
+        torch.tensor([[-6e4], [6e4]], dtype=torch.float16),
+    ],
+)
+def test_coordinates_whose_distances_overflow_are_refused(coords, method):
+    # Finite coordinates whose distances overflow gave inf distances, and the k-NN graph gave a
+    # point itself as its neighbour (inf also marks excluded candidates); radius_graph ended in
+    # a bare scipy ValueError.
+    with pytest.raises(GraphDataError, match="coords: expected coordinates whose distances"):
+        knn_graph(coords, 1, method=method)
+    with pytest.raises(GraphDataError, match="coords: expected coordinates whose distances"):
+        radius_graph(coords, 1.0, method=method)
+
+
+def test_large_but_safe_coordinates_keep_working():
+    coords = torch.tensor([[0.0], [6e4]], dtype=torch.float16)
+    edge_index, distance = knn_graph(coords, 1)
+    assert edge_index.tolist() == [[1, 0], [0, 1]] and distance.tolist() == [6e4, 6e4]

@@ -257,3 +257,26 @@ def test_public_signatures():
         assert [p.name for p in params[: len(positional)]] == positional
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[len(positional) :])
         assert inspect.signature(fn).return_annotation in ("None", "tuple[Tensor, Tensor]")
+
+
+@pytest.mark.parametrize("key_added", ["", "a/b", None, 3])
+def test_key_added_that_h5ad_cannot_hold_is_refused(key_added):
+    # "a/b" wrote obsp["a/b_connectivities"], and the .h5ad written after it no longer read;
+    # "" and None gave "_connectivities" and "None_connectivities".
+    adata = make_adata(n=6)
+    with pytest.raises(GraphDataError, match="key_added: expected a non-empty str without '/'"):
+        spatial_neighbors_knn(adata, k=2, key_added=key_added)
+    with pytest.raises(GraphDataError, match="key_added: expected a non-empty str"):
+        spatial_neighbors_radius(adata, 10.0, key_added=key_added)
+    assert not adata.obsp.keys()
+
+
+def test_spatial_graph_refuses_a_non_dict_record_and_non_finite_weights():
+    adata = make_adata(n=6)
+    spatial_neighbors_knn(adata, k=2)
+    adata.obsp["spatial_connectivities"].data[0] = np.nan
+    with pytest.raises(GraphDataError, match=r"obsp\['spatial_connectivities'\]: expected finite"):
+        spatial_graph(adata)  # the NaN came back as an edge weight
+    adata.uns["spatial_neighbors"] = "oops"
+    with pytest.raises(GraphDataError, match=r"uns\['spatial_neighbors'\]: expected a dict"):
+        spatial_graph(adata)  # an AttributeError before

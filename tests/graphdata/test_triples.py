@@ -367,3 +367,19 @@ def test_published_dataset_counts(datasets_dir, name, entities, relations, sizes
     assert list(ds.entities.labels) == sorted(ds.entities.labels)
     index = ds.filter_index()
     assert index.num_triples == sum(sizes)  # no triple repeats across splits
+
+
+def test_networkx_round_trip_keeps_vocabularies_and_ids():
+    # from_networkx re-sorted the entities, dropped relations without triples and re-sorted the
+    # rest, so inverse relations lost the r + R convention after a round trip.
+    entities = Vocabulary(["b", "a", "iso"])
+    relations = Vocabulary(["s", "r", "unused"], kind="relation")
+    ts = TripleSet(torch.tensor([[0, 0, 1], [1, 1, 1]]), entities, relations)
+    for original in (ts, ts.with_inverse_relations()):
+        back = TripleSet.from_networkx(original.to_networkx())
+        assert back.entities == original.entities and back.relations == original.relations
+        rows = sorted(map(tuple, back.mapped_triples.tolist()))
+        assert rows == sorted(map(tuple, original.mapped_triples.tolist()))
+    graph = nx.MultiDiGraph()  # a graph from elsewhere is still numbered by sorted labels
+    graph.add_edge("b", "a", relation="r")
+    assert TripleSet.from_networkx(graph).entities.labels == ("a", "b")

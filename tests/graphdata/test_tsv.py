@@ -203,3 +203,10 @@ def test_write_replaces_existing_file_and_keeps_its_mode(tmp_path):
     write_labeled_triples(path, [("a", "r", "b")])
     assert path.read_text() == "a\tr\tb\n"
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_string_is_not_taken_for_a_triple_of_its_characters(tmp_path):
+    # ["abc"] was written as the line "a\tb\tc".
+    with pytest.raises(GraphDataError, match=r"triples\[0\]: expected 3 labels"):
+        write_labeled_triples(tmp_path / "t.tsv", ["abc"])
+    assert not (tmp_path / "t.tsv").exists()

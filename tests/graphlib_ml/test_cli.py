@@ -30,6 +30,15 @@ def test_data_family_writes_a_folder_that_reads_back_identically(tmp_path, capsy
     assert "wrote the synthetic family KG" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("layout", ["pykeen", "openke"])
+def test_data_stats_reads_pykeen_and_openke_folders(tmp_path, capsys, layout):
+    # Refused (exit 2) with "duplicates='keep': options of labelled files", never passed.
+    ds = KGDataset.from_labeled([("a", "r", "b")], [("b", "r", "a")], [], name="toy")
+    ds.to_folder(tmp_path / "ds", format=layout)
+    assert main(["data", "stats", str(tmp_path / "ds")]) == 0
+    assert "2 entities, 1 relations, 2 triples" in capsys.readouterr().out
+
+
 def test_bad_input_ends_with_a_message_and_exit_code_2(tmp_path, capsys):
     bad = tmp_path / "bad.txt"
     bad.write_text("a\tr\n", encoding="utf-8")
