@@ -23,7 +23,8 @@ constants and inequality constraints, e.g.
 **Validation** (:class:`RuleSyntaxError`, naming line and column): unknown syntax, an atom whose
 arity is not 2, a head variable that no body atom contains (range restriction: otherwise the
 rule derives triples over every entity), an inequality over a variable that no body atom
-contains, an inequality between two constants, and a body atom listed twice.
+contains, an inequality between two constants or of a term with itself, a body atom listed
+twice, a non-finite weight and (in :func:`parse_rules`) a rule name used twice.
 
 **Semantics.** A *grounding* of rule :math:`\rho = h \leftarrow b_1, \dots, b_n, c_1, \dots,
 c_m` for a target :math:`\tau = (x, r, y)` in a graph :math:`G` is a substitution
@@ -63,6 +64,7 @@ family world the two agree whenever the explanation names each fact in one form 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -199,6 +201,14 @@ def _rule_problems(
     for i, c in enumerate(inequalities):
         if not (c.left.is_variable or c.right.is_variable):
             problems.append((f"inequality {c} compares two constants; drop it", "ineq", i))
+        elif c.left == c.right:
+            problems.append(
+                (
+                    f"inequality {c} compares {c.left.name} with itself and never holds; drop it",
+                    "ineq",
+                    i,
+                )
+            )
         for term in (c.left, c.right):
             if term.is_variable and term.name not in bound:
                 problems.append(
@@ -394,6 +404,8 @@ class _Parser:
         name: str | None = None
         if self.peek().kind == "number":
             weight = float(self.peek().text)
+            if not math.isfinite(weight):
+                raise self.fail(self.peek(), "a finite weight")
             self.pos += 1
         if self.peek().kind == "ident" and self.peek(1).text == ":":
             name = self.peek().text
@@ -476,6 +488,8 @@ def parse_rule(line: str) -> Rule:
 def parse_rules(text: str, *, source: str | None = None) -> tuple[Rule, ...]:
     """Parse one rule per line; blank lines and ``#`` comments are skipped.
 
+    A leading byte-order mark is dropped (Windows editors write one); names must be distinct.
+
     Args:
         text: The rules.
         source: A name for the text (a file path) used in error messages. Default ``None``.
@@ -498,10 +512,22 @@ def parse_rules(text: str, *, source: str | None = None) -> tuple[Rule, ...]:
     if not isinstance(text, str):
         raise GraphDataError(f"text: expected a str, got {type(text).__name__}")
     rules = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    named: dict[str, int] = {}
+    for number, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         line = _strip_comment(raw)
         if line.strip():
-            rules.append(_Parser(line, number, source).rule())
+            rule = _Parser(line, number, source).rule()
+            if rule.name is not None and rule.name in named:
+                raise RuleSyntaxError(
+                    number,
+                    len(raw) - len(raw.lstrip()) + 1,
+                    f"rule name {rule.name!r} is already used on line {named[rule.name]}; give "
+                    "each rule its own name",
+                    source,
+                )
+            if rule.name is not None:
+                named[rule.name] = number
+            rules.append(rule)
     return tuple(rules)
 
 

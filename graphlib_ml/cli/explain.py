@@ -17,6 +17,10 @@ order, equal to the serial ones); ``--json`` writes a JSON list of the explanati
 written only with ``--out FOLDER`` (``<line index>.png``, zero-padded); with ``--rules``, the mean
 precision/recall/F1 per rule length over the targets (:func:`graphdata.rules.score_targets`).
 
+Every target's labels (and head != tail) are checked against the training graph before the
+evaluator is distilled, the error naming ``--triple`` or the line of ``--triples``; a ``--rules``
+relation or constant the graph lacks is a ``graphlib: warning:`` line (such a rule never grounds).
+
 The distilled evaluator is cached next to the checkpoint (issue #18): ``evaluator-<key>.pt`` in
 the checkpoint's folder, ``<key>`` the first 16 hex digits of a SHA-256 over the model's
 fingerprint (name, configuration and parameter values), the training graph's fingerprint
@@ -44,6 +48,7 @@ import dataclasses
 import hashlib
 import json
 import pickle
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,16 +91,16 @@ def _parse_triple(text: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-def _read_triples(path: str) -> list[tuple[str, str, str]]:
-    """The targets of ``--triples FILE``: one ``head relation tail`` per line (module docstring)."""
+def _read_triples(path: str) -> tuple[list[tuple[str, str, str]], list[int]]:
+    """The targets of ``--triples FILE`` and their line numbers (module docstring)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_text(encoding="utf-8-sig")  # a Windows editor's BOM is dropped
     except (OSError, UnicodeDecodeError) as err:
         raise GraphDataError(
             f"--triples: cannot read {path!r} ({err}); pass a UTF-8 text file with one "
             '"head relation tail" per line'
         ) from None
-    triples = []
+    triples, numbers = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -106,11 +111,62 @@ def _read_triples(path: str) -> list[tuple[str, str, str]]:
                 f'"head relation tail" separated by spaces or tabs, got {line.strip()!r}'
             )
         triples.append((parts[0], parts[1], parts[2]))
+        numbers.append(number)
     if not triples:
         raise GraphDataError(
             f'--triples: {path!r} holds no triple; write one "head relation tail" per line'
         )
-    return triples
+    return triples, numbers
+
+
+def _check_targets(
+    triples: Sequence[tuple[str, str, str]], where: Sequence[str], graph: TripleSet
+) -> None:
+    """Refuse an unknown label or a self-loop among the targets before any distillation.
+
+    ``where[i]`` names the origin of ``triples[i]`` (``--triple``, or ``--triples: line N of
+    FILE``); the explainer would otherwise fail on it only after minutes of distillation, and
+    in a batch after explaining the targets before it, naming neither the flag nor the line.
+    """
+    from graphdata.errors import UnknownLabelError
+
+    vocabs = (graph.entities, graph.relations, graph.entities)
+    for triple, origin in zip(triples, where):
+        for vocab, label in zip(vocabs, triple):
+            if label not in vocab:
+                raise UnknownLabelError(vocab.kind, label, vocab.labels, origin)
+        if triple[0] == triple[2]:
+            raise GraphDataError(
+                f"{origin}: expected a target with head != tail, got {' '.join(triple)!r}; a "
+                "self-loop has no path between two distinct entities to explain it"
+            )
+
+
+def _check_rule_labels(rules: Sequence[Rule], graph: TripleSet) -> None:
+    """Warn (``graphlib: warning:`` lines) about rule labels absent from the training graph.
+
+    Such a rule never grounds, so a typo would read as "no rule grounds the target"; a warning,
+    not an error, since one rules file may serve several datasets.
+    """
+    from graphdata.errors import closest_labels
+
+    for rule in rules:
+        atoms = (rule.head, *rule.body)
+        relations = {atom.relation for atom in atoms}
+        constants = {t.name for a in atoms for t in (a.first, a.second) if not t.is_variable}
+        names = [(graph.relations, label) for label in sorted(relations)]
+        names += [(graph.entities, label) for label in sorted(constants)]
+        for vocab, label in names:
+            if label in vocab:
+                continue
+            close = ", ".join(repr(c) for c in closest_labels(label, vocab.labels, n=3))
+            print(
+                f"graphlib: warning: --rules: rule {rule} names the {vocab.kind} {label!r}, "
+                "which is not in the training graph, so it never grounds there"
+                + (f" (closest: {close})" if close else ""),
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def _load_evaluator(path: str, device: torch.device) -> DistilledEvaluator:
@@ -303,7 +359,11 @@ def _explain(args: argparse.Namespace) -> int:
     from kg.datasets import load_checkpoint_with_dataset
     from kg.explain import KGExplainer
 
-    triples = _read_triples(args.triples) if args.triples else [_parse_triple(args.triple)]
+    if args.triples:
+        triples, numbers = _read_triples(args.triples)
+        where = [f"--triples: line {n} of {args.triples!r}" for n in numbers]
+    else:
+        triples, where = [_parse_triple(args.triple)], ["--triple"]
     if args.workers > 1 and not args.triples:
         raise GraphDataError(
             f"--workers: parallel explanation needs several targets, got --workers "
@@ -343,6 +403,9 @@ def _explain(args: argparse.Namespace) -> int:
         evaluator = _cached_evaluator(cache, model, dataset.train, device)
         if evaluator is not None:
             print(f"evaluator cache: loaded {cache} (distillation skipped)")
+    _check_targets(triples, where, dataset.train)  # files are read; nothing distilled yet
+    if rules is not None:
+        _check_rule_labels(rules, dataset.train)
     if evaluator is None and config.mode == "evaluator":
         hint = "" if args.save_evaluator or cache else "; --save-evaluator FILE keeps it"
         print(
@@ -500,7 +563,9 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
         EvaluatorConfig,
         prefix="evaluator-",
         dest_prefix="evaluator_",
-        default_notes={name: f"--{name}" for name in _FOLLOW_EXPLAINER},
+        default_notes={
+            name: f"--{_ALIASES.get(name, name).replace('_', '-')}" for name in _FOLLOW_EXPLAINER
+        },
     )
     _FLAGS["retrain"] = add_config_flags(
         ex, RetrainConfig, prefix="retrain-", dest_prefix="retrain_"

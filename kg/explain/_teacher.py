@@ -13,9 +13,40 @@ import json
 import torch
 from torch import Tensor
 
+from graphdata.errors import GraphDataError
 from kg.base import KGEModel
 
 __all__: list[str] = []
+
+
+def check_finite_parameters(model: KGEModel, argument: str = "model") -> None:
+    """Refuse a model with a NaN or infinite parameter, naming the parameter.
+
+    Its scores would be NaN, and the failure would surface later as a calibration or fine-tuning
+    error that blames a setting rather than the model.
+    """
+    for name, value in model.state_dict().items():
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            bad = int((~torch.isfinite(value)).sum())
+            raise GraphDataError(
+                f"{argument}: {model!r} holds {bad} NaN or infinite value(s) in {name}; its "
+                "scores would be NaN: pass a model whose training did not diverge (retrain with "
+                "a smaller lr, or load an earlier checkpoint)"
+            )
+
+
+def check_depth(name: str, value: int, num_entities: int) -> None:
+    """Refuse a path length or radius beyond the graph's entity count.
+
+    No shortest distance or simple path of a graph of ``n`` entities is longer than ``n - 1``, so
+    a larger value adds nothing, but the distance-label tables are sized by it (a huge value
+    tried to allocate terabytes).
+    """
+    if value > num_entities:
+        raise GraphDataError(
+            f"{name}: expected at most the graph's {num_entities} entities (no path or distance "
+            f"in it is longer), got {value}; pass a value <= {num_entities}"
+        )
 
 
 @torch.no_grad()

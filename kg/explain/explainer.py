@@ -29,6 +29,8 @@ deviation.
 
 from __future__ import annotations
 
+import math
+import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ from graphdata.triples import KGDataset, TripleSet
 from kg.base import KGEModel, eval_mode
 from kg.explain import baselines
 from kg.explain._assemble import Context, assemble
+from kg.explain._teacher import check_depth, check_finite_parameters
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.evaluator.sampling import calibration
 from kg.explain.explanation import PathExplanation
@@ -104,8 +107,28 @@ class ExplainerConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
-        if not self.min_gain >= 0:
-            raise GraphDataError(f"min_gain: expected a fraction >= 0, got {self.min_gain!r}")
+        gain = self.min_gain
+        if (
+            isinstance(gain, bool)
+            or not isinstance(gain, (int, float))
+            or not (math.isfinite(gain) and gain >= 0)
+        ):
+            raise GraphDataError(
+                f"min_gain: expected a fraction >= 0 (a finite number), got {gain!r}"
+            )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise GraphDataError(f"seed: expected an int >= 0, got {self.seed!r}")
+        relations = self.path_relations
+        if relations is not None and (
+            isinstance(relations, str)
+            or not isinstance(relations, (tuple, list))
+            or not relations
+            or not all(isinstance(label, str) for label in relations)
+        ):
+            raise GraphDataError(
+                f"path_relations: expected None or a non-empty tuple of relation labels, got "
+                f"{relations!r}; e.g. path_relations=('parent',)"
+            )
 
 
 class KGExplainer:
@@ -186,6 +209,12 @@ class KGExplainer:
                 f"{graph.num_relations} relations, or twice as many for a reciprocal model); "
                 "pass the graph the model was trained on"
             )
+        check_finite_parameters(model)
+        for name in ("hops", "max_length"):
+            check_depth(name, getattr(cfg, name), graph.num_entities)
+        for label in cfg.path_relations or ():  # before minutes of distillation, not after
+            if label not in graph.relations:
+                raise UnknownLabelError("relation", label, graph.relations.labels, "path_relations")
         device = next(model.parameters()).device
         self.graph_ = graph
         self.reciprocal_ = model.num_relations == 2 * graph.num_relations
@@ -227,7 +256,8 @@ class KGExplainer:
         """Map a triple of labels (or ids) to ids of the graph's vocabularies.
 
         Args:
-            triple: ``(head, relation, tail)`` as labels or as ids.
+            triple: ``(head, relation, tail)`` as labels or as ids (any integer type: int,
+                NumPy integers, 0-d integer tensors, or one ``[3]`` tensor).
 
         Returns:
             The id triple.
@@ -250,14 +280,14 @@ class KGExplainer:
                     raise UnknownLabelError(vocab.kind, label, vocab.labels, "triple")
                 ids.append(vocab.id(label))
             return ids[0], ids[1], ids[2]
-        numbers = [x for x in triple if isinstance(x, int) and not isinstance(x, bool)]
+        numbers = [n for n in (_integer(x) for x in triple) if n is not None]
         if len(numbers) == 3:
             for vocab, value, name in zip(vocabs, numbers, ("head", "relation", "tail")):
                 if not 0 <= value < len(vocab):
                     raise GraphDataError(
                         f"triple: {name} id {value} outside [0, {len(vocab)}) ({vocab.kind} ids)"
                     )
-            return int(numbers[0]), int(numbers[1]), int(numbers[2])
+            return numbers[0], numbers[1], numbers[2]
         raise GraphDataError(f"triple: expected three labels or three ids, got {triple!r}")
 
     def local_structure(
@@ -269,6 +299,13 @@ class KGExplainer:
         two or more use another fact of the target relation.
         """
         ids = self.resolve(triple)
+        if ids[0] == ids[2]:
+            entity = self.graph_.entities.labels[ids[0]]
+            raise GraphDataError(
+                f"triple: expected a triple with head != tail, got {tuple(triple)!r} (head and "
+                f"tail are both {entity!r}); a self-loop has no path between two distinct "
+                "entities to explain it"
+            )
         cfg = self.config
         allowed = None
         if cfg.path_relations is not None:
@@ -552,6 +589,16 @@ SEARCHES: dict[
 #: worlds"), the greedy perturbation search over whole paths, or the reference's node-by-node
 #: growth.
 STRATEGIES = tuple(SEARCHES)
+
+
+def _integer(value: object) -> int | None:
+    """An id given as any integer type (int, NumPy, a 0-d torch tensor), else None (bools too)."""
+    if isinstance(value, (bool, str)):
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
 
 
 def _check_evaluator_config(cfg: ExplainerConfig) -> None:

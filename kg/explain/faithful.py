@@ -79,7 +79,7 @@ from graphdata.typing import LabeledTriple
 from kg._regularizers import n3_sum
 from kg.base import KGEModel, eval_mode
 from kg.config import TrainingConfig
-from kg.explain._teacher import entity_parameters
+from kg.explain._teacher import check_finite_parameters, entity_parameters
 
 __all__ = [
     "INITS",
@@ -311,6 +311,7 @@ class FaithfulEvaluator:
             )
         self.config = config if config is not None else FaithfulConfig()
         self.config.validate()
+        check_finite_parameters(model)
         relations = dataset.num_relations * (2 if training.reciprocal else 1)
         if model.num_entities != dataset.num_entities or model.num_relations != relations:
             raise GraphDataError(
@@ -805,6 +806,11 @@ class FaithfulEvaluator:
         for name, triples in sets.items():
             if name in ("control", "none", "original"):
                 raise GraphDataError(f"removals: the arm name {name!r} is reserved; rename it")
+            if str(name) in names:
+                raise GraphDataError(
+                    f"removals: two arms are named {str(name)!r} (names are compared as "
+                    "strings); give each arm its own name"
+                )
             names.append(str(name))
             positions.append(self._removal(ids, triples, f"removals[{name!r}]"))
         if kind == "sufficiency":

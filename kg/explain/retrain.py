@@ -79,6 +79,8 @@ class RetrainConfig:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
         if self.init not in INITS:
             raise GraphDataError(f"init: expected one of {INITS}, got {self.init!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise GraphDataError(f"seed: expected an int >= 0, got {self.seed!r}")
 
 
 class RetrainScorer:

@@ -77,6 +77,8 @@ def test_parse_rules_skips_comments_and_blank_lines() -> None:
         ("h(X,Y) <- r(X,Y) s(Y,X)", 1, 18, "expected ',' or the end"),
         ("h(X,Y) <- r(X;Y)", 1, 14, "unexpected character ';'"),
         ("h(X,Y) <-", 1, 10, "the end of the line"),
+        ("h(X,Y) <- r(X,Y), X != X", 1, 19, "compares X with itself and never holds"),
+        ("1e999 h(X,Y) <- r(X,Y)", 1, 1, "expected a finite weight, got '1e999'"),
     ],
 )
 def test_parse_errors_name_line_and_column(text: str, line: int, column: int, match: str) -> None:
@@ -95,6 +97,16 @@ def test_read_rules_names_the_file_and_line(tmp_path: Path) -> None:
     assert read_rules(path) == parse_rules("gp(X,Z) <- p(X,Y), p(Y,Z)")
     with pytest.raises(GraphDataError, match="cannot read the rules file"):
         read_rules(tmp_path / "missing.txt")
+
+
+def test_rules_file_with_bom_and_crlf_and_duplicate_names(tmp_path: Path) -> None:
+    path = tmp_path / "rules.txt"
+    text = "gp: gp(X,Z) <- p(X,Y), p(Y,Z)\r\nsib: sib(X,Y) <- p(P,X), p(P,Y), X != Y\r\n"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())  # as Windows Notepad saves it
+    assert [r.name for r in read_rules(path)] == ["gp", "sib"]
+    path.write_text("a: gp(X,Z) <- p(X,Y), p(Y,Z)\n  a: sib(X,Y) <- p(P,X), p(P,Y)\n")
+    with pytest.raises(RuleSyntaxError, match=r"rules\.txt:2:3: rule name 'a' is already used on"):
+        read_rules(path)
 
 
 def test_rule_constructor_validates() -> None:

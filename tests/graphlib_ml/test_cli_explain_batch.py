@@ -81,3 +81,27 @@ def test_bad_batch_arguments_fail_before_any_work(checkpoint, tmp_path):  # noqa
         _run([str(path), "--triples", str(good), "--out", str(bad)])
     with pytest.raises(SystemExit):  # --triple and --triples together: argparse refuses
         _run([str(path), "--triple", "a child_of b", "--triples", str(good)])
+
+
+def test_targets_are_checked_against_the_graph_before_distillation(
+    checkpoint,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    path, _ = checkpoint
+
+    def no_distillation(*args, **kwargs):
+        raise AssertionError("distilled before the targets were checked")
+
+    monkeypatch.setattr("kg.explain.explainer.DistilledEvaluator.fit", no_distillation)
+    (a, _, b), (c, _, d) = _targets(2)
+    targets = tmp_path / "t.txt"
+    # A BOM (Windows editors) and CRLF line ends; the typo is on line 3.
+    targets.write_bytes(f"\ufeff{a} child_of {b}\r\n\r\n{c} chlid_of {d}\r\n".encode())
+    with pytest.raises(GraphDataError, match=r"--triples: line 3 of .*'chlid_of'.*'child_of'"):
+        _run([str(path), "--triples", str(targets), *FLAGS])
+    targets.write_text(f"\ufeff{a} child_of {b}\n{c} child_of {c}\n", encoding="utf-8")
+    with pytest.raises(GraphDataError, match=r"--triples: line 2 of .* head != tail"):
+        _run([str(path), "--triples", str(targets), *FLAGS])
+    with pytest.raises(GraphDataError, match=r"--triple: unknown entity label 'person_9'"):
+        _run([str(path), "--triple", f"person_9 child_of {b}", *FLAGS])

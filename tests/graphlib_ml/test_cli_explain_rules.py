@@ -41,3 +41,27 @@ def test_a_bad_rules_file_fails_before_any_work(checkpoint, tmp_path):  # noqa: 
     bad.write_text("child_of(X,Y) <- parent(Y)\n", encoding="utf-8")
     with pytest.raises(GraphDataError, match=r"rules.txt:1:"):
         _run([str(path), "--triple", "a child_of b", "--rules", str(bad)])
+
+
+def test_rule_labels_not_in_the_graph_are_warned_about(checkpoint, tmp_path, capsys):  # noqa: F811
+    path, dataset = checkpoint
+    rules = tmp_path / "rules.txt"
+    rules.write_text(
+        "child_of(X,Y) <- parnet(Y,X)\nchild_of(X,Y) <- parent(Y,X), parent(nobody,X)\n",
+        encoding="utf-8",
+    )
+    flags = ["--evaluator-steps", "2", "--evaluator-hidden", "8", "--max-candidates", "10"]
+    flags += ["--no-progress", "--no-evaluator-cache", "--device", "cpu"]
+    out = tmp_path / "e.png"
+    triple = " ".join(_triple(dataset))
+    with pytest.warns(UserWarning):  # the distillation's own warnings
+        assert (
+            _run([str(path), "--triple", triple, "--rules", str(rules), *flags, "--out", str(out)])
+            == 0
+        )
+    err = capsys.readouterr().err
+    assert (
+        "graphlib: warning: --rules: rule child_of(X,Y) <- parnet(Y,X) names the relation " in err
+    )
+    assert "'parnet', which is not in the training graph" in err and "'parent'" in err
+    assert "names the entity 'nobody'" in err

@@ -80,3 +80,5 @@ class EvaluatorConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise GraphDataError(f"seed: expected an int >= 0, got {self.seed!r}")

@@ -30,7 +30,7 @@ from graphdata.typing import PathLike
 from kg.base import KGEModel
 from kg.checkpoint import dataset_fingerprint
 from kg.explain._batch import copies
-from kg.explain._teacher import model_fingerprint
+from kg.explain._teacher import check_depth, model_fingerprint
 from kg.explain.evaluator.config import EvaluatorConfig
 from kg.explain.evaluator.io import load_evaluator, save_evaluator
 from kg.explain.evaluator.network import SubgraphGNN
@@ -113,6 +113,8 @@ class DistilledEvaluator:
         cfg.validate()
         start = time.perf_counter()
         check_teacher(teacher, graph)
+        for name in ("hops", "max_length"):
+            check_depth(name, getattr(cfg, name), graph.num_entities)
         generator = torch.Generator().manual_seed(cfg.seed)
         sample = draw_sample(teacher, graph, cfg, generator)
         network, self.history_ = train_member(

@@ -13,6 +13,7 @@ allocated for a crafted size.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -89,9 +90,41 @@ def save_evaluator(evaluator: Any, path: PathLike) -> Path:
         "state": evaluator.network_.state_dict(),
         "teacher_dim": int(evaluator.network_.lin_rep.out_features),
         "fitted": {key: getattr(evaluator, key) for key in _FITTED},
+        # The checksum covers tensors only: the statistics that map the network's output to
+        # teacher units ride along as one, so a damaged float in the pickle is caught too.
+        "statistics": _statistics(evaluator.__dict__),
         "history": evaluator.history_,
     }
     return write_bytes_atomic(path, serialize_with_checksum(payload), what="the evaluator")
+
+
+#: Fitted floats that map the network's output to teacher units (finite; the scales > 0).
+_STATISTICS = ("score_mean_", "score_std_", "representation_scale_")
+
+
+def _statistics(fitted: dict[str, Any]) -> torch.Tensor:
+    return torch.tensor([float(fitted[key]) for key in _STATISTICS], dtype=torch.float64)
+
+
+def _check_statistics(data: dict[str, Any], fitted: dict[str, Any], source: str) -> None:
+    """The fitted statistics must be finite numbers (scales > 0) equal to their checked copy."""
+    values = [fitted[key] for key in _STATISTICS]
+    if not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+    ) or not (values[1] > 0 and values[2] > 0):
+        raise GraphDataError(
+            f"path: {source!r} stores {dict(zip(_STATISTICS, values))}, expected finite numbers "
+            f"(the two scales > 0); the file is damaged: {_FIX}"
+        )
+    stored = data.get("statistics")  # absent from files written before it was stored
+    if stored is not None and not (
+        isinstance(stored, torch.Tensor) and torch.equal(stored, _statistics(fitted))
+    ):
+        raise GraphDataError(
+            f"evaluator: {source!r} is corrupt: its fitted statistics "
+            f"{dict(zip(_STATISTICS, values))} differ from the checked copy written with them "
+            "(a disk or copy error, or an edit); restore it from a backup or write it again"
+        )
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -180,6 +213,7 @@ def load_evaluator(
             f"num_relations_={num_relations!r}, expected positive ints; {_FIX}"
         )
     teacher_dim, num_relations = int(teacher_dim or 0), int(num_relations)  # checked above
+    _check_statistics(data, fitted, source)
     config = _drop_retired(dict(config), source)
     if "hops" in config:
         config.setdefault("max_length", config["hops"])

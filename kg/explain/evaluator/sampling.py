@@ -14,6 +14,7 @@ from graphdata.subgraph import enclosing_subgraph_chunks, k_hop_enclosing_subgra
 from graphdata.triples import TripleSet
 from kg.base import KGEModel, eval_mode
 from kg.explain._batch import GraphBatch, SubgraphBank
+from kg.explain._teacher import check_finite_parameters
 from kg.explain.evaluator.config import (
     CANDIDATE_BUDGET,
     HARD_NEGATIVE_FRACTION,
@@ -386,6 +387,7 @@ def check_teacher(teacher: KGEModel, graph: TripleSet) -> None:
             f"{graph.num_relations} relations; a reciprocal model has twice the relations); "
             "pass the model trained on this graph"
         )
+    check_finite_parameters(teacher, "teacher")
 
 
 def agreement_figures(

@@ -1,4 +1,5 @@
 import math
+import struct
 
 import networkx as nx
 import pytest
@@ -296,6 +297,14 @@ def test_fit_state_persistence_and_compatibility(explainer, world, teacher, tmp_
     with pytest.raises(GraphDataError, match="not a distilled-evaluator file"):
         torch.save({"format": "x"}, tmp_path / "bad.pt")
         DistilledEvaluator.load(tmp_path / "bad.pt")
+    # The statistics are pickled floats, outside the tensor checksum: a damaged one is refused.
+    raw = path.read_bytes()
+    at = raw.index(struct.pack(">d", evaluator.score_std_))  # pickle's BINFLOAT
+    for value, match in ((float("nan"), "expected finite numbers"), (1e6, "is corrupt")):
+        damaged = tmp_path / f"damaged-{value}.pt"
+        damaged.write_bytes(raw[:at] + struct.pack(">d", value) + raw[at + 8 :])
+        with pytest.raises(GraphDataError, match=match):
+            DistilledEvaluator.load(damaged)
 
 
 def test_agreement_figures(explainer, world, teacher):

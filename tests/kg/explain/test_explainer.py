@@ -1,6 +1,7 @@
 import dataclasses
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -257,3 +258,54 @@ def test_pattern_strategy_takes_the_rule_body_over_the_shorter_shortcut():
     explanation = explainer.explain(("c0x", "gp", "c0z"))
     assert explanation.triples == (("c0x", "p", "c0y"), ("c0y", "p", "c0z"))
     assert explanation.stop_reason == "agreement"
+
+
+def test_ids_of_any_integer_type_and_self_loops_by_label(toy):
+    dataset, model = toy
+    fitted = KGExplainer(model, ExplainerConfig(mode="retrain")).fit(dataset)
+    ids = fitted.resolve(("ann", "likes", "cat"))
+    assert fitted.resolve(tuple(np.int64(i) for i in ids)) == ids  # NumPy ids, e.g. from arrays
+    assert fitted.resolve(torch.tensor(ids)) == ids  # a row of mapped_triples
+    assert all(type(i) is int for i in fitted.resolve(torch.tensor(ids)))
+    with pytest.raises(GraphDataError, match="three labels or three ids"):
+        fitted.resolve((True, 0, 1))  # a bool is not an id
+    with pytest.raises(GraphDataError, match="head and tail are both 'ann'"):
+        fitted.explain((ids[0], ids[1], ids[0]))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        ({"seed": -1}, "seed: expected an int >= 0, got -1"),
+        ({"seed": True}, "seed: expected an int >= 0, got True"),
+        ({"min_gain": float("inf")}, "min_gain: expected a fraction >= 0 .*got inf"),
+        ({"path_relations": "owns"}, "path_relations: expected None or a non-empty tuple"),
+        ({"path_relations": ()}, "path_relations: expected None or a non-empty tuple"),
+        ({"retrain": RetrainConfig(seed=None)}, "seed: expected an int >= 0, got None"),
+    ],
+)
+def test_config_values_torch_would_reject_are_named(toy, overrides, match):
+    dataset, model = toy
+    with pytest.raises(GraphDataError, match=match):
+        KGExplainer(model, ExplainerConfig(mode="retrain", **overrides)).fit(dataset).explain(
+            ("ann", "likes", "cat")
+        )
+
+
+def test_graph_bounds_and_bad_models_are_refused_before_distillation(toy, monkeypatch):
+    dataset, model = toy
+
+    def no_distillation(*args, **kwargs):
+        raise AssertionError("distilled before the input was checked")
+
+    monkeypatch.setattr("kg.explain.explainer.DistilledEvaluator.fit", no_distillation)
+    # A radius of 10**12 used to size the distance-label tables: terabytes asked of the allocator.
+    with pytest.raises(GraphDataError, match="hops: expected at most the graph's 7 entities"):
+        KGExplainer(model, ExplainerConfig(hops=10**12)).fit(dataset)
+    with pytest.raises(UnknownLabelError, match="path_relations: unknown relation .*'owns'"):
+        KGExplainer(model, ExplainerConfig(path_relations=("own",))).fit(dataset)
+    broken = DistMult(dataset.num_entities, dataset.num_relations, dim=4)
+    with torch.no_grad():
+        broken.entity.weight[2, 1] = float("nan")
+    with pytest.raises(GraphDataError, match="1 NaN or infinite value.*entity.weight"):
+        KGExplainer(broken).fit(dataset)  # was: "calibration: expected finite (tau, sigma_f)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -141,6 +143,8 @@ def test_bad_inputs_raise_clear_errors(chain):
         ev.necessity(("a0", "g", "nobody"), {})
     with pytest.raises(GraphDataError, match="reserved"):
         ev.necessity(("a0", "g", "c0"), {"control": []})
+    with pytest.raises(GraphDataError, match="two arms are named '1'"):  # one was dropped
+        ev.necessity(("a0", "g", "c0"), {1: [], "1": [("a0", "p", "b0")]})
     with pytest.raises(GraphDataError, match="mapping"):
         ev.necessity(("a0", "g", "c0"), [("a0", "p", "b0")])  # type: ignore[arg-type]
     with pytest.raises(GraphDataError, match="lr"):
@@ -151,6 +155,12 @@ def test_bad_inputs_raise_clear_errors(chain):
         FaithfulEvaluator(model, dataset, training=slcwa)
     with pytest.raises(GraphDataError, match="does not fit"):
         FaithfulEvaluator(model, dataset, training=TrainingConfig(regime="1vsall"))
+    broken = copy.deepcopy(model)
+    with torch.no_grad():
+        broken.entity.weight[0, 0] = float("inf")
+    # Was "fine-tuning with lr=0.05 ... gave non-finite scores; lower FaithfulConfig.lr".
+    with pytest.raises(GraphDataError, match="1 NaN or infinite value.*entity.weight"):
+        FaithfulEvaluator(broken, dataset, training=ev.training)
 
 
 def test_equal_budget_trims_and_pads():
