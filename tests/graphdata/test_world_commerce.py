@@ -22,6 +22,7 @@ from tests.graphdata.world_oracles import (
     FactIndex,
     Groundings,
     all_triples,
+    enclosing_sizes,
     held_out,
     neighbours,
     relation_pairs,
@@ -288,19 +289,7 @@ def test_commerce_world_has_country_category_product_and_brand_hubs(commerce: Wo
     products = [d for e, d in degree.items() if commerce.entity_types[e] == "product"]
     assert top["product"] >= 5 * float(np.median(products))
 
-    # 2-hop enclosing subgraphs by breadth-first search: nodes within two hops (directions
-    # ignored) of both ends, the training triples among them; the statistics' seeded sample.
-    def ball(e: str) -> set[str]:
-        one = near.get(e, set()) | {e}
-        return one.union(*(near[x] for x in one if x in near))
-
-    test = commerce.targets("test")
-    order = sorted(np.random.default_rng(0).permutation(len(test))[:200].tolist())
-    sizes = []
-    for i in order:
-        h, _, t = test[i]
-        nodes = ball(h) & ball(t)
-        sizes.append(sum(x in nodes and y in nodes for x, _, y in train))
+    sizes = enclosing_sizes(commerce, train)  # 2-hop enclosing subgraphs, by BFS
     s = world_statistics(commerce, max_targets=200)
     assert float(np.median(sizes)) == s.subgraph_median == 1096  # the docstring
     assert 1000 <= s.subgraph_median <= 3000 and s.subgraph_p90 <= 5000, s

@@ -30,6 +30,7 @@ from tests.graphdata.world_oracles import (
     FactIndex,
     Groundings,
     all_triples,
+    enclosing_sizes,
     held_out,
     neighbours,
     noise_facts,
@@ -411,19 +412,7 @@ def test_legal_world_has_area_state_case_and_country_hubs(
     cases = [d for e, d in degree.items() if legal.entity_types[e] == "case"]
     assert top["case"] >= 5 * float(np.median(cases))
 
-    # 2-hop enclosing subgraphs by breadth-first search: nodes within two hops (directions
-    # ignored) of both ends, the training triples among them; the statistics' seeded sample.
-    def ball(e: str) -> set[str]:
-        one = near.get(e, set()) | {e}
-        return one.union(*(near[x] for x in one if x in near))
-
-    test = legal.targets("test")
-    order = sorted(np.random.default_rng(0).permutation(len(test))[:200].tolist())
-    sizes = []
-    for i in order:
-        h, _, t = test[i]
-        nodes = ball(h) & ball(t) | {h, t}  # the ends even when further apart
-        sizes.append(sum(x in nodes and y in nodes for x, _, y in train))
+    sizes = enclosing_sizes(legal, train)  # 2-hop enclosing subgraphs, by BFS
     assert float(np.median(sizes)) == stats.subgraph_median == 1346  # the docstring
     assert round(float(np.percentile(sizes, 90))) == round(stats.subgraph_p90) == 2752
     assert 1000 <= stats.subgraph_median and stats.subgraph_p90 <= 5000

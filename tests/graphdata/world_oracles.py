@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from graphdata.typing import LabeledTriple
 from graphdata.worlds import World
 from graphdata.worlds.base import SPLITS
@@ -87,3 +89,26 @@ class FactIndex:
     def add(self, name: str, head: LabeledTriple, *body: LabeledTriple) -> None:
         """Record that rule ``name`` grounds ``head`` with ``body``."""
         self.found.setdefault(name, {}).setdefault(head, set()).add(body)
+
+
+def enclosing_sizes(w: World, train: set[LabeledTriple], count: int = 200) -> list[int]:
+    """Training triples in the 2-hop enclosing subgraphs of ``count`` seeded test targets.
+
+    By breadth-first search, independently of :func:`graphdata.worlds.world_statistics`: the
+    nodes within two hops (directions ignored) of both ends, and the ends themselves even when
+    they are further apart; the targets are the statistics' seeded sample.
+    """
+    near = neighbours(train)
+
+    def ball(e: str) -> set[str]:
+        one = near.get(e, set()) | {e}
+        return one.union(*(near[x] for x in one if x in near))
+
+    test = w.targets("test")
+    order = sorted(np.random.default_rng(0).permutation(len(test))[:count].tolist())
+    sizes = []
+    for i in order:
+        h, _, t = test[i]
+        nodes = ball(h) & ball(t) | {h, t}
+        sizes.append(sum(x in nodes and y in nodes for x, _, y in train))
+    return sizes
