@@ -90,6 +90,11 @@ def check_adjacency(
         )
     if adj.size(-1) == 0:
         raise GraphDataError(f"{name}: expected at least one node, got shape {tuple(adj.shape)}")
+    if adj.dim() == 3 and adj.size(0) == 0:
+        raise GraphDataError(
+            f"{name}: expected at least one graph in the batch [B, N, N], got shape "
+            f"{tuple(adj.shape)}; pass B >= 1 graphs (skip the call for an empty batch)"
+        )
     # Fast path, O(n^2) with matvec speed: A r and r A for a fixed random r are finite iff A
     # is (r has no zeros), and agree to rounding iff A is symmetric up to a null event. Only
     # when they do not is the exact elementwise check (which allocates n^2 temporaries) run.
@@ -186,9 +191,11 @@ def check_weights(
     if bool((weights < 0).any()) or not torch.allclose(
         weights.sum(-1), torch.ones((), dtype=weights.dtype, device=weights.device)
     ):
+        sums = [round(float(t), 6) for t in weights.sum(-1)[:8]]
         raise GraphDataError(
-            "node_weights: expected non-negative measures summing to 1 per graph; divide by "
-            "their sum"
+            f"node_weights: expected finite non-negative measures summing to 1 per graph, got "
+            f"minimum {float(weights.min()):.4g} and sums {sums}; replace NaN and negative "
+            "entries and divide by their sum"
         )
     return weights
 

@@ -42,6 +42,13 @@ __all__ = ["CutNormResult", "cut_norm", "EXACT_MAX_NODES"]
 EXACT_MAX_NODES = 20
 
 
+class _DefaultSeed(int):
+    """The default ``seed=0``, told apart from an explicit ``0``: a ``generator`` replaces it."""
+
+
+_SEED_DEFAULT = _DefaultSeed(0)
+
+
 @dataclass(frozen=True)
 class CutNormResult:
     r"""A cut norm with its certificate sets.
@@ -159,7 +166,7 @@ def cut_norm(
     max_iter: int = 1000,
     tol: float = 1e-9,
     num_roundings: int = 64,
-    seed: int | None = 0,
+    seed: int | None = _SEED_DEFAULT,
     generator: torch.Generator | None = None,
 ) -> CutNormResult:
     r"""The cut norm of a (signed) weighted matrix's step function (module formula).
@@ -173,7 +180,8 @@ def cut_norm(
         max_iter: Coordinate-ascent sweeps. Default ``1000``.
         tol: Relative objective change that stops the sweeps. Default ``1e-9``.
         num_roundings: Random hyperplanes. Default ``64``.
-        seed: Seed of the SDP's initialisation and rounding. Default ``0``.
+        seed: Seed of the SDP's initialisation and rounding. Default ``0`` (unless
+            ``generator`` is given).
         generator: A generator instead of ``seed`` (its device is used to draw).
 
     Returns:
@@ -214,8 +222,13 @@ def cut_norm(
     if method == "exact" or (method == "auto" and n <= 14):
         value, rows, cols = _exact(b)
         return CutNormResult(value, value, rows, cols, "exact")
-    if seed is not None and generator is not None:
+    if seed is not None and seed is not _SEED_DEFAULT and generator is not None:
         raise GraphDataError("seed, generator: pass at most one of them")
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise GraphDataError(
+            f"generator: expected a torch.Generator, got {type(generator).__name__}; pass "
+            "seed=... instead"
+        )
     gen = generator or make_generator(seed, "cpu")
     value, upper, rows, cols = _sdp(b, rank, max_iter, tol, num_roundings, gen)
     return CutNormResult(value, upper, rows, cols, "sdp")

@@ -558,6 +558,13 @@ def sample_density(
     pat = as_pattern(pattern, exponents)
     check_int("num_graphs", num_graphs, 2)
     check_choice("edges", edges, ("bernoulli", "weighted"))
+    check_int("n", n, 1)
+    if injective and n < pat.num_vertices:  # no injective map: t_inj would be 0/0
+        raise GraphDataError(
+            f"n: the injective density of the {pat.num_vertices}-vertex pattern {pat.name!r} "
+            f"needs graphs of at least {pat.num_vertices} nodes, got n={n}; raise n or pass "
+            "injective=False"
+        )
     z = _z(confidence)
     if not pat.is_simple and edges == "bernoulli":
         warnings.warn(

@@ -12,6 +12,7 @@ maximum (``product`` ... ``log_max``).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 import torch
@@ -140,7 +141,12 @@ def make_graphon(name: str, **params: float) -> Graphon:
     """
     if name not in GRAPHONS:
         raise UnknownLabelError("graphon", name, GRAPHONS, argument="name")
-    try:
-        return GRAPHONS[name](**params)
-    except TypeError as err:
-        raise GraphDataError(f"params: graphon {name!r} does not take {sorted(params)}") from err
+    family = GRAPHONS[name]
+    accepted = list(inspect.signature(family).parameters)
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        takes = f"it takes {accepted}" if accepted else "it takes no parameters"
+        raise GraphDataError(
+            f"params: graphon {name!r} does not take {unknown}; {takes} (drop or rename them)"
+        )
+    return family(**params)

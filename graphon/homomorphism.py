@@ -412,6 +412,11 @@ def estimate_cost(pattern: PatternLike, n: int, *, injective: bool = False) -> C
     """
     pat = as_pattern(pattern)
     check_int("n", n, 1)
+    if injective and pat.num_vertices > 9:  # Bell(|V|) quotients: enumerating them would hang
+        raise GraphDataError(
+            f"pattern: injective densities need Bell(|V|) quotients; {pat.num_vertices} vertices "
+            "is too many (at most 9). Use graphon.monte_carlo_density(..., injective=True)"
+        )
     if injective:
         plans = [_plan(q, n) for _, q in _quotients(pat) if not any(q.loops)]
     else:

@@ -23,11 +23,13 @@ Conventions (used by every density function in :mod:`graphon.homomorphism`):
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 import networkx as nx
 import torch
@@ -220,7 +222,19 @@ def _exponent_rows(exponents: object, nodes: list) -> tuple[tuple[int, ...], ...
     width = max(len(r) for r in rows)
     # A vertex given as plain 0 in a multi-channel pattern means "no signal there".
     rows = [r if len(r) == width or r != (0,) else (0,) * width for r in rows]
-    return tuple(tuple(int(d) if float(d) == int(d) else d for d in r) for r in rows)
+    return tuple(tuple(_exponent(d) for d in r) for r in rows)
+
+
+def _exponent(d: Any) -> Any:
+    """``d`` as an int when it is a finite integral real (``2.0``, ``np.int64(2)``); else as is.
+
+    Anything else (a bool, a string, NaN, a fraction) is left for :class:`Pattern` to refuse.
+    """
+    if isinstance(d, numbers.Real) and not isinstance(d, bool):
+        value = float(d)
+        if math.isfinite(value) and value == int(value):
+            return int(value)
+    return d
 
 
 def as_pattern(pattern: PatternLike, exponents: object = None) -> Pattern:
@@ -280,7 +294,9 @@ def as_pattern(pattern: PatternLike, exponents: object = None) -> Pattern:
     if isinstance(pattern, Sequence):
         pairs = [tuple(p) for p in pattern]
         if not pairs or any(
-            len(p) != 2 or not all(isinstance(u, int) and u >= 0 for u in p) for p in pairs
+            len(p) != 2
+            or not all(isinstance(u, int) and not isinstance(u, bool) and u >= 0 for u in p)
+            for p in pairs
         ):
             raise GraphDataError(
                 f"pattern: expected a non-empty list of (u, v) pairs of non-negative ints, got "

@@ -69,6 +69,14 @@ def _generator(
     return make_generator(seed, "cpu" if device is None else device)
 
 
+def _check_dtype(dtype: object) -> None:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise GraphDataError(
+            f"dtype: expected a floating torch dtype (latents and edge probabilities), got "
+            f"{dtype!r}; pass torch.float32 or torch.float64"
+        )
+
+
 def sample_latents(
     n: int,
     *,
@@ -107,6 +115,7 @@ def sample_latents(
     if batch_size is not None:
         check_int("batch_size", batch_size, 1)
     check_choice("latents", latents, LATENTS)
+    _check_dtype(dtype)
     gen = _generator(seed, generator, device)
     dev = gen.device
     bsz = 1 if batch_size is None else batch_size
@@ -185,6 +194,7 @@ def sample_graphs(
     if batch_size is not None:
         check_int("batch_size", batch_size, 1)
     check_choice("edges", edges, EDGES)
+    _check_dtype(dtype)
     if not isinstance(loops, bool):
         raise GraphDataError(f"loops: expected True or False, got {loops!r}")
     gen = _generator(seed, generator, device)

@@ -272,6 +272,8 @@ def wl_refine(
     """
     if isinstance(graphs, Tensor):
         graphs = list(graphs) if graphs.dim() == 3 else [graphs]
+    if len(graphs) == 0:
+        raise GraphDataError("graphs: expected at least one [N, N] matrix, got none")
     signals = [None] * len(graphs) if signals is None else list(signals)
     if len(signals) != len(graphs):
         raise GraphDataError(f"signals: expected {len(graphs)} entries, got {len(signals)}")
@@ -281,7 +283,13 @@ def wl_refine(
         if batched:
             raise GraphDataError("graphs: expected a list of [N, N] matrices")
         a = checked[0].detach().cpu().double().numpy()
-        s = None if sig is None else torch.as_tensor(sig).detach().cpu().double().numpy()
+        try:
+            s = None if sig is None else torch.as_tensor(sig).detach().cpu().double().numpy()
+        except (TypeError, ValueError, RuntimeError) as err:  # strings, None, ragged lists
+            raise GraphDataError(
+                f"signals: expected a real tensor per graph, got {type(sig).__name__} for graph "
+                f"{len(items)} ({err}); encode labels as numbers, e.g. a dict label -> int id"
+            ) from None
         if s is not None and (s.ndim not in (1, 2) or s.shape[0] != a.shape[0]):
             raise GraphDataError(
                 f"signals: expected [{a.shape[0]}] or [{a.shape[0]}, C] per graph, got shape "
@@ -402,6 +410,13 @@ def graphon_wl_refine(
         A :class:`WLResult` whose histograms hold measures of colour classes.
     """
     check_int("resolution", resolution, 1)
+    if isinstance(graphons, (Graphon, GraphonSignal)) or not isinstance(graphons, Sequence):
+        raise GraphDataError(
+            f"graphons: expected a list of graphons or graphon-signals, got "
+            f"{type(graphons).__name__}; wrap one in a list, [W]"
+        )
+    if len(graphons) == 0:
+        raise GraphDataError("graphons: expected at least one graphon, got none")
     items = [_step(g, resolution, decimals) for g in graphons]
     return _refine(items, k, variant, weights, False, decimals, max_iter)
 

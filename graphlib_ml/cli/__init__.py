@@ -282,12 +282,17 @@ def describe_failure(err: BaseException, args: argparse.Namespace | None = None)
             where,
             "lower --lr, set --grad-clip, or add a regularizer",
         )
-    if isinstance(err, MemoryError) or _is_a(err, "torch", "OutOfMemoryError"):
+    if (
+        isinstance(err, MemoryError)
+        or _is_a(err, "torch", "OutOfMemoryError")
+        or (isinstance(err, RuntimeError) and "can't allocate memory" in str(err))  # torch, CPU
+    ):
         detail = f" ({_first_line(err)})" if str(err) else ""
         return EXIT_RUNTIME, _line(
             f"out of memory{detail}",
             where,
-            "lower --batch-size (or the model size), or use a machine with more memory",
+            "lower --batch-size, --sizes or the model or graphon size, or use a machine with more "
+            "memory",
         )
     if isinstance(err, ImportError):
         notes = " ".join(getattr(err, "__notes__", []))

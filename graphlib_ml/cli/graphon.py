@@ -249,6 +249,8 @@ def load_graphon_file(path: str, measures: str | None = None) -> StepGraphon:
             name=Path(path).name,
         )
     except GraphDataError as err:
+        if str(err).startswith("sizes: "):  # the measures, from --measures or the .npz
+            raise _flagged(f"{flag}: {where}", err, "sizes") from None
         raise _flagged(f"--graphon-file: {path}", err, "probs") from None
 
 
@@ -285,7 +287,7 @@ def _pattern(text: str) -> Pattern:
 def _density(args: argparse.Namespace) -> int:
     from graphon.densities import graphon_density
     from graphon.expressions import parse_signal
-    from graphon.graphons import GraphonSignal
+    from graphon.graphons import GraphonSignal, StepGraphon
 
     params = parse_params(args.param)
     graphon: Graphon
@@ -315,6 +317,14 @@ def _density(args: argparse.Namespace) -> int:
     options = {}
     if args.kinks is not None:
         options["kinks"] = args.kinks
+    if args.kinks is not None and isinstance(graphon, StepGraphon) and args.signal is None:
+        # The density of a step graphon is an exact finite sum: no quadrature to steer.
+        print(
+            f"graphlib: warning: --kinks {args.kinks} is unused: the density of the step "
+            f"graphon {graphon.name!r} is computed exactly, without quadrature",
+            file=sys.stderr,
+            flush=True,
+        )
     if not args.json:  # the resolved configuration first, as every command prints it
         print(
             f"graphon density: graphon={graphon.name} pattern={args.pattern} "
@@ -345,6 +355,30 @@ def _density(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_work(pattern: Pattern, text: str, sizes: list[int], samples: int) -> None:
+    """Refuse, before any sampling, sizes without injective maps and densities over budget."""
+    from graphon.homomorphism import MAX_COST, estimate_cost
+
+    k = pattern.num_vertices
+    small = [n for n in sizes if n < k]
+    if small:
+        raise GraphDataError(
+            f"--sizes: t_inj of the {k}-vertex pattern {text!r} needs graphs of at least {k} "
+            f"nodes (no injective map fits in fewer), got sizes {small}; pass sizes >= {k}"
+        )
+    for injective, what in ((False, "t(F, G_n)"), (True, "t_inj(F, G_n)")):
+        try:
+            cost = estimate_cost(pattern, max(sizes), injective=injective).cost * samples
+        except GraphDataError as err:
+            raise _flagged("--pattern", err, "pattern") from None
+        if cost > MAX_COST:
+            raise GraphDataError(
+                f"--sizes: {what} of the pattern {text!r} on {samples} graphs of {max(sizes)} "
+                f"nodes needs about {cost:.3g} multiply-adds, over the budget {MAX_COST:.3g}; "
+                "lower --sizes or --samples, or pick a smaller pattern"
+            )
+
+
 def _densities(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
@@ -354,6 +388,7 @@ def _densities(args: argparse.Namespace) -> int:
     device = resolve_device(args.device)
     graphon = resolve_graphon(args.graphon, parse_params(args.param))
     pattern = _pattern(args.pattern)
+    _check_work(pattern, args.pattern, sizes, args.samples)
     # Imported after every check: matplotlib alone takes a second or more to load.
     import torch
 

@@ -101,6 +101,9 @@ class EquivariantLinear(nn.Module):
         self.in_channels = _check_channels("in_channels", in_channels)
         self.out_channels = _check_channels("out_channels", out_channels)
         self.basis = check_basis(basis)
+        for flag, value in (("normalize", normalize), ("bias", bias)):
+            if not isinstance(value, bool):
+                raise GraphDataError(f"{flag}: expected True or False, got {value!r}")
         if basis == "iwn" and not normalize:
             raise GraphDataError(
                 "normalize: the IWN basis averages every summed index (normalize=True); use "
@@ -233,12 +236,29 @@ class EquivariantLinear(nn.Module):
                 f"x: expected {self.in_channels} channels in dim 1, got {x.size(1)} (shape "
                 f"{tuple(x.shape)}); check the model's in_channels"
             )
+        mixed = x.dtype != self.weight.dtype and not torch.is_autocast_enabled(x.device.type)
+        if mixed or x.device != self.weight.device:  # under autocast, matmuls mix dtypes
+            raise GraphDataError(
+                f"x: expected dtype {self.weight.dtype} on {self.weight.device} (the layer's "
+                f"parameters), got {x.dtype} on {x.device}; convert one, e.g. "
+                f"module.to(x.dtype) or x.to({self.weight.dtype})"
+            )
         if mask is not None:
             want = (x.size(0), x.size(-1)) if k else (x.size(0), mask.size(-1))
             if mask.dtype != torch.bool or tuple(mask.shape) != want or mask.dim() != 2:
                 raise GraphDataError(
                     f"mask: expected a bool tensor [B, N] = {list(want)} matching x of shape "
                     f"{tuple(x.shape)}, got shape {tuple(mask.shape)} and dtype {mask.dtype}"
+                )
+            if mask.device != x.device:
+                raise GraphDataError(
+                    f"mask: expected the device of x ({x.device}), got {mask.device}; move it"
+                )
+            empty = (~mask.any(-1)).nonzero().flatten().tolist() if mask.size(-1) else []
+            if empty and self.normalize:
+                raise GraphDataError(
+                    f"mask: graphs {empty[:8]} have no real node (an all-False row), so their "
+                    "averages are 0/0; drop those graphs from the batch"
                 )
         elif k == 0 and self.out_order > 0:
             raise GraphDataError("mask: an order-0 input needs the node mask [B, N] to give N")

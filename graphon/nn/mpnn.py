@@ -198,6 +198,14 @@ class MPNN(nn.Module):
     def forward(self, batch: DenseGraphBatch) -> Tensor:
         """Evaluate on a batch: ``[B, out]`` (graph task) or ``[B, N, out]`` (node task)."""
         check_batch(batch, self.in_channels)
+        param = next(self.parameters())
+        mixed = batch.adj.dtype != param.dtype and not torch.is_autocast_enabled(param.device.type)
+        if mixed or batch.adj.device != param.device:  # under autocast, matmuls mix dtypes
+            raise GraphDataError(
+                f"batch: expected dtype {param.dtype} on {param.device} (the model's parameters), "
+                f"got {batch.adj.dtype} on {batch.adj.device}; convert one, e.g. "
+                f"model.to(batch.adj.dtype), or build the batch from {param.dtype} tensors"
+            )
         bsz, n = batch.mask.shape
         if batch.x is None:
             h = batch.mask.to(batch.adj.dtype).unsqueeze(-1)  # [B, N, 1]: the constant 1

@@ -747,3 +747,12 @@ def test_seeds_refused_at_parse_time(value, command, tmp_path, capsys):
     argv = ["demo", "--out", str(out)] if command == "demo" else ["data", "family", str(out)]
     assert main([*argv, f"--seed={value}"]) == EXIT_USAGE
     assert "--seed" in _one_error_line(capsys.readouterr().err) and not out.exists()
+
+
+def test_a_cpu_allocation_failure_reads_as_out_of_memory_not_as_a_bug():
+    err = RuntimeError(
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+        "memory: you tried to allocate 160000000000 bytes."
+    )
+    code, line = describe_failure(err)
+    assert code == EXIT_RUNTIME and "out of memory" in line and "please report" not in line

@@ -291,3 +291,39 @@ def test_kinks_reach_graphon_density(capsys):
     assert main(["graphon", *argv]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["kinks"] == "none" and abs(record["value"] - 0.25) < 1e-14  # int int xy
+
+
+def test_densities_refuses_sizes_below_the_pattern_order(capsys, tmp_path):
+    out = str(tmp_path / "d.png")
+    line = _fails(["densities", "--sizes", "2,5", "--samples", "2", "--out", out], capsys)
+    assert "--sizes: t_inj of the 3-vertex pattern 'triangle'" in line and "[2]" in line
+    assert not (tmp_path / "d.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["--sizes", "100000000"], "--sizes: t(F, G_n) of the pattern 'triangle'"),
+        (["--pattern", ",".join(f"{i}-{i + 1}" for i in range(11))], "--pattern: injective"),
+    ],
+)
+def test_densities_refuses_work_over_budget_before_sampling(argv, fragment, capsys, tmp_path):
+    line = _fails(["densities", "--samples", "2", *argv, "--out", str(tmp_path / "d.png")], capsys)
+    assert fragment in line
+
+
+def test_an_overflowing_measures_file_is_named(capsys, tmp_path):
+    probs, measures = tmp_path / "w.npy", tmp_path / "m.npy"
+    np.save(probs, np.array([[0.5, 0.1], [0.1, 0.5]]))
+    np.save(measures, np.array([1e308, 1e308]))
+    line = _fails(["density", "--graphon-file", str(probs), "--measures", str(measures)], capsys)
+    assert f"--measures: {measures}: the block sizes sum to inf" in line
+
+
+def test_kinks_on_a_step_graphon_is_named_as_unused(capsys):
+    assert main(["graphon", "density", "--graphon", "sbm", "--kinks", "diagonal"]) == 0
+    captured = capsys.readouterr()
+    assert "graphlib: warning: --kinks diagonal is unused" in captured.err
+    assert "(exact)" in captured.out
+    assert main(["graphon", "density", "--graphon", "x*y", "--kinks", "none"]) == 0
+    assert "unused" not in capsys.readouterr().err

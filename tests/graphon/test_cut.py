@@ -115,3 +115,14 @@ def test_cut_errors():
         cut_distance(torch.ones(3, 3), torch.ones(8, 8), align="permutations")
     with pytest.raises(GraphDataError, match="at most 15 blocks"):
         cut_distance(torch.ones(12, 12), torch.ones(5, 5), align="permutations")
+
+
+def test_a_generator_alone_replaces_the_default_seed():
+    a = torch.randn(16, 16, generator=torch.Generator().manual_seed(1), dtype=F64)
+    by_gen = cut_norm(a, method="sdp", generator=torch.Generator().manual_seed(0))
+    by_seed = cut_norm(a, method="sdp", seed=0)
+    assert by_gen.value == by_seed.value and by_gen.upper == by_seed.upper
+    with pytest.raises(GraphDataError, match="seed, generator: pass at most one"):
+        cut_norm(a, method="sdp", seed=3, generator=torch.Generator())
+    with pytest.raises(GraphDataError, match="generator: expected a torch.Generator, got int"):
+        cut_norm(a, method="sdp", seed=None, generator=7)

@@ -143,3 +143,10 @@ def test_density_errors():
         monte_carlo_density("k4", torch.ones(3, 3), injective=True)
     with pytest.raises(GraphDataError, match="multiply-adds"):
         graphon_density("k5", PRODUCT, order=400, max_cost=1e8)
+
+
+def test_sample_density_refuses_graphs_smaller_than_the_injective_pattern():
+    with pytest.raises(GraphDataError, match=r"n: the injective density of the 3-vertex .*n=2"):
+        sample_density("triangle", erdos_renyi(0.5), 2, seed=0)
+    est = sample_density("triangle", erdos_renyi(1.0), 2, injective=False, seed=0)
+    assert est.value == 0.0  # t(K3, K2) = 0: homomorphisms need no room

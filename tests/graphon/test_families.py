@@ -45,3 +45,10 @@ def test_bad_family_requests():
         make_graphon("sum", p=0.3)
     with pytest.raises(GraphDataError, match="probability"):
         erdos_renyi(1.5)
+
+
+def test_an_unknown_parameter_is_named_with_the_accepted_ones():
+    with pytest.raises(GraphDataError, match=r"does not take \['foo'\]; it takes \['num_blocks'"):
+        make_graphon("sbm", foo=1)
+    with pytest.raises(GraphDataError, match="it takes no parameters"):
+        make_graphon("product", p=0.3)

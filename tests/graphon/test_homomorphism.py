@@ -307,3 +307,24 @@ def test_single_node_graph():
     looped = torch.ones(1, 1, dtype=F64)
     assert float(hom_density("triangle", looped)) == 1.0
     assert set(PATTERNS) >= {"edge", "triangle", "k4"}
+
+
+def test_an_empty_batch_is_refused_with_its_shape():
+    for fn in (hom_density, inj_density):
+        with pytest.raises(GraphDataError, match=r"adj: expected at least one graph.*\(0, 3, 3\)"):
+            fn("edge", torch.zeros(0, 3, 3, dtype=torch.float64))
+
+
+def test_estimate_cost_refuses_injective_patterns_over_nine_vertices_before_enumerating():
+    path = ",".join(f"{i}-{i + 1}" for i in range(13))  # 14 vertices: Bell(14) ~ 1.9e8 quotients
+    with pytest.raises(GraphDataError, match="14 vertices is too many"):
+        estimate_cost(path, 100, injective=True)
+    assert estimate_cost(path, 100).width == 1  # the plain density stays cheap
+
+
+def test_bad_node_weights_are_refused_with_what_arrived():
+    adj = torch.ones(4, 4, dtype=torch.float64) - torch.eye(4, dtype=torch.float64)
+    with pytest.raises(GraphDataError, match=r"got minimum 1 and sums \[4.0\]"):
+        hom_density("edge", adj, node_weights=torch.ones(4, dtype=torch.float64))
+    with pytest.raises(GraphDataError, match=r"got minimum -0.5 and sums \[1.0\]"):
+        hom_density("edge", adj, node_weights=torch.tensor([0.5, 0.5, 0.5, -0.5]).double())

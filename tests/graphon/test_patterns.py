@@ -155,3 +155,20 @@ def test_diamond_convention_vertices_0_and_1_have_degree_3():
     ws = GraphonSignal(make_graphon("product"), lambda x: x)
     got = graphon_density("diamond", ws, exponents=[1, 0, 0, 0]).value
     assert got == pytest.approx(1 / 180, rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    "exponents", [[True, 1], ["1", 1], [float("nan"), 1], [float("inf"), 1], [None, 1], [1.5, 1]]
+)
+def test_exponents_that_are_not_non_negative_ints_are_refused(exponents):
+    with pytest.raises(GraphDataError, match="exponents: expected non-negative ints"):
+        as_pattern("edge", exponents)
+
+
+def test_integral_floats_are_still_exponents():
+    assert as_pattern("edge", [2.0, torch.tensor(1).item()]).exponents == ((2,), (1,))
+
+
+def test_bool_vertices_of_an_edge_list_are_refused():
+    with pytest.raises(GraphDataError, match="pairs of non-negative ints"):
+        as_pattern([(True, False)])

@@ -91,3 +91,11 @@ def test_sampling_errors():
         sample_graphs(lambda x, y: x, 4)
     one = sample_graphs(make_graphon("sum"), 1, seed=0)
     assert one.adj.shape == (1, 1) and float(one.adj) == 0.0
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, "float32"])
+def test_a_non_floating_dtype_is_refused_by_name(dtype):
+    with pytest.raises(GraphDataError, match=r"dtype: expected a floating torch dtype.*float32"):
+        sample_graphs(erdos_renyi(0.5), 3, seed=0, dtype=dtype)
+    with pytest.raises(GraphDataError, match=r"dtype: expected a floating torch dtype"):
+        sample_latents(3, seed=0, dtype=dtype)

@@ -139,3 +139,19 @@ def test_wl_errors():
         wl_refine([C6], [None, None])
     with pytest.raises(GraphDataError, match="symmetric"):
         wl_refine([torch.tensor([[0.0, 1.0], [0.0, 0.0]])])
+
+
+def test_wl_refine_refuses_no_graphs_and_non_numeric_labels():
+    with pytest.raises(GraphDataError, match="graphs: expected at least one"):
+        wl_refine([])
+    edge = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])  # node 2 isolated
+    with pytest.raises(GraphDataError, match="signals: expected a real tensor.*label -> int id"):
+        wl_refine([edge], [["a", 1, None]])
+    assert wl_refine([edge], [torch.tensor([7, 7, 3])]).num_colors == 2
+
+
+def test_graphon_wl_refine_wants_a_list_of_graphons():
+    with pytest.raises(GraphDataError, match=r"expected a list.*got StepGraphon; .*\[W\]"):
+        graphon_wl_refine(sbm(2, 0.9, 0.1))
+    with pytest.raises(GraphDataError, match="graphons: expected at least one graphon"):
+        graphon_wl_refine([])

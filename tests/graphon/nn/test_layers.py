@@ -147,3 +147,25 @@ def test_diagonal_write_in_both_layouts_matches_diag_embed(channels_last):
     block = mat.movedim(1, -1) if channels_last else mat
     got = write(block, ((0, 0, 1), (True, True)), 4, 2, channels_last=channels_last)
     torch.testing.assert_close(got.movedim(-1, 1) if channels_last else got, brute)
+
+
+def test_an_input_of_another_dtype_is_refused_by_name():
+    layer = EquivariantLinear(2, 3, 2, 2)
+    with pytest.raises(GraphDataError, match=r"x: expected dtype torch.float32.*got torch.float64"):
+        layer(torch.rand(1, 2, 4, 4, dtype=torch.float64))
+    assert layer.double()(torch.rand(1, 2, 4, 4, dtype=torch.float64)).dtype == torch.float64
+
+
+def test_a_graph_without_real_nodes_is_refused_not_averaged_to_nan():
+    layer = EquivariantLinear(2, 3, 2, 2)
+    mask = torch.tensor([[True, True, False], [False, False, False]])
+    with pytest.raises(GraphDataError, match=r"mask: graphs \[1\] have no real node"):
+        layer(torch.rand(2, 2, 3, 3), mask)
+    sums = EquivariantLinear(2, 3, 2, 2, basis="ign", normalize=False)
+    assert bool(torch.isfinite(sums(torch.rand(2, 2, 3, 3), mask)).all())  # sums are defined
+
+
+@pytest.mark.parametrize("flag", ["normalize", "bias"])
+def test_flags_must_be_bools(flag):
+    with pytest.raises(GraphDataError, match=f"{flag}: expected True or False, got 'no'"):
+        EquivariantLinear(2, 3, 2, 2, basis="ign", **{flag: "no"})

@@ -161,3 +161,13 @@ def test_bad_inputs_raise_clear_errors():
         IWN(1, activation="gelu")
     with pytest.raises(GraphDataError, match="aggregation: expected 'dense' or 'edges'"):
         MPNN(1, aggregation="sparse")
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_batch_of_another_dtype_is_refused_by_name(name):
+    adj = torch.tensor([[0.0, 1.0], [1.0, 0.0]], dtype=torch.float64)
+    batch = DenseGraphBatch.from_adjacency([adj], [torch.ones(2, 1, dtype=torch.float64)])
+    model = MODELS[name](1)
+    with pytest.raises(GraphDataError, match=r"expected dtype torch.float32.*got torch.float64"):
+        model(batch)
+    assert model.double()(batch).dtype == torch.float64
