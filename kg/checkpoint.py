@@ -346,8 +346,13 @@ def check_compatible(
     if fingerprint is not None and saved_fp is not None and saved_fp != fingerprint:
         raise GraphDataError(
             f"checkpoint: it was trained on other triples (dataset fingerprint {saved_fp[:12]}..., "
-            f"this dataset {fingerprint[:12]}...) with the same vocabulary; resume only on the "
-            "same dataset files"
+            f"this dataset {fingerprint[:12]}...) with the same vocabulary; resume, evaluate "
+            "and predict only with the same dataset files"
+            + (
+                f" (it was trained on {checkpoint['dataset_name']!r}; pass that --dataset)"
+                if isinstance(checkpoint.get("dataset_name"), str)
+                else ""
+            )
         )
 
 

@@ -165,7 +165,14 @@ expected a finite number >= 0, got nan; pass a non-negative --adversarial-temper
 (0 weighs negatives uniformly, 1 is the RotatE default)
         """
         _choice("regime", self.regime, REGIMES)
-        _choice(f"loss (regime {self.regime!r})", self.resolved_loss(), LOSSES[self.regime])
+        loss, losses = self.resolved_loss(), LOSSES[self.regime]
+        if loss not in losses:  # often a model's tuned loss kept when only the regime changed
+            takes = [regime for regime, names in LOSSES.items() if loss in names]
+            raise GraphDataError(
+                f"loss (regime {self.regime!r}): expected one of {losses}, got {loss!r}; pass "
+                f"--loss {losses[0]} (loss={losses[0]!r}) with --regime {self.regime}"
+                + (f", or keep {loss!r} with --regime {takes[0]}" if takes else "")
+            )
         _choice("optimizer", self.optimizer, tuple(OPTIMIZERS))
         _choice("sampler", self.sampler, SAMPLERS)
         _choice("precision", self.precision, PRECISIONS)

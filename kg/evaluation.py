@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import operator
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -173,24 +174,36 @@ class RankMetrics:
             for r in torch.unique(relation).tolist()
         }
 
+    def _ranked(self, metric: str) -> None:
+        """Refuse a metric of no triples: it has no value, and NaN must never be a result."""
+        if not self.num_triples:
+            raise GraphDataError(
+                f"{metric}: no triples were ranked (an empty split, or every triple dropped as "
+                "unknown), so it has no value; evaluate at least one triple"
+            )
+
     @property
     def mr(self) -> float:
         """Mean rank, both sides."""
+        self._ranked("mr")
         return self.summary()["mr"]
 
     @property
     def mrr(self) -> float:
         """Mean reciprocal rank, both sides."""
+        self._ranked("mrr")
         return self.summary()["mrr"]
 
     @property
     def amri(self) -> float:
         """Adjusted mean rank index, both sides (1 perfect, 0 random)."""
+        self._ranked("amri")
         return self.summary()["amri"]
 
     def hits_at(self, k: int) -> float:
         """Hits@k, both sides (any ``k``, not only those in :attr:`ks`)."""
-        return float((self.ranks() <= k).double().mean()) if self.num_triples else math.nan
+        self._ranked(f"hits_at({k})")
+        return float((self.ranks() <= k).double().mean())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready metrics: every side and rank type, plus the per-relation breakdown."""
@@ -233,6 +246,13 @@ class RankMetrics:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _positive_int(value: object) -> bool:
+    """An integer (int, numpy integer: anything with ``__index__``) >= 1; a bool is not one."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        return False
+    return operator.index(value) >= 1  # type: ignore[arg-type]
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
@@ -405,6 +425,8 @@ def evaluate(
         if kge is None:
             raise GraphDataError("num_entities: required when model is a plain scoring function")
         num_entities = kge.num_entities
+    if not isinstance(reciprocal, bool):
+        raise GraphDataError(f"reciprocal: expected True or False, got {reciprocal!r}")
     if reciprocal and kge is None:
         raise GraphDataError(
             "reciprocal: only applies to a KGEModel (heads scored as tails of r + R); wrap a "
@@ -413,12 +435,12 @@ def evaluate(
     num_rel = _check_triples(triples, model, num_entities, reciprocal, filter_index)
     _check_choice("rank_type", rank_type, RANK_TYPES)
     _check_choice("nonfinite", nonfinite, NONFINITE)
+    if isinstance(ks, (str, bytes)) or not all(_positive_int(k) for k in ks):
+        raise GraphDataError(f"ks: expected positive ints, e.g. (1, 3, 10), got {ks!r}")
     ks = tuple(int(k) for k in ks)
-    if any(k < 1 for k in ks):
-        raise GraphDataError(f"ks: expected positive ints, got {ks}")
-    if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+    if batch_size is not None and not _positive_int(batch_size):
         raise GraphDataError(f"batch_size: expected a positive int or None, got {batch_size!r}")
-    if not isinstance(memory_budget, int) or memory_budget < 1:
+    if not _positive_int(memory_budget):
         raise GraphDataError(f"memory_budget: expected positive int bytes, got {memory_budget!r}")
 
     scorer = _Scorer(model, num_entities, reciprocal)

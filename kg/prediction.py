@@ -306,7 +306,7 @@ def predict(
         UnknownLabelError: If a query label is unknown; it names the query and lists the
             closest known labels.
         GraphDataError: On a bad argument (names it, what was expected, what arrived), or if
-            the model scores NaN (a diverged model).
+            the model scores NaN or infinity (a diverged model).
 
     Shapes:
         queries: ``[N, 2]``; ``ids`` and ``scores``: ``[N, min(top_k, E)]``.
@@ -377,10 +377,12 @@ def predict(
                 scores = model.score_tails(entity, rel + num_relations)  # (t, r^-1, ?)
             else:
                 scores = model.score_heads(rel, entity)  # [B, E]
-            if bool(torch.isnan(scores).any()):
+            finite = torch.isfinite(scores)  # [B, E]
+            if not bool(finite.all()):  # an infinite score would be printed as an answer
                 raise GraphDataError(
-                    f"model: scored NaN for queries {start}..{start + entity.numel() - 1}; the "
-                    "model diverged: retrain it (e.g. with a smaller --lr)"
+                    f"model: scored {int((~finite).sum())} NaN or infinite value(s) for queries "
+                    f"{start}..{start + entity.numel() - 1}; the model diverged or overflowed: "
+                    "retrain it (e.g. with a smaller --lr or --grad-clip)"
                 )
             removed = torch.zeros_like(scores, dtype=torch.bool)  # [B, E]
             if index is not None:

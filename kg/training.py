@@ -246,9 +246,18 @@ class Trainer:
                 fingerprint=fingerprint,
             )
             if ckpt["model"]["config"] != model.config:
+                saved = ckpt["model"]["config"]
+                keys = sorted(set(saved) | set(model.config))
+                differ = [k for k in keys if saved.get(k) != model.config.get(k)]
+                flags = [f"--{k} {saved[k]}" for k in differ if k in ("dim", "margin")]
+                if "num_relations" in differ:  # the inverse relations double the count
+                    twice = saved.get("num_relations") == 2 * dataset.num_relations
+                    flags.append("--reciprocal" if twice else "--no-reciprocal")
+                hint = f"; `graphlib kg train --resume`: pass {' '.join(flags)}" if flags else ""
                 raise GraphDataError(
-                    f"checkpoint: its model config {ckpt['model']['config']} differs from the "
-                    f"model's {model.config}; build the model with the checkpoint's config"
+                    f"checkpoint: its model config {saved} differs from the model's "
+                    f"{model.config} in {', '.join(differ)}; build the model with the checkpoint's "
+                    f"config{hint}, or train afresh without resume"
                 )
             problem = _nonfinite_entries(ckpt["model"]["state"])
             if problem is not None:

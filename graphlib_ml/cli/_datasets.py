@@ -20,16 +20,21 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import overload
+from typing import TextIO, overload
 
+import torch
+
+from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError, UnknownLabelsDropped
 from graphdata.triples import ON_UNKNOWN
 
 __all__ = [
     "add_header_flag",
+    "compute_device",
     "add_on_unknown_flag",
     "dropped_triples_as_lines",
     "resolve_world",
+    "user_warnings_as_lines",
     "world_folder",
 ]
 
@@ -81,6 +86,27 @@ def add_header_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: Device types that hold data to train and score on (``meta`` and the like hold none).
+_COMPUTE_DEVICES = ("cpu", "cuda", "mps", "xpu")
+
+
+def compute_device(spec: str) -> torch.device:
+    """``--device`` of ``graphlib kg``: :func:`~graphdata.device.resolve_device`, checked.
+
+    A device type without data (``meta``, ...) is refused naming the flag, and ``cpu:N`` is
+    plain ``cpu`` (torch has one CPU device, and ``torch.load`` cannot map a checkpoint to
+    ``cpu:0``).
+    """
+    device = resolve_device(spec)
+    if device.type not in _COMPUTE_DEVICES:
+        raise GraphDataError(
+            f"--device: expected 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps', got {spec!r}, a "
+            f"{device.type!r} device that holds no data to train or score on; pass --device cpu "
+            "(or 'auto')"
+        )
+    return torch.device("cpu") if device.type == "cpu" else device
+
+
 @contextlib.contextmanager
 def dropped_triples_as_lines() -> Iterator[None]:
     """Show :class:`~graphdata.errors.UnknownLabelsDropped` as one plain stderr line.
@@ -101,6 +127,35 @@ def dropped_triples_as_lines() -> Iterator[None]:
                 print(f"graphlib: warning: {w.message}", file=sys.stderr, flush=True)
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
+@contextlib.contextmanager
+def user_warnings_as_lines() -> Iterator[None]:
+    """Show each :class:`UserWarning` raised inside as one ``graphlib: warning: ...`` line.
+
+    At once (a resumed run's changed settings are said before its epochs, not after them), on
+    stderr, without Python's warning format and source line; other categories (deprecations
+    and the like) are shown as they were.
+    """
+    with warnings.catch_warnings():
+        shown = warnings.showwarning  # Python's, or a recorder such as pytest's
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            if category is UserWarning:
+                sys.stdout.flush()
+                print(f"graphlib: warning: {message}", file=sys.stderr, flush=True)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 def world_folder(

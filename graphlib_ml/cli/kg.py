@@ -57,27 +57,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import io
 import json
 import math
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import torch
 
 from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
-from graphdata.device import resolve_device
 from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
 from graphdata.triples import KGDataset
 from graphlib_ml.cli._datasets import (
     add_header_flag,
     add_on_unknown_flag,
+    compute_device,
     dropped_triples_as_lines,
     resolve_world,
+    user_warnings_as_lines,
 )
 from graphlib_ml.cli._flags import add_config_flags
 from graphlib_ml.cli.tune import (
@@ -138,17 +140,29 @@ def _train(args: argparse.Namespace) -> int:
     if args.nproc > 1 and int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         codes = launch(_train_worker, (args,), args.nproc)  # workers come back through _train
         return max(int(code or 0) for code in codes.values())
-    device = resolve_device(args.device)
+    device = compute_device(args.device)
     if device.type == "cuda" and "LOCAL_RANK" in os.environ:
         device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
         torch.cuda.set_device(device)
     if init_from_env(device):
         try:
-            return _train_ranks(args, device)
+            with user_warnings_as_lines():
+                return _train_ranks(args, device)
         finally:
             torch.distributed.destroy_process_group()
-    with _run_folder(args) as out:
+    with _run_folder(args) as out, user_warnings_as_lines():
         return _train_locked(args, out, device)
+
+
+def _user_warnings_as_lines(command: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
+    """``command`` with its user warnings as ``graphlib: warning:`` lines (not Python's format)."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        with user_warnings_as_lines():
+            return command(args)
+
+    return run
 
 
 def _train_worker(args: argparse.Namespace) -> int:
@@ -231,6 +245,7 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
             on_unknown=args.on_unknown,
             header=args.header,
         )
+    _refuse_empty_split(dataset, "test", "--dataset")
     if settings.model == AUTO:
         first = TrainingConfig.from_defaults(RACE_MODELS[0], **overrides)
         if first.eval_every:
@@ -263,6 +278,17 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
         if tracker is not None:
             tracker.close()
     return _finish(trainer, dataset, out)
+
+
+def _refuse_empty_split(dataset: KGDataset, split: str, argument: str) -> None:
+    """Refuse to rank an empty split before any work: its metrics would be NaN."""
+    if len(dataset.splits[split].mapped_triples) == 0:
+        raise GraphDataError(
+            f"{argument}: the {split} split of {dataset.name!r} holds no triples (an empty "
+            f"{split}.txt, or every triple dropped for labels not in train.txt), so there is "
+            f"nothing to rank; add {split} triples"
+            + (" or pass --on-unknown extend" if split != "train" else "")
+        )
 
 
 def _refuse_undecided_race(args: argparse.Namespace, out: Path, model: str) -> None:
@@ -456,7 +482,7 @@ def _end_of_run(trainer: Trainer) -> str:
 def _evaluate(args: argparse.Namespace) -> int:
     if args.json:
         check_output_file(args.json, argument="--json")
-    device = resolve_device(args.device)
+    device = compute_device(args.device)
     with dropped_triples_as_lines():
         model, ckpt, dataset = load_checkpoint_with_dataset(
             args.checkpoint,
@@ -465,6 +491,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             on_unknown=args.on_unknown,
             header=args.header,
         )
+    _refuse_empty_split(dataset, args.split, "--split")
     reciprocal = bool(ckpt["training"]["config"]["reciprocal"])
     print(f"checkpoint: {args.checkpoint} ({model!r}, epoch {ckpt['training']['epoch']})")
     print(f"dataset: {dataset}; split {args.split}; reciprocal={reciprocal}; device {device}")
@@ -502,7 +529,7 @@ def _predict(args: argparse.Namespace) -> int:
             "--unfiltered: the dataset (--dataset, --on-unknown) only serves the filter; drop "
             "them, or drop --unfiltered"
         )
-    device = resolve_device(args.device)
+    device = compute_device(args.device)
     if args.unfiltered:
         model, ckpt = load_model(args.checkpoint, device=device)
         known = None
@@ -705,7 +732,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         "seconds of compilation, then several times faster",
     )
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
-    ev.set_defaults(func=_evaluate)
+    ev.set_defaults(func=_user_warnings_as_lines(_evaluate))
 
     pr = sub.add_parser(
         "predict",
@@ -754,7 +781,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     pr.add_argument("--json", help="also write the predictions to this JSON file")
     pr.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")
     pr.add_argument("--no-progress", action="store_true", help="no progress bar")
-    pr.set_defaults(func=_predict)
+    pr.set_defaults(func=_user_warnings_as_lines(_predict))
 
     if only in (None, "tune"):
         add_tune_subparser(sub, help_text=_TUNE_HELP)

@@ -200,16 +200,15 @@ def train_tracker(args: argparse.Namespace, out: Path, *, model: str) -> Tracker
 
 
 def _tune(args: argparse.Namespace) -> int:
-    from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_folder, run_lock
     from graphdata.tracking import make_tracker
-    from graphlib_ml.cli._datasets import dropped_triples_as_lines
+    from graphlib_ml.cli._datasets import compute_device, dropped_triples_as_lines
     from graphlib_ml.cli._flags import config_values
     from kg.datasets import load_dataset
     from kg.tune import SEARCH_SPACES, tune
 
     out = check_output_folder(args.out, argument="--out")
-    device = resolve_device(args.device)
+    device = compute_device(args.device)
     with run_lock(out, argument="--out"):
         with dropped_triples_as_lines():
             dataset = load_dataset(

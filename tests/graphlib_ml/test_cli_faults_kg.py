@@ -336,3 +336,88 @@ def test_explain_with_a_file_that_is_not_an_evaluator_gives_one_message(folder, 
                     str(tmp_path / "e.png"),
                 ]
             )
+
+
+# --------------------------------------------------------------------------- probes, round 5
+
+
+@pytest.mark.parametrize("command", ["train", "evaluate", "predict"])
+def test_a_device_without_data_is_refused_naming_the_flag(folder, tmp_path, command):
+    out = tmp_path / "run"
+    if command == "train":
+        argv = _train_argv(folder, out)
+        argv[argv.index("--device") + 1] = "meta"
+    else:
+        _run(_train_argv(folder, out))
+        argv = ["kg", command, str(out / "checkpoint.pt"), "--device", "meta"]
+        argv += ["--head", "city0", "--relation", "near"] if command == "predict" else []
+    with pytest.raises(GraphDataError, match=r"--device: expected .* got 'meta'.*--device cpu"):
+        _run(argv)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_cpu_with_an_index_loads_a_checkpoint(folder, tmp_path, command, capsys):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out))
+    argv = ["kg", command, str(out / "checkpoint.pt"), "--device", "cpu:0"]
+    argv += ["--head", "city0", "--relation", "near"] if command == "predict" else ["--no-progress"]
+    capsys.readouterr()
+    assert _run(argv) == 0  # was "could not be read as a weights-only torch file"
+    assert ("city" if command == "predict" else "filtered ranks") in capsys.readouterr().out
+
+
+def test_a_resume_with_changed_settings_warns_in_one_plain_line(folder, tmp_path, capsys):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out))
+    (out / "test_metrics.json").unlink()  # killed before the test metrics
+    capsys.readouterr()
+    assert _run(_train_argv(folder, out, "--epochs", "3", "--lr", "0.5", "--resume")) == 0
+    err = capsys.readouterr().err
+    assert "graphlib: warning: resuming with a config that differs from the checkpoint's in lr" in (
+        err
+    )
+    assert "UserWarning" not in err and "kg.py" not in err  # no Python warning format
+
+
+def _empty_test_folder(folder: Path, tmp_path: Path) -> Path:
+    data = tmp_path / "empty-test"
+    data.mkdir()
+    for name in ("train.txt", "valid.txt"):
+        (data / name).write_text((folder / name).read_text())
+    (data / "test.txt").write_text("")
+    return data
+
+
+def test_train_with_an_empty_test_split_is_refused_before_training(folder, tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(GraphDataError, match=r"--dataset: the test split .* holds no triples"):
+        _run(_train_argv(_empty_test_folder(folder, tmp_path), out))
+    assert not (out / "checkpoint.pt").exists()  # refused before any epoch
+
+
+def test_evaluate_of_an_empty_split_is_refused_never_a_nan_table(folder, tmp_path, capsys):
+    from kg.config import TrainingConfig
+    from kg.training import Trainer, build_model
+
+    data = _empty_test_folder(folder, tmp_path)
+    dataset = KGDataset.from_folder(data)
+    config = TrainingConfig.from_defaults(
+        "distmult", epochs=1, progress=False, checkpoint_path=str(tmp_path / "ckpt.pt")
+    )
+    Trainer(build_model("distmult", dataset, config, dim=4), config).fit(dataset)
+    argv = ["kg", "evaluate", str(tmp_path / "ckpt.pt"), "--dataset", str(data), "--no-progress"]
+    with pytest.raises(GraphDataError, match=r"--split: the test split .* holds no triples"):
+        _run(argv)
+    assert "nan" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "change, flag",
+    [(("--dim", "4"), "pass --dim 8"), (("--no-reciprocal",), "pass --reciprocal")],
+)
+def test_a_resume_with_another_model_shape_names_the_flag_to_pass(folder, tmp_path, change, flag):
+    out = tmp_path / "run"
+    _run(_train_argv(folder, out, "--reciprocal"))
+    (out / "test_metrics.json").unlink()  # killed before the test metrics
+    with pytest.raises(GraphDataError, match=rf"model config .* in \w+;.* {flag}, or train afresh"):
+        _run(_train_argv(folder, out, *change, "--resume", "--epochs", "3"))

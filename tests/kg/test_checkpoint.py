@@ -220,3 +220,24 @@ def test_resume_with_changed_hyperparameters_warns(tmp_path):
     # the new learning rate is used, not the one in the saved optimiser state
     saved = load_checkpoint(tmp_path / "ckpt.pt")["optimizer"]["param_groups"][0]["lr"]
     assert saved == 0.5 and trainer.epochs_trained_ == 2
+
+
+def test_other_triples_error_names_evaluation_and_the_trained_dataset():
+    ckpt = {
+        "model": {"name": "distmult"},
+        "vocabulary": {"entities": ["a", "b"], "relations": ["r"]},
+        "dataset_fingerprint": "0" * 64,
+        "dataset_name": "/data/nations",
+    }
+    with pytest.raises(
+        GraphDataError,
+        match=r"other triples .* resume, evaluate and predict only with the same dataset files "
+        r"\(it was trained on '/data/nations'; pass that --dataset\)",
+    ):
+        check_compatible(
+            ckpt,
+            model_name="distmult",
+            entity_labels=["a", "b"],
+            relation_labels=["r"],
+            fingerprint="1" * 64,
+        )

@@ -435,3 +435,50 @@ def test_failed_compilation_warns_and_scores_eagerly(monkeypatch):
         compiled = evaluate(model, test, index, compile=True)
     assert kg.rotate._COMPILED is False  # later calls go straight to the eager tiles
     assert torch.equal(compiled.optimistic, evaluate(model, test, index).optimistic)
+
+
+# --------------------------------------------------------------------------- probes, round 5
+
+
+def _small():
+    torch.manual_seed(0)
+    model = DistMult(5, 2, dim=4)
+    triples = torch.tensor([[0, 0, 1], [1, 1, 2], [2, 0, 3]])
+    return model, triples, FilterIndex.from_triples(triples, num_entities=5, num_relations=2)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(batch_size=True), r"batch_size: expected a positive int or None, got True"),
+        (dict(memory_budget=True), r"memory_budget: expected positive int bytes, got True"),
+        (dict(reciprocal="yes"), r"reciprocal: expected True or False, got 'yes'"),
+        (dict(reciprocal=1), r"reciprocal: expected True or False, got 1"),
+        (dict(ks=(1.5,)), r"ks: expected positive ints, e.g. \(1, 3, 10\), got \(1.5,\)"),
+        (dict(ks=(True,)), r"ks: expected positive ints"),
+        (dict(ks=(math.nan,)), r"ks: expected positive ints"),
+        (dict(ks="10"), r"ks: expected positive ints"),
+    ],
+)
+def test_evaluate_refuses_bools_truthy_and_fractional_options(kw, match):
+    model, triples, index = _small()
+    with pytest.raises(GraphDataError, match=match):
+        evaluate(model, triples, index, progress=False, **kw)
+
+
+def test_evaluate_still_takes_numpy_and_python_ints():
+    import numpy as np
+
+    model, triples, index = _small()
+    a = evaluate(model, triples, index, ks=(np.int64(1), 3), batch_size=2, progress=False)
+    b = evaluate(model, triples, index, ks=(1, 3), progress=False)
+    assert a.ks == (1, 3) and a.mrr == b.mrr
+
+
+def test_metrics_of_no_triples_are_refused_not_nan_or_key_error():
+    model, triples, index = _small()
+    metrics = evaluate(model, triples[:0], index, progress=False)
+    assert metrics.num_triples == 0 and "nan" not in json.dumps(metrics.to_dict()).lower()
+    for get in (lambda m: m.mrr, lambda m: m.mr, lambda m: m.amri, lambda m: m.hits_at(10)):
+        with pytest.raises(GraphDataError, match=r"no triples were ranked .*at least one triple"):
+            get(metrics)

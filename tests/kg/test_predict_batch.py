@@ -170,7 +170,7 @@ def test_nan_scores_are_refused():
     model = _model(DistMult)
     with torch.no_grad():
         model.entity.weight[0] = float("nan")
-    with pytest.raises(GraphDataError, match="model: scored NaN .*diverged"):
+    with pytest.raises(GraphDataError, match="model: scored .* NaN or infinite .*diverged"):
         predict(model, torch.tensor([[0, 0]]), filtered=False)
 
 
@@ -214,3 +214,19 @@ def test_reciprocal_is_inferred_from_the_known_relations():
         predict(plain, queries, side="head", known=index).ids,
         predict(plain, queries, side="head", known=index, reciprocal=False).ids,
     )
+
+
+@pytest.mark.parametrize("value", [float("inf"), 1e30])
+def test_infinite_scores_are_refused_never_printed_as_answers(value):
+    # 1e30 overflows float32 in the product: -inf or +inf scores, never an answer.
+    model = _model(DistMult)
+    with torch.no_grad():
+        model.entity.weight[0] = value
+    for filtered in (False, True):
+        with pytest.raises(GraphDataError, match=r"model: scored \d+ NaN or infinite value"):
+            predict(
+                model,
+                torch.tensor([[0, 0]]),
+                filtered=filtered,
+                known=KNOWN if filtered else None,
+            )

@@ -246,3 +246,14 @@ def test_batches_never_hold_a_single_example():
     model = MODELS["conve"](17, 2, 8, embedding_height=2, num_filters=2)
     trainer = train(model, ds, _cfg(regime="1vsall", reciprocal=True, epochs=1))
     assert math.isfinite(trainer.history_[0]["loss"])
+
+
+def test_a_tuned_loss_the_new_regime_lacks_is_refused_with_the_flag_to_pass():
+    # distmult's tuned loss is cross_entropy (1vsall); --regime slcwa alone kept it.
+    cfg = TrainingConfig.from_defaults("distmult", regime="slcwa")
+    with pytest.raises(
+        GraphDataError,
+        match=r"got 'cross_entropy'; pass --loss nssa \(loss='nssa'\) with --regime slcwa, "
+        r"or keep 'cross_entropy' with --regime 1vsall",
+    ):
+        cfg.validate()
