@@ -17,8 +17,9 @@ from graphdata.errors import GraphDataError
 
 __all__ = ["resolve_device", "seed_everything", "make_generator"]
 
-#: Largest seed accepted: ``torch.Generator.manual_seed`` takes signed 64-bit values.
-SEED_MAX = 2**63 - 1
+#: Largest seed accepted: ``torch.manual_seed`` and ``torch.Generator.manual_seed`` take unsigned
+#: 64-bit values, as :func:`graphdata.checks.check_seed` does.
+SEED_MAX = 2**64 - 1
 
 
 def resolve_device(spec: str | torch.device = "auto") -> torch.device:
@@ -90,10 +91,10 @@ def seed_everything(seed: int) -> None:
     Library functions take an explicit ``seed`` or ``generator`` instead of relying on this.
 
     Args:
-        seed: An integer seed in ``[0, 2**63 - 1]``.
+        seed: An integer seed in ``[0, 2**64 - 1]``.
 
     Raises:
-        GraphDataError: If ``seed`` is not an integer in ``[0, 2**63 - 1]``.
+        GraphDataError: If ``seed`` is not an integer in ``[0, 2**64 - 1]``.
     """
     seed = _check_seed(seed)
     random.seed(seed)
@@ -106,7 +107,7 @@ def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torc
     """Return a :class:`torch.Generator` on ``device``, seeded with ``seed``.
 
     Args:
-        seed: The seed, an integer in ``[0, 2**63 - 1]``; ``None`` draws a fresh
+        seed: The seed, an integer in ``[0, 2**64 - 1]``; ``None`` draws a fresh
             non-deterministic seed.
         device: The device the generator draws on. Default ``"cpu"``.
 
@@ -114,7 +115,7 @@ def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torc
         A seeded generator.
 
     Raises:
-        GraphDataError: If ``seed`` is not ``None`` or an integer in ``[0, 2**63 - 1]``.
+        GraphDataError: If ``seed`` is not ``None`` or an integer in ``[0, 2**64 - 1]``.
 
     Examples:
         >>> a = torch.rand(2, generator=make_generator(0))

@@ -269,6 +269,11 @@ class CelcomenConfig:
             fix="pass a relative gradient tolerance in (0, 1], e.g. tol=1e-4",
         )
         _inputs.check_seed("seed", self.seed)
+        if self.seed is not None and self.seed >= 2**63:  # stored in uns, as epochs (above)
+            raise GraphDataError(
+                f"seed: expected an integer in [0, 2**63 - 1] (the fit's config is stored in "
+                f"the AnnData, whose .h5ad file holds 64-bit signed ints), got {self.seed!r}"
+            )
         for name in ("progress", "fields"):
             if not isinstance(getattr(self, name), bool):
                 raise GraphDataError(f"{name}: expected True or False, got {getattr(self, name)!r}")

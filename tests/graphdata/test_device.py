@@ -62,7 +62,8 @@ def test_seeds_outside_64_bits_or_not_ints_are_refused_by_name(seed):
 def test_make_generator_takes_numpy_ints_and_the_largest_seed():
     a = torch.rand(2, generator=make_generator(np.int64(3)))
     assert torch.equal(a, torch.rand(2, generator=make_generator(3)))
-    make_generator(2**63 - 1)
+    make_generator(2**64 - 1)  # torch's largest seed
+    seed_everything(2**64 - 1)
 
 
 @pytest.mark.skipif(torch.backends.mps.is_available(), reason="needs a machine without MPS")

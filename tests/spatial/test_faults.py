@@ -91,7 +91,7 @@ def test_fit_refuses_non_finite_expression(tissue, bad):
     [("lr", math.inf), ("lr", math.nan), ("lr", 0.0), ("weight_decay", math.inf),
      ("weight_decay", -1.0), ("seed", 1.5), ("seed", -1), ("epochs", 0), ("batch_size", 0),
      ("progress", "yes"), ("epochs", 2**63), ("n_neighbors", 2**63), ("batch_size", 2**63),
-     ("batch_size", True)],
+     ("batch_size", True), ("seed", 2**63)],
 )  # fmt: skip
 def test_config_fields_are_validated(field, value):
     with pytest.raises(GraphDataError, match=f"{field}: expected"):
