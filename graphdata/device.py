@@ -100,7 +100,9 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
-    os.environ["PYTHONHASHSEED"] = str(seed)
+    # Python accepts PYTHONHASHSEED in [0, 2**32 - 1] only; a child process started with a
+    # larger value dies at start-up ("Fatal Python error: config_init_hash_seed").
+    os.environ["PYTHONHASHSEED"] = str(seed % 2**32)
 
 
 def make_generator(seed: int | None, device: torch.device | str = "cpu") -> torch.Generator:

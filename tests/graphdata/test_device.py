@@ -1,4 +1,7 @@
+import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -59,11 +62,17 @@ def test_seeds_outside_64_bits_or_not_ints_are_refused_by_name(seed):
         seed_everything(seed)
 
 
-def test_make_generator_takes_numpy_ints_and_the_largest_seed():
+def test_make_generator_takes_numpy_ints_and_the_largest_seed(monkeypatch):
     a = torch.rand(2, generator=make_generator(np.int64(3)))
     assert torch.equal(a, torch.rand(2, generator=make_generator(3)))
     make_generator(2**64 - 1)  # torch's largest seed
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # restored after the test
     seed_everything(2**64 - 1)
+    # A child Python accepts PYTHONHASHSEED in [0, 2**32 - 1] only: a larger one killed every
+    # later subprocess ("Fatal Python error: config_init_hash_seed").
+    assert os.environ["PYTHONHASHSEED"] == str((2**64 - 1) % 2**32)
+    child = subprocess.run([sys.executable, "-c", "print(1)"], capture_output=True, text=True)
+    assert child.returncode == 0 and child.stdout == "1\n"
 
 
 @pytest.mark.skipif(torch.backends.mps.is_available(), reason="needs a machine without MPS")
