@@ -83,8 +83,10 @@ def _check_which(which: str) -> str:
     return which
 
 
-def check_key_added(key_added: object) -> str:
+def check_key_added(key_added: object, argument: str = "key_added") -> str:
     """``key_added`` itself, if it can name keys in an ``.h5ad`` file; else a clear error.
+
+    ``argument`` is the name the error gives it (the CLI passes ``"--key-added"``).
 
     An empty prefix writes ``uns[""]``, whose entries ``write_h5ad`` spreads over ``uns``
     itself (replacing what was there), and a ``"/"`` makes HDF5 groups of the keys: either file
@@ -96,9 +98,9 @@ def check_key_added(key_added: object) -> str:
     """
     if not isinstance(key_added, str) or not key_added or "/" in key_added:
         raise GraphDataError(
-            f"key_added: expected a non-empty name without '/', got {key_added!r}; pass e.g. "
-            "key_added='celcomen_2' (it prefixes every key written, and '/' or '' cannot be "
-            "stored in an .h5ad file)"
+            f"{argument}: expected a non-empty name without '/', got {key_added!r}; pass e.g. "
+            f"{argument}{' ' if argument.startswith('--') else '='}celcomen_2 (it prefixes every "
+            "key written, and '/' or '' cannot be stored in an .h5ad file)"
         )
     return key_added
 

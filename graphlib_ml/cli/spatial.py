@@ -89,15 +89,6 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_key_added(args: argparse.Namespace) -> None:
-    """``--key-added`` as :func:`spatial._keys.check_key_added` wants it, named as the flag."""
-    if not args.key_added or "/" in args.key_added:
-        raise GraphDataError(
-            f"--key-added: expected a non-empty name without '/', got {args.key_added!r}; pass "
-            "e.g. --key-added celcomen_2 ('/' or '' cannot be stored in an .h5ad file)"
-        )
-
-
 def _where(layer: str | None) -> str:
     return "X" if layer is None else f"layers[{layer!r}]"
 
@@ -221,10 +212,11 @@ def _fit(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
     from spatial import tl
+    from spatial._keys import check_key_added
     from spatial.io import read_h5ad, write_h5ad
 
     check_output_file(args.out, argument="--out")
-    _check_key_added(args)
+    check_key_added(args.key_added, "--key-added")
     device = resolve_device(args.device)
     config = _config(args)
     print(
@@ -320,10 +312,11 @@ def _intervene(args: argparse.Namespace) -> int:
     from graphdata.errors import UnknownLabelError
     from graphdata.run_folder import check_output_file
     from spatial import tl
+    from spatial._keys import check_key_added
     from spatial.io import read_h5ad, write_h5ad
 
     genes = parse_genes(args.gene)
-    _check_key_added(args)
+    check_key_added(args.key_added, "--key-added")
     check_output_file(args.out, argument="--out")
     device = resolve_device(args.device)
     adata = read_h5ad(args.input)

@@ -30,6 +30,7 @@ from tests.graphdata.world_oracles import (
     FactIndex,
     Groundings,
     all_triples,
+    body_shares,
     enclosing_sizes,
     held_out,
     neighbours,
@@ -250,10 +251,7 @@ def test_clinical_at_risk_of_has_two_bodies_one_through_prescribed(clinical: Wor
     by_drug, by_allele = set(found["side_effect"]) & facts, set(found["predisposition"]) & facts
     noise = noise_facts(clinical)
     assert by_drug | by_allele == facts - noise
-    shares = [
-        round(len(x) / len(facts), 2)
-        for x in (by_drug & by_allele, by_drug - by_allele, by_allele - by_drug, facts & noise)
-    ]
+    shares = body_shares(facts, by_drug, by_allele, noise)
     assert shares == [0.03, 0.66, 0.26, 0.05]  # the docstring, seed 0
     in_train = _clinical_groundings(train_triples(clinical))
     targets = held_out(clinical, "at_risk_of")
@@ -279,10 +277,7 @@ def test_clinical_dose_adjusted_has_two_triangle_bodies(clinical: World) -> None
     )
     noise = noise_facts(clinical)
     assert by_gene | by_drug == facts - noise
-    shares = [
-        round(len(x) / len(facts), 2)
-        for x in (by_gene & by_drug, by_gene - by_drug, by_drug - by_gene, facts & noise)
-    ]
+    shares = body_shares(facts, by_gene, by_drug, noise)
     assert shares == [0.07, 0.32, 0.55, 0.06]  # the docstring, seed 0
     # Triangles: each grounding closes a cycle over three entities, one atom parallel to the
     # head (the patient's prescription of the drug).

@@ -30,6 +30,7 @@ from tests.graphdata.world_oracles import (
     FactIndex,
     Groundings,
     all_triples,
+    body_shares,
     enclosing_sizes,
     held_out,
     neighbours,
@@ -272,15 +273,7 @@ def test_legal_precedent_descends_the_hierarchy_to_a_bounded_depth(legal: World)
         set(found["precedent_descends"]) & facts,
     )
     assert by_panel | by_descent == facts - noise
-    shares = [
-        round(len(x) / len(facts), 2)
-        for x in (
-            by_panel & by_descent,
-            by_panel - by_descent,
-            by_descent - by_panel,
-            facts & noise,
-        )
-    ]
+    shares = body_shares(facts, by_panel, by_descent, noise)
     assert shares == [0.17, 0.43, 0.38, 0.02]  # the docstring, seed 0
     # Held-out binding facts feed the recursive body of other held-out targets' siblings:
     # the derived relation is in a body, and its own held-out facts are targets.
@@ -302,15 +295,7 @@ def test_legal_concerns_has_two_bodies_and_a_docket_shortcut(
     )
     noise = noise_facts(legal)
     assert by_court | by_statute == facts - noise
-    shares = [
-        round(len(x) / len(facts), 2)
-        for x in (
-            by_court & by_statute,
-            by_court - by_statute,
-            by_statute - by_court,
-            facts & noise,
-        )
-    ]
+    shares = body_shares(facts, by_court, by_statute, noise)
     assert shares == [0.09, 0.09, 0.78, 0.04]  # the docstring, seed 0
     # specialised_in is 1-1: six trial courts, one area each, appealing straight to a high
     # court.

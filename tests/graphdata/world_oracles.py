@@ -112,3 +112,10 @@ def enclosing_sizes(w: World, train: set[LabeledTriple], count: int = 200) -> li
         nodes = ball(h) & ball(t) | {h, t}
         sizes.append(sum(x in nodes and y in nodes for x, _, y in train))
     return sizes
+
+
+def body_shares(facts: set[LabeledTriple], first: set, second: set, noise: set) -> list[float]:
+    """Shares of a two-body head's facts (two decimals): both bodies, only the first, only the
+    second, and noise (no body)."""
+    parts = (first & second, first - second, second - first, facts & noise)
+    return [round(len(x) / len(facts), 2) for x in parts]
