@@ -19,7 +19,8 @@ whether to raise (:func:`kg.evaluation.evaluate`'s default) or keep that worst r
 
 Expectations under uniformly random scores (Berrendorf et al., "Interpretable and Fair
 Comparison of Link Prediction or Entity Alignment Methods", arXiv 2002.06914; Hoyt et al., "A
-Unified Framework for Rank-based Evaluation Metrics for Link Prediction", arXiv 2203.07544):
+Unified Framework for Rank-based Evaluation Metrics for Link Prediction in Knowledge Graphs",
+arXiv 2203.07544):
 :math:`\mathbb{E}[r] = (C + 1)/2`, :math:`\mathbb{E}[1/r] = H_C / C`,
 :math:`\mathbb{E}[\mathbb{1}(r \le k)] = \min(k/C, 1)`, with variances
 :math:`(C^2 - 1)/12`, :math:`H^{(2)}_C/C - (H_C/C)^2` and :math:`p(1 - p)`.

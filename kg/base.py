@@ -245,7 +245,10 @@ class KGEModel(torch.nn.Module, abc.ABC):
         :math:`|x_i|` is the modulus of coordinate :math:`i` (complex modulus for ComplEx and
         RotatE, so ComplEx-N3 is reproduced). Which embeddings enter is model-specific (RotatE's
         unit-modulus rotations and TuckER's core do not). The reference code
-        (facebookresearch/kbc) sums without the :math:`1/3`, so its weight is :math:`3\lambda`.
+        (facebookresearch/kbc, ``regularizers.py``) computes :math:`\frac{w}{B} \sum_b \sum_x
+        \sum_i |x_i|^3`, without the :math:`1/3`: its weight :math:`w` is :math:`\lambda / 3`
+        here (``--reg 5e-2`` there is :math:`\lambda = 0.15`), and its ``F2`` is
+        :math:`w\,\Omega_{L2}` (:math:`w = \lambda`).
 
         Args:
             head_index: Head ids.

@@ -19,8 +19,12 @@ inflated published numbers (Sun et al., "A Re-evaluation of Knowledge Graph Comp
 Methods", ACL 2020, arXiv 1911.03903). Metrics over ranks :math:`r_1 .. r_n`: MR
 :math:`= \frac1n\sum r_i`, MRR :math:`= \frac1n \sum 1/r_i`, Hits@k
 :math:`= \frac1n \sum \mathbb{1}(r_i \le k)`, and adjusted versions against a random ranker
-with :math:`\mathbb{E}[r_i] = (C_i + 1)/2`, :math:`\mathbb{E}[1/r_i] = H_{C_i}/C_i`,
-:math:`\mathbb{E}[\mathbb{1}(r_i \le k)] = \min(k/C_i, 1)`:
+(Berrendorf et al., "Interpretable and Fair Comparison of Link Prediction or Entity Alignment
+Methods", arXiv 2002.06914; Hoyt et al., "A Unified Framework for Rank-based Evaluation Metrics
+for Link Prediction in Knowledge Graphs", arXiv 2203.07544) with :math:`\mathbb{E}[r_i] =
+(C_i + 1)/2`, :math:`\mathbb{E}[1/r_i] = H_{C_i}/C_i`, :math:`\mathbb{E}[\mathbb{1}(r_i \le
+k)] = \min(k/C_i, 1)` and :math:`\mathbb{V}[M] = \frac{1}{n^2} \sum_i \mathbb{V}[M_i]`
+(:mod:`kg._ranks` gives the :math:`\mathbb{V}[M_i]`):
 
 .. math::
     \mathrm{AMR} = \frac{\mathrm{MR}}{\mathbb{E}[\mathrm{MR}]}, \qquad

@@ -5,10 +5,11 @@ r"""Train a knowledge-graph embedding model: sLCWA, KvsAll or 1vsAll (papers in 
 in ``_``. Per epoch it shuffles the training triples with its own seeded generator, minimises
 
 .. math::
-    L = L_{\text{regime}} + \lambda_{N3}\,\Omega_{N3} + \lambda_{L2}\,\Omega_{L2}
+    L = L_{\text{regime}} + \lambda\,\Omega, \qquad \Omega \in \{\Omega_{N3}, \Omega_{L2}\}
 
-(the regime's loss from :mod:`kg.losses`, the regularisers from
-:meth:`kg.base.KGEModel.regularization` over the batch's training triples), calls the model's
+(the regime's loss from :mod:`kg.losses`; one regulariser, ``TrainingConfig.regularizer``, from
+:meth:`kg.base.KGEModel.regularization` over the batch's training triples, weighted by
+:math:`\lambda` = ``regularizer_weight``, none when it is ``None`` or 0), calls the model's
 ``post_step()`` after every optimiser step, evaluates the filtered validation MRR every
 ``eval_every`` epochs for early stopping, appends one JSON line of metrics per epoch, and writes
 an atomic checkpoint from which ``fit(..., resume=True)`` continues a killed run bit-identically

@@ -18,8 +18,11 @@ chosen local triples:
           H(w_e), \qquad H(w) = -w \log w - (1 - w) \log(1 - w),
 
   PyG's ``GNNExplainer`` defaults (:math:`\alpha = 0.005`, :math:`\beta = 1`, Adam lr 0.01,
-  100 epochs, :math:`\theta \sim \mathcal{N}(1, \cdot)`); the triples with :math:`w_e > 0.5`,
-  at most ``max_triples`` of the largest, are the explanation.
+  100 epochs) and the GNNExplainer reference code's initialisation :math:`\theta_e \sim
+  \mathcal{N}(1, 2/n)` over :math:`n` local entities (RexYing/gnn-model-explainer,
+  ``construct_edge_mask``: standard deviation ``calculate_gain("relu") * sqrt(2 / (2 n))``;
+  PyG draws the same deviation around 0); the triples with :math:`w_e > 0.5`, at most
+  ``max_triples`` of the largest, are the explanation.
 
 :data:`BASELINES` maps each name to a function of one :class:`BaselineInput` (what
 :meth:`KGExplainer.explain_baseline <kg.explain.explainer.KGExplainer.explain_baseline>` knows

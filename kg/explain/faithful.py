@@ -4,12 +4,16 @@ Fidelity on the distilled evaluator (:mod:`kg.explain.fidelity`) measures the ev
 KGE. Here the actual model is re-trained (issue 18). For a target :math:`(h, r, t)` and a set
 :math:`S` of training triples, one endpoint :math:`e` at a time (:math:`e = h` for the tail
 rank, :math:`e = t` for the head rank) has its row re-drawn from the model's own initialiser
-(``init="random"``, default; ``"pretrained"`` starts from the trained row) and fine-tuned for
+(``init="random"``, default; ``"pretrained"`` starts from the trained rows) and fine-tuned for
 ``steps`` full-batch Adam steps on the model's own training objective over the training graph
-:math:`G` with some triples removed, every other parameter frozen at its trained value. The
-user's model is never modified (the relearned rows are copies). One endpoint at a time, because
-two endpoints relearned together from little evidence drift to alike rows, and a bilinear score
-then rates the pair as if it were a self-loop.
+:math:`G` with some triples removed, every other parameter frozen at its trained value. With
+``FaithfulConfig.neighbours`` (default ``True``) the rows of :math:`e`'s neighbours, the other
+ends of its training triples (the target's excluded), are re-drawn and fine-tuned with it: the
+relearned set is :math:`R = \{e\} \cup \{x : x \ne e \text{ shares a training triple with }
+e\}`; ``neighbours=False`` gives :math:`R = \{e\}`, whose trained neighbours then remember
+:math:`e`. The user's model is never modified (the relearned rows are copies). One endpoint at
+a time, because two endpoints relearned together from little evidence drift to alike rows, and
+a bilinear score then rates the pair as if it were a self-loop.
 
 **Objective.** With :math:`D = G \setminus (S \cup \{(h, r, t)\})` the kept triples, the 1vsAll
 cross-entropy of :class:`kg.training.Trainer` (reciprocal: the rows of :math:`D` and their
@@ -17,19 +21,20 @@ inverses, tails only; otherwise tails and heads, halved), full batch, plus the r
 
 .. math::
     \mathcal{L}_D(w) = \frac{1}{Z_D} \sum_{q \in Q(D)} \omega_q \Bigl(-f_w(q, y_q) + \log
-        \sum_{x \in \mathcal{E}} \exp f_w(q, x)\Bigr) + \frac{\lambda\, n_D(e)}{c\,|D|}
-        \sum_i |w_i|^p,
+        \sum_{x \in \mathcal{E}} \exp f_w(q, x)\Bigr) + \sum_{u \in R}
+        \frac{\lambda\, n_D(u)}{c\,|D|} \sum_i |w_{u,i}|^p,
 
-minimised over the row :math:`w \in \mathbb{R}^d` of :math:`e` only. :math:`Q(D)` holds one
-query per training row (anchor, relation, answer :math:`y_q`, side), :math:`\omega_q = 1`
-(reciprocal) or :math:`\frac12`, :math:`Z_D = \sum_q \omega_q`, :math:`f_w` is the model's
-score with the row of :math:`e` replaced by :math:`w`, :math:`n_D(e)` counts the triples of
-:math:`D` that :math:`e` is head or tail of, and :math:`(c, p) = (3, 3)` for N3 or :math:`(1, 2)`
+minimised over the rows :math:`w = (w_u)_{u \in R}`, :math:`w_u \in \mathbb{R}^d`, of the
+relearned entities only. :math:`Q(D)` holds one query per training row (anchor, relation,
+answer :math:`y_q`, side), :math:`\omega_q = 1` (reciprocal) or :math:`\frac12`,
+:math:`Z_D = \sum_q \omega_q`, :math:`f_w` is the model's score with the rows of :math:`R`
+replaced by :math:`w`, :math:`n_D(u)` counts the occurrences of :math:`u` as head or tail of a
+triple of :math:`D` (a self-loop twice), and :math:`(c, p) = (3, 3)` for N3 or :math:`(1, 2)`
 for L2 (:meth:`kg.base.KGEModel.regularization`; the other rows are frozen, so their terms are
-constant). The objective is exact, not only the triples touching :math:`e`: each query
-anchored elsewhere contributes through its log-normaliser, whose frozen part
-:math:`\log \sum_{x \ne e} \exp f(q, x)` is computed once per target, and only terms free of
-:math:`w` are dropped (a test checks the gradient against autograd through the full loss).
+constant). The objective is exact, not only the triples touching :math:`R`: each query
+anchored outside :math:`R` contributes through its log-normaliser, whose frozen part
+:math:`\log \sum_{x \notin R} \exp f(q, x)` is computed once per target, and only terms free
+of :math:`w` are dropped (a test checks the gradient against autograd through the full loss).
 
 **Necessity** of a removal :math:`S`: the target's filtered realistic rank (train, valid and
 test filter; mean of the tail rank with :math:`h` relearned and the head rank with :math:`t`
@@ -44,12 +49,16 @@ positive when :math:`S` was needed. **Sufficiency** of :math:`S`: the rank after
 :math:`G \setminus (N(e) \setminus S)`, with :math:`N(e)` every training triple whose head or
 tail is :math:`e`: the relearned row sees, of its own triples, those in :math:`S` alone. The
 reference arms are the control (all of :math:`N(e)`) and ``"none"`` (none of it). Every arm of
-a call starts from the same row and takes the same steps; arms are fine-tuned together, each
-with its own copy of the row (Adam's element-wise updates never mix them), so batching changes
+a call starts from the same rows and takes the same steps; arms are fine-tuned together, each
+with its own copy of the rows (Adam's element-wise updates never mix them), so batching changes
 nothing but the speed.
 
-Only triples that touch :math:`h` or :math:`t` move a relearned row: the middle triple of a
-length-3 path :math:`h \to x \to y \to t` is invisible to this protocol by construction.
+A kept triple that touches :math:`R` enters the objective through its own score; any other
+only through its query's log-normaliser, where the rows of :math:`R` are a few of the
+:math:`|\mathcal{E}|` candidates. With ``neighbours=False`` (:math:`R = \{e\}`) the middle
+triple of a length-3 path :math:`h \to x \to y \to t` reaches the relearned row only that
+way, nearly invisible to this protocol; with the default it touches the relearned neighbour
+:math:`x` of :math:`h` (and :math:`y` of :math:`t`).
 
 Examples:
     >>> from graphdata.triples import KGDataset

@@ -71,3 +71,27 @@ def test_model_regularization_equals_the_per_triple_formula(name, size):
         (sum(modulus(x).pow(power).sum() for x in factors) / scale).backward()
         for a, p in zip(ours, tables):
             torch.testing.assert_close(a, p.grad if p.grad is not None else torch.zeros_like(a))
+
+
+@pytest.mark.parametrize("name", ["distmult", "complex"])
+def test_kbc_weight_w_is_lambda_over_three(name):
+    # facebookresearch/kbc's N3(weight=w) is w / B * sum over the (h, r, t) factors of |x|^3
+    # (complex moduli for ComplEx) and its F2(weight=w) is w / B * sum x^2: the docstring of
+    # KGEModel.regularization says w = lambda / 3 for N3 and w = lambda for L2.
+    from kg.models import MODELS
+
+    torch.manual_seed(0)
+    model = MODELS[name](6, 3, dim=4).double()
+    gen = torch.Generator().manual_seed(2)
+    h, t = torch.randint(6, (5,), generator=gen), torch.randint(6, (5,), generator=gen)
+    r = torch.randint(3, (5,), generator=gen)
+
+    def factor(x):
+        return torch.complex(*x.chunk(2, -1)).abs() if name == "complex" else x
+
+    e, w = model.entity.weight, model.relation.weight
+    factors = [factor(e[h]), factor(w[r]), factor(e[t])]
+    kbc_n3 = sum(0.05 * f.abs().pow(3).sum() for f in factors) / 5
+    kbc_f2 = sum(0.05 * f.pow(2).sum() for f in factors) / 5
+    torch.testing.assert_close(3 * 0.05 * model.regularization(h, r, t, kind="n3"), kbc_n3)
+    torch.testing.assert_close(0.05 * model.regularization(h, r, t, kind="l2"), kbc_f2)
