@@ -4,10 +4,11 @@ Delaunay, "Sur la sphère vide", Bulletin de l'Académie des Sciences de l'URSS,
 with Qhull (Barber, Dobkin, Huhdanpaa, "The Quickhull Algorithm for Convex Hulls", ACM TOMS 1996,
 doi:10.1145/235815.235821) through ``scipy.spatial.Delaunay``. Two points are neighbours when they
 share a simplex of the Delaunay triangulation, i.e. when some ball through both contains no other
-point in its interior. The graph is symmetric, follows the same edge convention as
-:func:`graphdata.spatial.knn_graph` (``edge_index[0]`` the neighbour, ``edge_index[1]`` the
-centre; sorted by target, then distance, then source) and never connects points of different
-``batch`` groups.
+point in its interior (for distinct points; Qhull keeps one of two points that coincide, to
+about 1e-13 relative, and the other is in no simplex and gets no edges). The graph is
+symmetric, follows the same edge convention as :func:`graphdata.spatial.knn_graph`
+(``edge_index[0]`` the neighbour, ``edge_index[1]`` the centre; sorted by target, then
+distance, then source) and never connects points of different ``batch`` groups.
 
 Qhull runs on the CPU: coordinates on another device are copied to the CPU for the
 triangulation, and the edges come back on the device of ``coords``.
@@ -38,6 +39,10 @@ def delaunay_graph(
     .. math::
         E = \{\, (j \to i) : i \ne j \text{ share a simplex of } \mathrm{Del}(\{x_k : b_k =
         b_i\}) \,\}, \qquad d_{ij} = \lVert x_j - x_i \rVert_2 .
+
+    Qhull triangulates distinct points: of two points that coincide (up to about 1e-13
+    relative) one is in no simplex and gets no edges; deduplicate the coordinates first, or use
+    :func:`graphdata.spatial.knn_graph`, to connect both.
 
     Args:
         coords: Point coordinates ``[N, D]`` with ``D >= 2``, finite; each batch group needs at

@@ -139,15 +139,17 @@ def enumerate_paths(
     exclude_triples: Tensor | tuple[int, int, int] | None = None,
     min_length: int = 1,
 ) -> Paths:
-    r"""All relation-labelled simple paths from ``source`` to ``target`` of length 1 to ``L``.
+    r"""Relation-labelled simple paths from ``source`` to ``target``, ``min_length`` to L steps.
 
     A path :math:`(v_0, e_1, v_1, \dots, e_\ell, v_\ell)` uses edges
     :math:`e_i \in G \setminus X` (excluded edges removed), each joining :math:`v_{i-1}` and
     :math:`v_i` in either direction, and visits no node twice:
 
     .. math::
-        \mathcal{P}_L(s, t) = \{(e_1, \dots, e_\ell) : 1 \le \ell \le L,\ v_0 = s,\
-        v_\ell = t,\ v_i \ne v_j \text{ for } i \ne j\}.
+        \mathcal{P}_L(s, t) = \{(e_1, \dots, e_\ell) : \ell_{\min} \le \ell \le L,\ v_0 = s,\
+        v_\ell = t,\ v_i \ne v_j \text{ for } i \ne j\},
+
+    with :math:`\ell_{\min}` = ``min_length`` (default 1).
 
     Paths of each length :math:`\ell` are built by frontier expansion: blocks of partial paths
     are extended through every incident edge at once; an extension is dropped when it revisits

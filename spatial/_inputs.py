@@ -460,7 +460,7 @@ def check_constant_genes(
     is a coordinate that never moves; on the log-counts route (``centred=True``, ``x`` the raw
     counts) a gene with the same count in every cell becomes zero once its mean is removed.
     Score matching then rewards a self-coupling without bound: the fit returns
-    :math:`W_{gg} pprox -N` (only the ridge stops it), finite but meaningless, and on the
+    :math:`W_{gg} \approx -N` (only the ridge stops it), finite but meaningless, and on the
     log-counts route the projection off the library-size direction spreads it to every other
     gene.
     """

@@ -238,7 +238,7 @@ class SimulatedTissue:
         ``layers['counts']`` holds non-negative counts derived from them,
 
         .. math::
-            c_{ig} \sim \mathrm{Poisson}ig(d\,(1 + x_{ig})ig),
+            c_{ig} \sim \mathrm{Poisson}\big(d\,(1 + x_{ig})\big),
 
         a per-gene baseline :math:`d` (``depth``, the mean count of a gene) modulated by the
         signed coordinate (:math:`|x_{ig}| \le 1`, so the rate is never negative); fit them as

@@ -147,13 +147,16 @@ def perturb(
     progress: bool = True,
     **kwargs: Any,
 ) -> AnnData | None:
-    r"""Clamp genes in some cells, relax the tissue with the fitted couplings, store the effect.
+    r"""Clamp genes in some cells, solve the tissue with the fitted couplings, store the effect.
 
     The counterfactual of :func:`spatial.counterfactual.simulate_intervention`: the chosen
-    coordinates are set to their values and held for the whole Riemannian relaxation on the
-    sphere, and :math:`\Delta` = perturbed minus a sham relaxation with the same coordinates
-    clamped at their original values. This is :func:`spatial.tools.intervene` on ``adata`` or,
-    with ``copy=True``, on a copy, reading the fit stored under ``key_added``.
+    coordinates are set to their values and held clamped, and :math:`\Delta` = perturbed minus
+    a sham with the same coordinates clamped at their original values. By default
+    (``method="mean_field"``) both are the clamped mean-field equilibrium, run to its
+    tolerance (:func:`spatial.equilibrium.clamped_mean_field`); ``method="langevin"`` samples
+    the equilibrium and ``method="gradient"`` runs a Riemannian gradient relaxation on the
+    sphere of a chosen horizon. This is :func:`spatial.tools.intervene` on ``adata`` or, with
+    ``copy=True``, on a copy, reading the fit stored under ``key_added``.
 
     Args:
         adata: AnnData after :func:`celcomen`.
@@ -167,8 +170,11 @@ def perturb(
         copy: Return a modified copy and leave ``adata`` unchanged (default False).
         device: Where to relax; None (default) on the CPU.
         progress: Progress bar on a terminal (default True).
-        **kwargs: Options of the relaxation, passed to :func:`spatial.tools.intervene`
-            (``steps``, ``step_size``, ``horizon``, ...).
+        **kwargs: Options of the counterfactual, passed to :func:`spatial.tools.intervene`:
+            ``method`` and that method's options (mean field: ``tolerance``, ``damping``,
+            ``max_iterations``; gradient: ``steps``, ``step_size``, ``horizon``; langevin:
+            ``steps``, ``step_size``, ``burn_in``, ``seed``); another method's options are
+            refused.
 
     Returns:
         None, or the modified copy when ``copy=True``. Writes

@@ -4,6 +4,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import re
 import sys
 from pathlib import Path
 
@@ -70,3 +71,17 @@ def test_dependencies_point_one_way(package):
 
 def test_python_version_floor():
     assert sys.version_info >= (3, 10)
+
+
+@pytest.mark.parametrize("folder", [*PACKAGES, "benchmarks", "examples", "tests"])
+def test_sources_hold_no_control_characters(folder):
+    # A LaTeX escape typed into a non-raw string, or pasted through one, becomes a control
+    # character: "\\big" was a backspace and "\\approx" a bell, so the rendered equation of
+    # spatial's SimulatedTissue.to_anndata read "Poisson ig(d (1 + x) ig)".
+    bad = {
+        f"{path.relative_to(ROOT)}:{number}": repr(line.strip())
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", line)
+    }
+    assert not bad, bad

@@ -102,3 +102,16 @@ def test_anndata_wrapper_writes_squidpy_layout_and_separates_libraries():
     edge_index, distance = delaunay_graph(torch.tensor(coords), batch=batch)
     dist = adata.obsp["spatial_distances"].toarray()
     np.testing.assert_allclose(dist[edge_index[1].numpy(), edge_index[0].numpy()], distance.numpy())
+
+
+def test_a_coinciding_point_gets_no_edges_as_documented():
+    # Qhull triangulates distinct points: of two that coincide one is in no simplex. The
+    # other point keeps the neighbours of the square with its centre.
+    square = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.4]]
+    edge_index, _ = delaunay_graph(torch.tensor([*square, [1.0, 1.0]]))
+    nodes = set(edge_index.flatten().tolist())
+    assert len(nodes & {3, 5}) == 1 and nodes - {3, 5} == {0, 1, 2, 4}
+    kept = (nodes & {3, 5}).pop()
+    alone, _ = delaunay_graph(torch.tensor(square))
+    renamed = {tuple(kept if v == 3 else v for v in e) for e in alone.t().tolist()}
+    assert set(map(tuple, edge_index.t().tolist())) == renamed

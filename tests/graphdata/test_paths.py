@@ -129,6 +129,41 @@ def test_matches_networkx_all_simple_edge_paths(graph, max_length, budget):
     assert order_keys(paths) == sorted(order_keys(paths))
 
 
+@settings(max_examples=40, deadline=None)
+@given(graph=multigraphs(), data=st.data())
+def test_min_length_keeps_exactly_the_networkx_paths_of_that_many_steps_or_more(graph, data):
+    # The documented set: min_length <= l <= L steps (networkx's paths with cutoff L, minus the
+    # shorter ones), in the documented order, and max_paths counts over all kept lengths.
+    edge_index, edge_type, n, source, target = graph
+    max_length = data.draw(st.integers(1, 4))
+    min_length = data.draw(st.integers(1, max_length))
+    paths = enumerate_paths(
+        edge_index, edge_type, source, target, max_length, num_nodes=n, min_length=min_length
+    )
+    expected = Counter(
+        {
+            key: count
+            for key, count in networkx_paths(edge_index, source, target, max_length).items()
+            if len(key[1]) >= min_length
+        }
+    )
+    assert as_counter(paths, edge_index, edge_type) == expected
+    assert order_keys(paths) == sorted(order_keys(paths))
+    if len(paths) > 1:
+        capped = enumerate_paths(
+            edge_index,
+            edge_type,
+            source,
+            target,
+            max_length,
+            num_nodes=n,
+            min_length=min_length,
+            max_paths=len(paths) - 1,
+            on_overflow="truncate",
+        )
+        assert capped.truncated and order_keys(capped) == order_keys(paths)[:-1]
+
+
 @settings(max_examples=30, deadline=None)
 @given(graph=multigraphs(), data=st.data())
 def test_exclusions_match_networkx_without_those_edges(graph, data):

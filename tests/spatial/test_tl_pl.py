@@ -334,3 +334,19 @@ def test_n_neighbors_with_an_existing_graph_warns_and_too_many_are_refused():
         tl.celcomen(small, **FIT)
     with pytest.raises(GraphDataError, match="a fit needs at least 2 cells"):
         tl.celcomen(_adata(n=1), **FIT)
+
+
+def test_perturb_default_is_the_mean_field_equilibrium_and_relaxation_options_need_gradient():
+    # As perturb's docstring says: the default counterfactual is the clamped mean-field
+    # equilibrium (no horizon), and the relaxation's options belong to method="gradient".
+    adata = _adata()
+    tl.celcomen(adata, **FIT)
+    tl.perturb(adata, {"CD74": 0.0}, ["spot30"], progress=False)
+    record = adata.uns["celcomen"]["perturbation"]
+    assert record["method"] == "mean_field" and record["converged"]
+    assert record["residual"] <= record["tolerance"] and record["step_size"] is None
+    with pytest.raises(GraphDataError, match="steps"):
+        tl.perturb(adata, {"CD74": 0.0}, ["spot30"], steps=5, progress=False)
+    tl.perturb(adata, {"CD74": 0.0}, ["spot30"], method="gradient", steps=5, progress=False)
+    record = adata.uns["celcomen"]["perturbation"]
+    assert record["method"] == "gradient" and record["steps"] == 5 and record["step_size"] > 0
