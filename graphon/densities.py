@@ -53,7 +53,8 @@ class DensityEstimate:
     Attributes:
         value: The density (estimate).
         error: ``0.0`` for ``"exact"``; for ``"quadrature"`` the gap :math:`|t_q - t_{q/2}|`
-            between Gauss-Legendre orders :math:`q` and :math:`q/2`, for
+            between Gauss-Legendre orders :math:`q` and :math:`q/2` (two distinct rules, see
+            :func:`graphon_density`), for
             ``"simplex_quadrature"`` the gap between the last two orders tried: each is the
             error of the coarser rule, so it exceeds the error of the value once the rule
             converges on smooth pieces, but it is an estimate, not a proof (see
@@ -157,14 +158,13 @@ def _quadrature(
     pattern: Pattern,
     graphon: Graphon,
     signal: GraphonSignal | None,
-    order: int,
+    per: int,
     cuts: list[float],
     warp: bool,
     device: torch.device | str,
     max_cost: float,
 ) -> float:
-    """The density of the node-weighted graph at ``order`` Gauss-Legendre nodes (per panel)."""
-    per = max(2, math.ceil(order / (len(cuts) - 1)))
+    """The density of the node-weighted graph at ``per`` Gauss-Legendre nodes per panel."""
     xi, om = _gauss_legendre(per, device)
     if warp:
         xi, slope = _warp(xi)
@@ -181,7 +181,11 @@ def _quadrature(
     if signal is not None:
         sig = signal.signal(x).double()
         check_signal_values(sig, x, graphon=signal.name, where="at the quadrature nodes")
-    return float(hom_density(pattern, adj, sig, node_weights=w, max_cost=max_cost))
+    # A warped rule's weights sum to 1 only in the limit; the sum is homogeneous of degree
+    # |V(F)| in the weights, so evaluate it on the measure w / sum(w) and scale back.
+    total = w.sum()
+    value = hom_density(pattern, adj, sig, node_weights=w / total, max_cost=max_cost)
+    return float(value * total**pattern.num_vertices)
 
 
 def _agree(value: float, previous: float) -> bool:
@@ -210,11 +214,22 @@ def _product_rule(
 ) -> Iterator[float]:
     """The composite product rule at 16, 32, 64 (below ``order / 2``), ``order / 2``, ``order``.
 
-    Smooth pieces agree long before ``order``; otherwise the last pair is (order / 2, order),
-    as with a fixed rule.
+    ``q`` nodes in all give ``max(2, ceil(q / panels))`` per panel. Smooth pieces agree long
+    before ``order``; otherwise the last pair is (order / 2, order), as with a fixed rule. Two
+    orders with the same per-panel count are one rule (their gap is 0 by construction), so the
+    repeat is skipped; when ``order`` leaves a single rule, the midpoint rule (1 node per panel)
+    is its coarser partner.
     """
+    panels = len(cuts) - 1
+    rules: list[int] = []
     for q in [q for q in (16, 32, 64) if q < order // 2] + [max(1, order // 2), order]:
-        yield _quadrature(pattern, graphon, signal, q, cuts, warp, device, max_cost)
+        per = max(2, math.ceil(q / panels))
+        if not rules or per != rules[-1]:
+            rules.append(per)
+    if len(rules) == 1:
+        rules.insert(0, 1)
+    for per in rules:
+        yield _quadrature(pattern, graphon, signal, per, cuts, warp, device, max_cost)
 
 
 def _simplex_rule(
@@ -285,7 +300,9 @@ def graphon_density(
       :math:`t_q = \sum_{i} \prod_v w_{i_v} \dots`, the density of the node-weighted graph
       :math:`W(x_i, x_j)` by variable elimination, at :math:`q = 16, 32, \dots` until two
       successive orders agree to ``1e-12`` or :math:`q` reaches ``order``; ``error`` is the last
-      gap :math:`|t_q - t_{q/2}|`.
+      gap :math:`|t_q - t_{q/2}|`. Orders that give the same nodes per panel are one rule and
+      are compared once; if ``order`` leaves only one rule (many panels), its gap is to the
+      midpoint rule (1 node per panel).
     - A graphon kinked on the diagonal (``max``, ``min``, ``|x - y|``): the sum over the
       :math:`k!` ordered simplices :math:`x_{\pi(1)} < \dots < x_{\pi(k)}`, each further cut at
       the breakpoints, where the integrand is smooth (:mod:`graphon._simplex`), with

@@ -327,7 +327,9 @@ def wl_equivalent(
     for loopless graphs of equal size means equal homomorphism densities of all multigraphs
     whose simple graph is a tree (edge multiplicity :math:`m` reads :math:`A^{\circ m}`); it
     implies sum-equivalence. For k >= 2 on 0/1 graphs: equal counts of all patterns of
-    treewidth :math:`\le k` (Dell, Grohe & Rattan). Signals are vertex colours in all.
+    treewidth :math:`\le k` with ``variant="folklore"``, :math:`\le k - 1` with
+    ``"oblivious"`` (k-OWL = (k-1)-FWL; Dell, Grohe & Rattan). Signals are vertex colours in
+    all.
 
     Args:
         adj1: The first graph ``[N1, N1]``.
@@ -436,7 +438,8 @@ def graphon_wl_equivalent(
     isomorphic, iff :math:`t(T, U) = t(T, W)` for every tree :math:`T` (Grebík & Rocha,
     "Fractional isomorphism of graphons", Combinatorica 2022, arXiv 1909.04742). With
     ``weights="multiset"``: iff equal densities of all multigraphs of treewidth
-    :math:`\le k` (Böker, arXiv 2112.09001), which implies the former.
+    :math:`\le k` (``variant="folklore"``; :math:`\le k - 1` for ``"oblivious"``, k-OWL =
+    (k-1)-FWL) (Böker, arXiv 2112.09001), which implies the former.
 
     Args:
         first: A graphon or graphon-signal.

@@ -150,3 +150,37 @@ def test_sample_density_refuses_graphs_smaller_than_the_injective_pattern():
         sample_density("triangle", erdos_renyi(0.5), 2, seed=0)
     est = sample_density("triangle", erdos_renyi(1.0), 2, injective=False, seed=0)
     assert est.value == 0.0  # t(K3, K2) = 0: homomorphisms need no room
+
+
+def _cos_block_integrals(k: int, freq: float) -> torch.Tensor:
+    """``int_{I_b} cos(freq x) dx`` over the ``k`` equal blocks (closed form)."""
+    a = torch.arange(k + 1, dtype=torch.float64) / k
+    return (torch.sin(freq * a[1:]) - torch.sin(freq * a[:-1])) / freq
+
+
+@pytest.mark.filterwarnings("ignore:graphon_density")
+def test_product_rule_error_is_never_a_rule_compared_with_itself():
+    # 20 blocks: 16 and 32 nodes in all both give 2 Gauss nodes per block, one rule; the old
+    # code took their gap (0.0) as agreement and returned t(vertex) off by 1.1e-2 with error 0
+    ws = GraphonSignal(sbm(20, 0.9, 0.2), lambda x: torch.cos(60 * x))
+    est = graphon_density("vertex", ws, exponents=[2])
+    exact = 0.5 + math.sin(120) / 240  # int_0^1 cos^2(60 x) dx
+    assert est.error > 0 and abs(est.value - exact) <= est.error
+    moments = _cos_block_integrals(20, 60.0)
+    exact = float(moments @ sbm(20, 0.9, 0.2).probs @ moments)  # sum_kl B_kl F_k F_l
+    est = graphon_density("edge", ws, exponents=[1, 1])
+    assert est.error > 0 and abs(est.value - exact) <= est.error
+    # order=2 on one panel: q = 1 and q = 2 are both the 2-point rule
+    est = graphon_density("edge", AnalyticGraphon(lambda x, y: torch.exp(-3 * (x + y))), order=2)
+    exact = ((1 - math.exp(-3)) / 3) ** 2
+    assert est.error > 0 and abs(est.value - exact) <= est.error
+
+
+@pytest.mark.filterwarnings("ignore:graphon_density")
+def test_warped_rule_with_two_nodes_per_panel_is_a_quadrature_not_a_refused_measure():
+    # Sidi-warped 2-point weights sum to 0.76 per panel; the old code passed them to
+    # hom_density as node measures and raised "node_weights: ... summing to 1"
+    ws = GraphonSignal(sbm(10, 0.9, 0.2), lambda x: torch.cos(60 * x))
+    est = graphon_density("vertex", ws, exponents=[2])
+    exact = 0.5 + math.sin(120) / 240
+    assert abs(est.value - exact) <= est.error < 1e-4
