@@ -39,11 +39,17 @@ __all__ = [
     "probability",
     "fraction",
     "seed",
+    "int64_seed",
     "SEED_MAX",
+    "INT64_SEED_MAX",
 ]
 
-#: Largest seed accepted: ``torch.Generator.manual_seed`` takes signed 64-bit values.
-SEED_MAX = 2**63 - 1
+#: Largest seed accepted: ``torch.manual_seed`` and ``torch.Generator.manual_seed`` take unsigned
+#: 64-bit values, as :func:`graphdata.checks.check_seed` and the configs' seeds do.
+SEED_MAX = 2**64 - 1
+#: Largest seed of a config stored in an int64 field: a Celcomen config is written to the
+#: AnnData's ``uns``, whose ``.h5ad`` file holds signed 64-bit ints.
+INT64_SEED_MAX = 2**63 - 1
 
 
 def _bound_text(
@@ -226,5 +232,7 @@ nonnegative_int = integer(0)
 probability = finite_float(0, 1)
 #: A fraction in [0, 1) (label smoothing, validation share).
 fraction = finite_float(0, 1, max_inclusive=False)
-#: A random seed in [0, 2**63 - 1].
+#: A random seed in [0, 2**64 - 1].
 seed = integer(0, SEED_MAX)
+#: A random seed stored in an int64 field (``graphlib spatial``), in [0, 2**63 - 1].
+int64_seed = integer(0, INT64_SEED_MAX)

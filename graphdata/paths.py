@@ -64,7 +64,8 @@ class Paths:
 
     Shapes:
         ``nodes``: ``[P, L + 1]``; ``edge_ids``, ``relations``, ``forward``: ``[P, L]``;
-        ``length``: ``[P]``.
+        ``length``: ``[P]``. ``L`` is the ``max_length`` asked for, capped at
+        ``max(1, N' - 1)``, ``N'`` the nodes with a usable edge (no simple path is longer).
     """
 
     nodes: Tensor
@@ -81,7 +82,7 @@ class Paths:
 
     @property
     def max_length(self) -> int:
-        """The maximum length ``L`` the paths were enumerated up to."""
+        """The maximum length ``L`` the paths were enumerated up to (the capped width)."""
         return self.edge_ids.size(1)
 
     def to_list(self) -> list[tuple[Step, ...]]:
@@ -164,7 +165,9 @@ def enumerate_paths(
         edge_type: The relation of each edge.
         source: The source node :math:`s`.
         target: The target node :math:`t`; ``source == target`` gives no path (none is simple).
-        max_length: The maximum number of steps :math:`L`, ``>= 1``.
+        max_length: The maximum number of steps :math:`L`, ``>= 1``. No simple path has more
+            than :math:`N' - 1` steps, :math:`N'` the nodes with a usable (not excluded) edge,
+            so a larger value searches and pads to :math:`\max(1, N' - 1)` only.
         num_nodes: The number of nodes. Default ``None``: ``edge_index.max() + 1``.
         max_paths: The most paths to return, ``>= 1``. Default ``None``: no cap.
         on_overflow: What happens when more than ``max_paths`` paths exist: ``"raise"``
@@ -238,7 +241,8 @@ def enumerate_paths_batch(
         edge_index: Edges, row 0 heads and row 1 tails.
         edge_type: The relation of each edge.
         pairs: The ``(source, target)`` pairs.
-        max_length: The maximum number of steps :math:`L`, ``>= 1``.
+        max_length: The maximum number of steps :math:`L`, ``>= 1``; capped at
+            :math:`\max(1, N' - 1)` as in :func:`enumerate_paths` (one width for every pair).
         num_nodes: The number of nodes. Default ``None``: ``edge_index.max() + 1``.
         max_paths: The most paths per pair, ``>= 1``. Default ``None``: no cap.
         on_overflow: ``"raise"`` (default, names the first pair over the cap) or
@@ -282,6 +286,11 @@ def enumerate_paths_batch(
     keep = keep_mask(edge_index, edge_type, exclude_edges, exclude_triples)
 
     csr = build_csr(edge_index, num_nodes, keep)
+    # A simple path visits distinct nodes, each with a usable edge, so it has at most (those
+    # nodes - 1) steps: longer lengths are neither searched nor padded (L = 10**9 on a small
+    # graph would allocate [P, 10**9 + 1]).
+    touched = int((csr.rowptr.diff() > 0).sum())
+    max_length = max(1, min(max_length, touched - 1))
     results: list[Paths] = []
     for start, stop in pair_chunks(num_pairs, num_nodes):
         results += _enumerate_chunk(
@@ -351,6 +360,10 @@ def _enumerate_chunk(
                 torch.full_like(pair, ell),
             )
         )
+    if not blocks:  # min_length beyond the longest simple path: no path, width L
+        none = pairs.new_empty(0)
+        blank = pairs.new_empty(0, max_length)
+        blocks.append((none, pairs.new_empty(0, max_length + 1), blank, blank.bool(), none))
     pair, nodes, eids, fwd, length = (torch.cat(parts) for parts in zip(*blocks))
     if num_pairs > 1:
         order = torch.sort(pair, stable=True).indices  # by pair; lengths and order kept inside

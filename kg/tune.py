@@ -5,7 +5,8 @@ Optimization Framework", KDD 2019, arXiv:1907.10902) that maximises the filtered
 of :class:`kg.training.Trainer` (the best validation of each trial, early stopping included):
 
 * sampler: TPE (Bergstra et al., NeurIPS 2011) seeded with ``seed`` plus the number of trials
-  already in the study, so a resumed study draws new points instead of replaying the first ones;
+  already in the study (modulo ``2**32``), so a resumed study draws new points instead of
+  replaying the first ones;
 * pruner: :class:`optuna.pruners.MedianPruner`: each validation reports its MRR at
   ``step=epoch`` (through a :class:`graphdata.tracking.Tracker` handed to ``fit``) and a trial
   whose MRR is below the median of earlier trials at that epoch is stopped;
@@ -332,7 +333,8 @@ def tune(
         out: Output folder: ``study.db``, ``trials.jsonl``, ``best_config.json``.
         trials: Trials the study should hold when done (resumed ones count).
         timeout: Stop starting trials after this many seconds (None: no limit).
-        seed: Seeds the sampler (plus the trials already done) and every trial's training.
+        seed: Seeds the sampler (plus the trials already done, modulo ``2**32``, NumPy's range)
+            and every trial's training; an int in ``[0, 2**64 - 1]``.
         overrides: TrainingConfig fields fixed for every trial (e.g. ``epochs``,
             ``eval_every``); a fixed field is left out of the search. Default: the model's
             tuned values for what the space does not set.
@@ -381,7 +383,9 @@ def tune(
         storage=storage,
         direction="maximize",
         load_if_exists=True,
-        sampler=optuna.samplers.TPESampler(seed=seed + done_before),
+        # Optuna's sampler takes NumPy's seeds, [0, 2**32 - 1]; the seed is torch's 64 bits (as
+        # graphdata.device.seed_everything seeds NumPy).
+        sampler=optuna.samplers.TPESampler(seed=(seed + done_before) % 2**32),
         pruner=pruner
         if pruner is not None
         else optuna.pruners.MedianPruner(

@@ -49,6 +49,7 @@ structural-causal intervention (no abduction).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,7 @@ __all__ = [
     "METHODS",
     "Counterfactual",
     "auto_step_size",
+    "check_method_options",
     "relax",
     "ring_index",
     "ring_summary",
@@ -84,6 +86,42 @@ _OPTIONS: dict[str, dict[str, Any]] = {
     "langevin": {"steps": 20_000, "burn_in": 2_000, "step_size": 0.002, "seed": 0},
     "gradient": {"steps": 50, "step_size": None, "horizon": 4.0},
 }
+
+
+def check_method_options(method: str, given: Mapping[str, object], *, flags: bool = False) -> None:
+    """Refuse an option that ``method`` does not read (e.g. ``steps`` with ``"mean_field"``).
+
+    Args:
+        method: One of :data:`METHODS`.
+        given: Option name -> value; None means not given.
+        flags: Name the command-line flags (``--steps``, ``--method``) instead of the keyword
+            arguments, for ``graphlib spatial perturb``. Default False.
+
+    Raises:
+        GraphDataError: For the first given option of another method; the message names the
+            methods that read it.
+
+    Examples:
+        >>> check_method_options("langevin", {"steps": 10, "tolerance": None})
+        >>> check_method_options("mean_field", {"steps": 10}, flags=True)
+        Traceback (most recent call last):
+        ...
+        graphdata.errors.GraphDataError: --steps: applies to --method langevin or gradient only, got --steps 10 with --method mean_field; drop --steps or pass --method langevin
+    """  # noqa: E501
+    for name, value in given.items():
+        if value is not None and name not in _OPTIONS[method]:
+            users = [m for m, names in _OPTIONS.items() if name in names]
+            if flags:
+                flag = "--" + name.replace("_", "-")
+                raise GraphDataError(
+                    f"{flag}: applies to --method {' or '.join(users)} only, got {flag} "
+                    f"{value} with --method {method}; drop {flag} or pass --method {users[0]}"
+                )
+            raise GraphDataError(
+                f"{name}: applies to method={' or '.join(map(repr, users))} only, got "
+                f"{name}={value!r} with method={method!r}; drop {name} or pass "
+                f"method={users[0]!r}"
+            )
 
 
 @dataclass
@@ -452,14 +490,7 @@ def simulate_intervention(
         "burn_in": burn_in,
         "seed": seed,
     }
-    for name, value in given.items():
-        if value is not None and name not in _OPTIONS[method]:
-            users = [m for m, names in _OPTIONS.items() if name in names]
-            raise GraphDataError(
-                f"{name}: applies to method={' or '.join(map(repr, users))} only, got "
-                f"{name}={value!r} with method={method!r}; drop {name} or pass "
-                f"method={users[0]!r}"
-            )
+    check_method_options(method, given)
     opt: dict[str, Any] = {
         name: default if given[name] is None else given[name]
         for name, default in _OPTIONS[method].items()

@@ -54,7 +54,8 @@ from graphdata.errors import GraphDataError
 __all__ = ["add_config_flags", "config_values", "field_docs", "number_type"]
 
 #: Flag name -> the cli_types type used for a field of that name, whatever its validation says
-#: (seeds are bounded by torch's signed 64-bit generator, not by the configs' checks).
+#: (seeds are bounded by torch's unsigned 64-bit generator, as the configs' checks are; a
+#: config that stores its seed in an int64 field passes its own type in ``types_``).
 _NAMED_TYPES: dict[str, cli_types.NumberType] = {"seed": cli_types.seed}
 #: Probe values for the range of a float field: below zero, zero, just above, inside and at 1.
 _FLOAT_PROBES = (-1.0, 0.0, 1e-9, 0.5, 1.0, 2.0)

@@ -41,8 +41,9 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         "demo", help="run all parts on embedded defaults and write a report"
     )
     demo.add_argument("--out", default="graphlib-demo", help="report folder (default: %(default)s)")
+    # The spatial section's Celcomen config stores its seed in the AnnData: an int64.
     demo.add_argument(
-        "--seed", type=cli_types.seed, default=0, help="random seed (default: %(default)s)"
+        "--seed", type=cli_types.int64_seed, default=0, help="random seed (default: %(default)s)"
     )
     demo.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
     demo.add_argument(

@@ -313,6 +313,7 @@ def _intervene(args: argparse.Namespace) -> int:
     from graphdata.run_folder import check_output_file
     from spatial import tl
     from spatial._keys import check_key_added
+    from spatial.counterfactual import METHODS, check_method_options
     from spatial.io import read_h5ad, write_h5ad
 
     genes = parse_genes(args.gene)
@@ -378,6 +379,10 @@ def _intervene(args: argparse.Namespace) -> int:
     }
     if args.horizon is not None:
         options["horizon"] = args.horizon
+    # The library's check of an option of another method, naming the flags (METHODS[0]: the
+    # default method).
+    method = options.get("method", METHODS[0])
+    check_method_options(method, {k: v for k, v in options.items() if k != "method"}, flags=True)
     shown = int(np.sum(cells)) if args.cells_where else cells
     print(f"spatial perturb: genes={genes} cells={shown} options={options} device={device}")
     tl.perturb(
@@ -425,7 +430,7 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     sim.add_argument("--layout", choices=("hex", "random"), default="hex")
     sim.add_argument("--steps", type=cli_types.positive_int, default=2000, help="Langevin steps")
-    sim.add_argument("--seed", type=cli_types.seed, default=0)
+    sim.add_argument("--seed", type=cli_types.int64_seed, default=0)
     sim.add_argument("--out", required=True, help="output .h5ad")
     sim.set_defaults(func=_simulate)
 
@@ -517,7 +522,8 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     from spatial.celcomen import CelcomenConfig
 
     _FIT_FLAGS.clear()
-    _FIT_FLAGS.update(add_config_flags(fit, CelcomenConfig))
+    # The seed is stored in uns with the config: an int64 (CelcomenConfig refuses larger ones).
+    _FIT_FLAGS.update(add_config_flags(fit, CelcomenConfig, types_={"seed": cli_types.int64_seed}))
     fit.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     fit.add_argument(
         "--tracker",
@@ -581,7 +587,7 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     cf.add_argument(
         "--burn-in", type=cli_types.integer(0), default=None, help="langevin: steps discarded"
     )
-    cf.add_argument("--seed", type=cli_types.seed, default=None, help="langevin: noise seed")
+    cf.add_argument("--seed", type=cli_types.int64_seed, default=None, help="langevin: noise seed")
     cf.add_argument(
         "--step-size",
         type=cli_types.positive_float,

@@ -417,16 +417,17 @@ def size_generalization(
 
     The training graphs are drawn once from ``seed``, the last ``val_fraction`` of them held
     out for validation; each test set (``max(test_graphs, ceil(test_nodes / n))`` graphs) once
-    per size, shared by all models and trials. Trial
-    ``s`` trains ``best_of`` runs (seeds ``s * best_of + r``: initialisation and shuffling),
-    each restored to its best validation epoch, and tests the one with the lowest validation
-    MSE (Levin et al.: the best of 5 per trial). With ``standardize_target`` each network fits
-    the training targets standardised by their mean and standard deviation
+    per size, shared by all models and trials. Trial ``s`` trains ``best_of`` runs (seeds
+    ``(s * best_of + r) mod 2**64``: initialisation and shuffling), each restored to its best
+    validation epoch, and tests the one with the lowest validation MSE (Levin et al.: the
+    best of 5 per trial). With ``standardize_target`` each network fits the training targets
+    standardised by their mean and standard deviation
     (:math:`\hat y = \mu + \sigma g`); errors are always reported in the original units.
 
     Args:
         config: The configuration. Default: Levin et al.'s full setting (hours on a CPU).
-        seed: Seeds the data sets. Default ``0``.
+        seed: Seeds the data sets (size ``n``'s test set: ``(seed + 7919 n) mod 2**64``), an
+            int in ``[0, 2**64 - 1]``. Default ``0``.
         device: Where to train. Default ``"cpu"``.
         log: Called with one progress line per run (e.g. ``print``). Default silent.
 
@@ -464,7 +465,8 @@ def size_generalization(
         for trial in config.seeds:
             chosen, chosen_val, chosen_history = None, math.inf, []
             for run in range(config.best_of):
-                run_seed = trial * config.best_of + run  # Levin et al.: trial * 5 + i
+                # Levin et al.: trial * 5 + i; modulo 2**64, torch's seed range.
+                run_seed = (trial * config.best_of + run) % 2**64
                 gen = torch.Generator(device=device).manual_seed(run_seed)
                 regressor = build_regressor(name, config)
                 model: NodeRegressor | Standardized = regressor
@@ -481,7 +483,7 @@ def size_generalization(
             assert chosen is not None  # best_of >= 1 runs, checked above
             row = []
             for n in config.test_sizes:
-                test_gen = torch.Generator(device=device).manual_seed(seed + 7919 * n)
+                test_gen = torch.Generator(device=device).manual_seed((seed + 7919 * n) % 2**64)
                 num_test = max(config.test_graphs, -(-config.test_nodes // n))  # ceil
                 row.append(evaluate_mse(chosen, n, num_test, config, generator=test_gen))
             rows.append(row)

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError, UnknownLabelError
-from graphon._validation import check_choice, check_int, check_real
+from graphon._validation import check_choice, check_int, check_real, check_seed
 from graphon.families import make_graphon
 from graphon.graphons import Graphon, GraphonSignal
 from graphon.nn._common import ACTIVATIONS
@@ -275,7 +275,8 @@ def untrained_convergence(
     Args:
         graphon: A graphon, graphon-signal or a key of :data:`graphon.families.GRAPHONS`.
         config: The run's configuration. Default :class:`ConvergenceConfig` (the paper's).
-        seed: Seeds the weights and the graphs. Default ``0``.
+        seed: Seeds the weights and the graphs, an int in ``[0, 2**64 - 1]`` (model ``i``'s
+            generator gets ``(1000 seed + i) mod 2**64``). Default ``0``.
         device: Where to run. Default ``"cpu"``.
 
     Returns:
@@ -290,7 +291,7 @@ def untrained_convergence(
     if not isinstance(config, ConvergenceConfig):
         raise GraphDataError(f"config: expected a ConvergenceConfig, got {type(config).__name__}")
     _check_config(config)
-    check_int("seed", seed, 0)
+    check_seed("seed", seed)
     graphon = _as_graphon(graphon)
     name = graphon.name
     device = torch.device(device)
@@ -298,7 +299,8 @@ def untrained_convergence(
     result = ConvergenceResult(name, config)
     for index, model_name in enumerate(config.models):
         # One generator per model: adding a model does not change the others' draws.
-        gen = torch.Generator(device=device).manual_seed(seed * 1000 + index)
+        # Modulo 2**64: torch's seed range, which a seed near its top would overflow.
+        gen = torch.Generator(device=device).manual_seed((seed * 1000 + index) % 2**64)
         channels = graphon.channels if isinstance(graphon, GraphonSignal) else 1
         model = build_model(model_name, channels, config).to(device=device, dtype=config.dtype)
         randomize_parameters(model, std=config.weight_std, generator=gen)

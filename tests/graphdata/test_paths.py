@@ -81,10 +81,11 @@ def test_hand_built_example():
         ((0, 13, 2, False),),
         ((1, 11, 2, False), (0, 10, 1, False)),
     ]
-    assert len(paths) == 3 and paths.max_length == 3 and not paths.truncated
+    # Three nodes: no simple path has more than 2 steps, so L = 3 is searched and padded to 2.
+    assert len(paths) == 3 and paths.max_length == 2 and not paths.truncated
     assert paths.length.tolist() == [1, 1, 2]
-    assert paths.nodes.tolist() == [[2, 0, -1, -1], [2, 0, -1, -1], [2, 1, 0, -1]]
-    assert paths.relations.tolist() == [[12, -1, -1], [13, -1, -1], [11, 10, -1]]
+    assert paths.nodes.tolist() == [[2, 0, -1], [2, 0, -1], [2, 1, 0]]
+    assert paths.relations.tolist() == [[12, -1], [13, -1], [11, 10]]
     assert paths.to_labeled(["x", "y", "z"], {10: "a", 11: "b", 12: "c", 13: "d", 14: "e"})[2] == (
         ("y", "b", "z", False),
         ("x", "a", "y", False),
@@ -221,7 +222,7 @@ def test_batch_equals_single_calls(graph, data):
 def test_source_equal_to_target_gives_no_path():
     edge_index = torch.tensor([[0, 1, 1], [1, 0, 1]])
     paths = enumerate_paths(edge_index, torch.zeros(3, dtype=torch.long), 1, 1, 3)
-    assert len(paths) == 0 and paths.nodes.shape == (0, 4) and paths.to_list() == []
+    assert len(paths) == 0 and paths.nodes.shape == (0, 2) and paths.to_list() == []  # L: 2 - 1
 
 
 def test_cap_raises_or_truncates_deterministically():
@@ -302,3 +303,24 @@ def test_chunks_of_pairs_give_the_same_paths(monkeypatch):
     for a, b in zip(one, many):
         assert torch.equal(a.nodes, b.nodes) and torch.equal(a.forward, b.forward)
         assert torch.equal(a.edge_ids, b.edge_ids) and a.truncated == b.truncated
+
+
+def test_a_huge_max_length_is_the_longest_simple_path_and_allocates_no_padding():
+    # Before: max_length=10**9 padded every path to [P, 10**9 + 1] and died allocating it.
+    # 6 nodes: a 6-cycle with a chord and a parallel edge, so 0 -> 3 has paths of 1 to 5 steps.
+    ring = [(i, (i + 1) % 6) for i in range(6)]
+    edge_index = torch.tensor(ring + [(0, 3), (2, 5), (4, 5)]).t().contiguous()
+    edge_type = torch.arange(edge_index.size(1))
+    longest = enumerate_paths(edge_index, edge_type, 0, 3, 5)  # nodes - 1
+    huge = enumerate_paths(edge_index, edge_type, 0, 3, 10**9)
+    # Oracle: every simple path, enumerated by networkx with no cutoff.
+    assert as_counter(huge, edge_index, edge_type) == networkx_paths(edge_index, 0, 3, None)
+    assert max(huge.length.tolist()) == 5 and huge.max_length == 5
+    for field in ("nodes", "edge_ids", "relations", "forward", "length"):
+        assert torch.equal(getattr(huge, field), getattr(longest, field))
+    batch = enumerate_paths_batch(edge_index, edge_type, torch.tensor([[0, 3], [1, 4]]), 10**9)
+    assert [p.nodes.shape[1] for p in batch] == [6, 6]
+    assert torch.equal(batch[0].nodes, longest.nodes)
+    # Lengths beyond any simple path: none, at the same width.
+    none = enumerate_paths(edge_index, edge_type, 0, 3, 10**9, min_length=6)
+    assert len(none) == 0 and none.nodes.shape == (0, 6) and none.edge_ids.shape == (0, 5)

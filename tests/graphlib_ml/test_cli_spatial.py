@@ -339,3 +339,30 @@ def test_an_epochs_value_that_uns_cannot_store_is_refused_before_the_fit(signed,
     assert main([*argv, "--epochs", str(10**21)]) == EXIT_USAGE
     _one_line_error(capsys, "epochs: expected an integer in [1, 2**63 - 1]")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ["--steps", "10"],
+            "--steps: applies to --method langevin or gradient only, got --steps 10 with "
+            "--method mean_field; drop --steps or pass --method langevin",
+        ),
+        (["--method", "gradient", "--tolerance", "0.1"], "--tolerance: applies to --method"),
+        (["--method", "langevin", "--damping", "1"], "with --method langevin; drop --damping"),
+        (["--horizon", "3"], "--horizon: applies to --method gradient only"),
+        (["--method", "mean_field", "--step-size", "0.1"], "drop --step-size or pass --method"),
+    ],
+)
+def test_perturb_names_the_flags_of_an_option_of_another_method(
+    fitted, tmp_path, capsys, flags, message
+):
+    # Before: the library's keywords, "steps: applies to method='langevin' or 'gradient' only,
+    # got steps=10 with method='mean_field'; drop steps or pass method='langevin'".
+    out = tmp_path / "p.h5ad"
+    argv = ["spatial", "perturb", str(fitted), "--gene", "gene_1=0", "--cells", "cell_3"]
+    assert main([*argv, *flags, "--out", str(out), "--no-progress"]) == EXIT_USAGE
+    err = _one_line_error(capsys, message)
+    assert "method=" not in err and "steps=" not in err
+    assert not out.exists()
