@@ -26,8 +26,8 @@ MRR
 own epoch cap and early stopping. A resumed checkpoint restores the parameters, the optimiser,
 the random states and the early-stopping counters, so **the winner's run is the run of
 ``--model winner``**: the same parameters at every epoch. The cost of the race is R epochs of
-each loser; on the small KGs seconds, on FB15k-237 (one CPU thread, about 100 s per DistMult
-epoch) about half an hour (``benchmarks/RESULTS.md``).
+each loser; on the small KGs seconds, on FB15k-237 (one CPU thread, about 190 s per DistMult
+epoch with its validation) about an hour (``benchmarks/RESULTS.md``).
 
 The rule was read off validation curves of seen KGs (Nations, UMLS, the corporate, software and
 media worlds: after 20 epochs it picks the model of better test MRR on all five, after 10 it

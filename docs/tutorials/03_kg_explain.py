@@ -5,9 +5,12 @@ kg.explain: path-based explanations
 :mod:`kg.explain` implements KGExplainer (Ma et al., "Towards Synergistic Path-based
 Explanations for Knowledge Graph Completion: Exploration and Evaluation", ICLR 2025,
 arXiv:2404.03893): a prediction :math:`(h, r, t)` of an embedding model is explained by a few
-relation paths from :math:`h` to :math:`t`, chosen by greedy search on a relational GNN that is
-distilled from the model. On the synthetic family KG the planted Horn rules are the ground
-truth, so an explanation can be scored against them. API: :doc:`/api/kg.explain`.
+relation paths from :math:`h` to :math:`t`. The paper chooses them by greedy search on a
+relational GNN that is distilled from the model (``strategy="paths"``); by default
+(``strategy="patterns"``, used here) the paths are those whose relation pattern agrees best with
+the target relation over the training graph, and the distilled GNN scores their fidelity to the
+model. On the synthetic family KG the planted Horn rules are the ground truth, so an explanation
+can be scored against them. API: :doc:`/api/kg.explain`.
 """
 
 # %%

@@ -720,8 +720,19 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     )
     add_on_unknown_flag(ev, checkpoint=True)
     add_header_flag(ev)
-    ev.add_argument("--split", default="test", choices=("train", "valid", "test"))
-    ev.add_argument("--rank-type", default="realistic", choices=RANK_TYPES)
+    ev.add_argument(
+        "--split",
+        default="test",
+        choices=("train", "valid", "test"),
+        help="the split whose triples are ranked (default: %(default)s)",
+    )
+    ev.add_argument(
+        "--rank-type",
+        default="realistic",
+        choices=RANK_TYPES,
+        help="how ties with the true entity count: realistic (half of them, PyKEEN's default), "
+        "optimistic (none) or pessimistic (all) (default: %(default)s)",
+    )
     ev.add_argument("--per-relation", action="store_true", help="add one row per relation")
     ev.add_argument("--json", help="also write the metrics to this JSON file")
     ev.add_argument("--device", default="auto", help="auto, cpu or cuda (default auto)")

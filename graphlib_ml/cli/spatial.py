@@ -428,9 +428,21 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         default=8,
         help="genes (default: %(default)s)",
     )
-    sim.add_argument("--layout", choices=("hex", "random"), default="hex")
-    sim.add_argument("--steps", type=cli_types.positive_int, default=2000, help="Langevin steps")
-    sim.add_argument("--seed", type=cli_types.int64_seed, default=0)
+    sim.add_argument(
+        "--layout",
+        choices=("hex", "random"),
+        default="hex",
+        help="cell positions: a hexagonal grid or uniform random (default: %(default)s)",
+    )
+    sim.add_argument(
+        "--steps",
+        type=cli_types.positive_int,
+        default=2000,
+        help="Langevin steps (default: %(default)s)",
+    )
+    sim.add_argument(
+        "--seed", type=cli_types.int64_seed, default=0, help="random seed (default: %(default)s)"
+    )
     sim.add_argument("--out", required=True, help="output .h5ad")
     sim.set_defaults(func=_simulate)
 
@@ -559,47 +571,56 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         "--method",
         choices=("mean_field", "langevin", "gradient"),
         default=None,
-        help="mean_field: the clamped mean-field equilibrium, run to --tolerance (the "
-        "library's default); langevin: the clamped equilibrium sampled over --steps after "
+        help="mean_field (default): the clamped mean-field equilibrium, run to --tolerance; "
+        "langevin: the clamped equilibrium sampled over --steps after "
         "--burn-in, with standard errors; gradient: Riemannian ascent over --steps for --horizon",
     )
     cf.add_argument(
-        "--tolerance", type=cli_types.positive_float, default=None, help="mean field: residual"
+        "--tolerance",
+        type=cli_types.positive_float,
+        default=None,
+        help="mean field: residual (default: 1e-08)",
     )
     cf.add_argument(
         "--damping",
         type=cli_types.finite_float(0, 1, min_inclusive=False),
         default=None,
-        help="mean field: damping of the fixed-point update, in (0, 1]",
+        help="mean field: damping of the fixed-point update, in (0, 1] (default: 0.5)",
     )
     cf.add_argument(
         "--max-iterations",
         type=cli_types.positive_int,
         default=None,
-        help="mean field: updates before giving up with a warning",
+        help="mean field: updates before giving up with a warning (default: 10000)",
     )
     cf.add_argument(
         "--steps",
         type=cli_types.positive_int,
         default=None,
-        help="gradient: relaxation steps; langevin: sampling steps",
+        help="gradient: relaxation steps (default: 50); langevin: sampling steps (default: 20000)",
     )
     cf.add_argument(
-        "--burn-in", type=cli_types.integer(0), default=None, help="langevin: steps discarded"
+        "--burn-in",
+        type=cli_types.integer(0),
+        default=None,
+        help="langevin: steps discarded (default: 2000)",
     )
-    cf.add_argument("--seed", type=cli_types.int64_seed, default=None, help="langevin: noise seed")
+    cf.add_argument(
+        "--seed", type=cli_types.int64_seed, default=None, help="langevin: noise seed (default: 0)"
+    )
     cf.add_argument(
         "--step-size",
         type=cli_types.positive_float,
         default=None,
-        help="gradient and langevin: step size (gradient default: --horizon model time units "
-        "over --steps)",
+        help="gradient and langevin: step size (langevin default: 0.002; gradient default: "
+        "--horizon model time units over --steps)",
     )
     cf.add_argument(
         "--horizon",
         type=cli_types.positive_float,
         default=None,
-        help="gradient: relaxation time in model time units 1/L (used without --step-size)",
+        help="gradient: relaxation time in model time units 1/L, used without --step-size "
+        "(default: 4)",
     )
     cf.add_argument(
         "--layer",
@@ -609,6 +630,6 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     cf.add_argument(
         "--key-added", default="celcomen", help="prefix of the fit (default: %(default)s)"
     )
-    cf.add_argument("--device", default="auto")
+    cf.add_argument("--device", default="auto", help="auto, cpu or cuda (default: %(default)s)")
     cf.add_argument("--no-progress", action="store_true", help="no progress bar")
     cf.set_defaults(func=_intervene)
