@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import resource
@@ -336,12 +337,18 @@ def summarise(runs: list[dict], genes: list[int]) -> dict:
     return summary
 
 
+def _passes(est: Celcomen) -> int:
+    """Full passes over the cells of a fit: one per epoch (adam/sgd), or for "cg" one per
+    iteration plus two (the ``b = grad(0)`` pass and the final check), also when it stopped at
+    the iteration cap; a restart after a failed check adds one more, not counted here
+    (``relative_gradient_`` is NaN exactly for adam/sgd)."""
+    return est.n_iter_ + 2 if math.isfinite(est.relative_gradient_) else est.n_iter_
+
+
 def _per_epoch(config: CelcomenConfig, x, edge_index, epochs: int) -> float:
     start = time.perf_counter()
     est = Celcomen(config, epochs=epochs, progress=False).fit(x, edge_index)
-    # The default CG solver may stop before `epochs` (one pass per iteration, plus two).
-    passes = est.n_iter_ + 2 if est.n_iter_ < epochs else epochs
-    return (time.perf_counter() - start) / passes
+    return (time.perf_counter() - start) / _passes(est)
 
 
 REFERENCE_SCRIPT = textwrap.dedent("""

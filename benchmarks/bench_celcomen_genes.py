@@ -93,7 +93,7 @@ def run_slide(args: argparse.Namespace) -> dict:
     start = time.perf_counter()
     est = Celcomen(epochs=args.epochs, progress=False).fit(adata)
     out["fit_s"] = time.perf_counter() - start
-    out["fit_iterations"] = len(est.losses_) - 1 if hasattr(est, "converged_") else len(est.losses_)
+    out["fit_iterations"] = est.n_iter_  # losses_ has one entry per iteration (not n + 1)
     out["converged"] = bool(getattr(est, "converged_", True))
     out["relative_gradient"] = float(getattr(est, "relative_gradient_", float("nan")))
     out["genes_used"] = len(est.var_names_)
