@@ -405,19 +405,22 @@ def _z(confidence: float) -> float:
 
 
 def _injective_maps(num: int, n: int, k: int, gen: torch.Generator, device: torch.device) -> Tensor:
-    """Uniform injective maps [k] -> [n]: random orders for small n, else rejection."""
+    """Uniform injective maps [k] -> [n]: random orders for small n, else rejection.
+
+    Drawn on the generator's device and moved to ``device`` (a CPU generator cannot draw there).
+    """
     if n <= 64:
-        keys = torch.rand(num, n, generator=gen, device=device)
-        return keys.argsort(-1)[:, :k]  # the first k of a uniform random order
+        keys = torch.rand(num, n, generator=gen, device=gen.device)
+        return keys.argsort(-1)[:, :k].to(device)  # the first k of a uniform random order
     kept: list[Tensor] = []
     total = 0
     while total < num:
-        draw = torch.randint(n, (num, k), generator=gen, device=device)
+        draw = torch.randint(n, (num, k), generator=gen, device=gen.device)
         ordered = draw.sort(-1).values
         distinct = (ordered[:, 1:] != ordered[:, :-1]).all(-1)  # P(reject) <= k^2 / (2n)
         kept.append(draw[distinct])
         total += int(distinct.sum())
-    return torch.cat(kept)[:num]
+    return torch.cat(kept)[:num].to(device)
 
 
 def monte_carlo_density(
@@ -453,7 +456,8 @@ def monte_carlo_density(
             Default ``False``; must stay ``False`` for graphons.
         confidence: Level :math:`c` of the interval. Default ``0.95``.
         seed: Seed of a fresh generator (on the graph's device, else the CPU). Default ``None``.
-        generator: A generator to draw from; at most one of ``seed``/``generator``.
+        generator: A generator to draw from, on any device (the draws move to the graph's);
+            at most one of ``seed``/``generator``.
 
     Returns:
         A :class:`DensityEstimate` with ``method="monte_carlo"`` and ``error`` the half-width.
@@ -490,7 +494,8 @@ def monte_carlo_density(
                 raise GraphDataError(f"pattern: {k} vertices cannot map injectively into {n}")
             nodes = _injective_maps(num_samples, n, k, gen, dev)  # [S, k] distinct nodes
         else:
-            nodes = torch.randint(n, (num_samples, k), generator=gen, device=dev)
+            # On the generator's device (a passed CPU generator cannot draw on CUDA), then moved.
+            nodes = torch.randint(n, (num_samples, k), generator=gen, device=gen.device).to(dev)
         weights = source.double()
         value = torch.ones(num_samples, dtype=torch.float64, device=dev)
         for u, v, m in pat.edges:

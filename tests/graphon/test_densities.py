@@ -105,6 +105,29 @@ def test_monte_carlo_on_a_graph_matches_exact_hom_and_injective(device):
     assert est.low <= inj <= est.high
 
 
+@pytest.mark.parametrize(("n", "injective"), [(12, False), (12, True), (90, True)])
+def test_monte_carlo_on_a_graph_takes_a_cpu_generator_for_a_graph_on_any_device(
+    n, injective, device
+):
+    # A passed torch.Generator() is a CPU one: the nodes were drawn with device=the graph's,
+    # and on CUDA torch refused ("Expected a 'cuda' device type for generator but found
+    # 'cpu'"). They are drawn on the generator's device and moved; on the CPU the draws, so the
+    # estimates, are those of seed=3 bit for bit.
+    g = torch.Generator().manual_seed(1)
+    a = torch.rand(n, n, generator=g, dtype=torch.float64)
+    a = (a + a.T) / 2
+    kw = {"num_samples": 4_000, "injective": injective, "confidence": 0.999}
+    est = monte_carlo_density(
+        "square", a.to(device), generator=torch.Generator().manual_seed(3), **kw
+    )
+    by_seed = monte_carlo_density("square", a, seed=3, **kw)
+    assert est.value == pytest.approx(by_seed.value, rel=1e-12, abs=0)
+    if device.type == "cpu":
+        assert (est.value, est.error) == (by_seed.value, by_seed.error)
+    exact = float((inj_density if injective else hom_density)("square", a))
+    assert est.low <= exact <= est.high
+
+
 def test_injective_monte_carlo_on_a_large_graph_uses_distinct_nodes():
     g = torch.Generator().manual_seed(5)
     a = torch.rand(90, 90, generator=g, dtype=torch.float64)
