@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
+from graphdata.errors import GraphDataError
 from graphdata.filter_index import FilterIndex
 from graphdata.triples import KGDataset
 from kg._distance import Workspace
@@ -89,6 +90,7 @@ class Run:
         optimizer: torch.optim.Optimizer,
     ) -> Run:
         """Prepare the training tensors of ``config.regime`` on ``device``."""
+        _check_batched_negatives(model, config)
         train_set = dataset.with_inverse_relations() if config.reciprocal else dataset
         train = train_set.train.mapped_triples.to(device)
         num_relations = train_set.num_relations
@@ -407,6 +409,30 @@ def _kept_scores(model: KGEModel, workspace: Workspace) -> Iterator[None]:
         yield
     finally:
         model.score_workspace = None
+
+
+def _check_batched_negatives(model: KGEModel, config: TrainingConfig) -> None:
+    """Refuse shared negatives for a model that normalises its scoring rows over their batch.
+
+    :func:`kg.sampling.chunk_negative_scores` scores each chunk's head- and tail-corrupting
+    positives in separate calls, so a batch-norm layer in training mode would normalise over a
+    chunk's side, often a single row (torch refuses one value per channel), instead of over
+    the batch.
+    """
+    norms = sorted(
+        {
+            type(m).__name__
+            for m in model.modules()
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+        }
+    )
+    if config.batched_negatives and norms:
+        raise GraphDataError(
+            f"batched_negatives: {model.name} normalises its scoring rows over the batch "
+            f"({', '.join(norms)}), and shared negatives score each chunk's side apart (often "
+            f"one positive), got batched_negatives={config.batched_negatives}; train "
+            f"{model.name} with batched_negatives=0 (drop --batched-negatives)"
+        )
 
 
 def _warn_per_rank_layers(model: KGEModel) -> None:

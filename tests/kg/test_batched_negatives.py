@@ -120,6 +120,33 @@ def test_the_config_refuses_batched_negatives_where_they_do_not_apply() -> None:
         TrainingConfig(batched_negatives=8, regime="1vsall", side_per_positive=True).validate()
 
 
+@pytest.mark.parametrize("name", ["tucker", "conve"])
+def test_models_with_batch_norm_refuse_batched_negatives_before_training(name: str) -> None:
+    # A chunk's side is scored apart, often one positive: batch norm in training mode raised
+    # torch's "Expected more than 1 value per channel" mid-epoch (both models, any batch size).
+    from kg.models import MODELS
+
+    dataset = family_kg(40, seed=0).dataset
+    model = MODELS[name](
+        dataset.num_entities, dataset.num_relations, 16 if name == "tucker" else 200
+    )
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    cfg = TrainingConfig(
+        regime="slcwa",
+        loss="softplus",
+        side_per_positive=True,
+        batched_negatives=4,
+        num_negatives=8,
+        batch_size=64,
+        epochs=1,
+        eval_every=0,
+        progress=False,
+    )
+    with pytest.raises(GraphDataError, match=f"batched_negatives: {name} normalises .*=0"):
+        Trainer(model, cfg).fit(dataset)
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+
+
 def _fit_family(model_class: type, dim: int, **overrides: Any) -> list[dict]:
     """Train on the 40-person family KG with row-wise Adagrad and batched negatives."""
     dataset = family_kg(40, seed=0).dataset
