@@ -281,8 +281,9 @@ def check_run_state(
 
     Rules: each owned file that exists must be a regular file (a folder at
     ``FOLDER/checkpoint.pt`` would make ``--resume`` train from scratch and then die when
-    saving); without ``resume`` or ``overwrite``, a folder holding the finished-run marker or a
-    checkpoint is refused; ``resume`` and ``overwrite`` together are refused.
+    saving); a symbolic link to a missing file counts as no file yet (the atomic writer creates
+    the file it names); without ``resume`` or ``overwrite``, a folder holding the finished-run
+    marker or a checkpoint is refused; ``resume`` and ``overwrite`` together are refused.
 
     Args:
         folder: The run folder (it may not exist yet).
@@ -321,7 +322,9 @@ def check_run_state(
     existing = []
     for name in names:
         entry = path / name
-        if not os.path.lexists(entry):
+        # A symlink to a missing file is no file yet: the atomic writer creates the file it
+        # names (a loop resolves to itself and is refused below).
+        if not os.path.lexists(os.path.realpath(entry)):
             continue
         if not entry.is_file():
             kind = "a folder" if entry.is_dir() else "not a regular file"

@@ -169,9 +169,12 @@ class Trainer:
                 MLflow, another JSON-lines file): the model name, its config (``model.<key>``)
                 and the training config once, then each epoch's record without ``epoch``
                 (``loss``, ``seconds``, and ``valid_mrr``, ``valid_hits_at_10`` on validation
-                epochs) at ``step=epoch``, after the checkpoint and ``log_path`` line of that
-                epoch; a resumed run logs the epochs it trains. The caller closes it. An
-                exception the tracker raises ends the fit (``kg.tune`` prunes trials so).
+                epochs) at ``step=epoch``, after the ``log_path`` line and before the checkpoint
+                of that epoch (a run killed between them resumes from the previous checkpoint
+                and logs the epoch again, which the tracker's purge replaces); a resumed run
+                logs the epochs it trains. The caller closes it. An exception the tracker
+                raises ends the fit before that epoch's checkpoint (``kg.tune`` prunes trials
+                so).
                 Default None.
 
         Returns:
@@ -195,7 +198,8 @@ class Trainer:
                 "resume: True needs config.checkpoint_path (the checkpoint to continue)"
             )
         path = cfg.checkpoint_path
-        if path is not None and os.path.lexists(path) and not Path(path).is_file():
+        real = None if path is None else os.path.realpath(path)  # the file a link names
+        if real is not None and os.path.lexists(real) and not Path(real).is_file():
             # A folder (or FIFO, ...) there would be silently skipped by resume and then fail
             # only when the first checkpoint is saved, after an epoch of work.
             raise GraphDataError(
@@ -362,8 +366,9 @@ class Trainer:
                 state["history"].append(record)
                 state["stopped_early"] = stop
                 last = stop or epoch == cfg.epochs
-                if cfg.checkpoint_path and (last or epoch % cfg.checkpoint_every == 0):
-                    self._save(cfg.checkpoint_path, run, state)
+                # Log before the checkpoint: a run killed between the two then resumes from
+                # the previous checkpoint and logs this epoch again (the logs purge it), where
+                # the other order lost the epoch from the tracker.
                 if run.rank == 0:
                     _append_log(cfg.log_path, record)
                 if tracker is not None:
@@ -371,6 +376,8 @@ class Trainer:
                         {k: v for k, v in record.items() if k not in ("epoch", "world_size")},
                         step=epoch,
                     )
+                if cfg.checkpoint_path and (last or epoch % cfg.checkpoint_every == 0):
+                    self._save(cfg.checkpoint_path, run, state)
                 if stop:
                     break
         finally:

@@ -342,7 +342,8 @@ def tune(
         pruner: An Optuna pruner instead of the median pruner (tests pass a stub).
         tracker: Also log the study's settings once and each trial (``valid_mrr``,
             ``pruned``, ``seconds`` and the numeric parameters as ``param.<name>``) at
-            ``step=trial number``. The caller closes it.
+            ``step=trial number``; a resumed study first logs its finished trials again
+            (those a killed run stored but had not logged included). The caller closes it.
         dataset_spec: Recorded as ``dataset`` in ``best_config.json`` (the CLI's --dataset).
         num_people: Recorded as ``num_people`` in ``best_config.json`` (synthetic KGs).
         verbose: Print one line per trial to stdout. Default False.
@@ -418,8 +419,7 @@ def tune(
             raise
         return float(trainer.best_valid_mrr_)
 
-    def after_trial(study: Any, trial: Any) -> None:
-        _write_outputs(optuna, study, folder, model, dataset_spec, num_people)
+    def log_trial(trial: Any) -> None:
         if tracker is not None:
             numeric = {
                 f"param.{k}": float(v)
@@ -435,6 +435,16 @@ def tune(
                 },
                 step=trial.number,
             )
+
+    # Optuna stores a trial before the callback logs it, so a killed study may hold finished
+    # trials its tracker never got: log them all again (the tracker's purge replaces the old).
+    for trial in study.get_trials(deepcopy=False):
+        if trial.state.is_finished() and not trial.user_attrs.get("interrupted", False):
+            log_trial(trial)
+
+    def after_trial(study: Any, trial: Any) -> None:
+        _write_outputs(optuna, study, folder, model, dataset_spec, num_people)
+        log_trial(trial)
         if verbose:
             value = "-" if trial.value is None else f"{trial.value:.4f}"
             print(

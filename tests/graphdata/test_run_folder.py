@@ -313,3 +313,23 @@ def test_the_refusal_names_both_ways_out(tmp_path):
 
 def test_a_missing_folder_is_a_fresh_run(tmp_path):
     assert _state(tmp_path / "nope", resume=False, overwrite=False) == []
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        {"resume": True, "overwrite": False},
+        {"resume": False, "overwrite": True},
+        {"resume": False, "overwrite": False},
+    ],
+)
+def test_a_dangling_symlink_at_a_run_file_is_a_file_still_to_write(tmp_path, flags):
+    # The atomic writer creates the file a dangling link names, as open() does: nothing is
+    # there yet, so the state is that of a missing file (a fresh run), not a refusal.
+    for name in ("checkpoint.pt", "test_metrics.json"):
+        (tmp_path / name).symlink_to(tmp_path / "elsewhere" / name)
+    assert _state(tmp_path, **flags) == []
+    loop = tmp_path / "metrics.jsonl"
+    loop.symlink_to(loop)  # a link that names itself is still refused
+    with pytest.raises(GraphDataError, match=r"metrics.jsonl.* got not a regular file"):
+        _state(tmp_path, **flags)

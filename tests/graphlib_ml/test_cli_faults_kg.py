@@ -196,6 +196,22 @@ def test_resume_without_a_checkpoint_says_it_starts_from_scratch(folder, tmp_pat
     assert _epochs(out) == [1, 2]
 
 
+def test_train_writes_through_dangling_symlinks_in_out(folder, tmp_path):
+    # Links set up before the first run (e.g. the checkpoint on another disk) name files that
+    # do not exist yet; the atomic writer creates them, so the run must not refuse the links.
+    out, store = tmp_path / "run", tmp_path / "store"
+    out.mkdir()
+    names = ("checkpoint.pt", "metrics.jsonl", "test_metrics.json")
+    for name in names:
+        (out / name).symlink_to(store / name)
+    assert _run(_train_argv(folder, out)) == 0
+    assert all((out / name).is_symlink() and (store / name).is_file() for name in names)
+    ckpt = torch.load(store / "checkpoint.pt", weights_only=True)
+    assert ckpt["training"]["epoch"] == 2 and _epochs(out) == [1, 2]
+    assert _run(_train_argv(folder, out, "--epochs", "3", "--resume")) == 0
+    assert _epochs(store) == [1, 2, 3] and (out / "checkpoint.pt").is_symlink()
+
+
 # --------------------------------------------------------------------------- numeric flags
 
 

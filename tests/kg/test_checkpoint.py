@@ -5,6 +5,7 @@ import torch
 
 import kg._epochs
 import kg.checkpoint
+import kg.training
 from graphdata.errors import GraphDataError
 from graphdata.triples import KGDataset
 from kg.checkpoint import (
@@ -241,3 +242,40 @@ def test_other_triples_error_names_evaluation_and_the_trained_dataset():
             relation_labels=["r"],
             fingerprint="1" * 64,
         )
+
+
+def test_a_kill_right_after_the_checkpoint_write_loses_no_tracker_step(tmp_path, monkeypatch):
+    # The kill lands after epoch 2's checkpoint is on disk: the resumed run starts at epoch 3,
+    # so epoch 2 must already be in the tracker's file (it used to be missing: steps 1, 3, 4).
+    from graphdata.tracking import JsonlTracker
+
+    make, kw = CASES["rotate-slcwa"]
+    ds = _kg()
+    original = kg.training.save_checkpoint
+
+    def killed_after_epoch_2(path, checkpoint):
+        written = original(path, checkpoint)
+        if checkpoint["training"]["epoch"] == 2:
+            raise KeyboardInterrupt  # SIGKILL once the file is whole
+        return written
+
+    monkeypatch.setattr(kg.training, "save_checkpoint", killed_after_epoch_2)
+    track = tmp_path / "track.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(make(ds), _config(tmp_path, 4, **kw)).fit(ds, tracker=JsonlTracker(track))
+    monkeypatch.setattr(kg.training, "save_checkpoint", original)
+    Trainer(make(ds), _config(tmp_path, 4, **kw)).fit(ds, resume=True, tracker=JsonlTracker(track))
+    straight = tmp_path / "straight"
+    Trainer(make(ds), _config(straight, 4, **kw)).fit(
+        ds, tracker=JsonlTracker(straight / "t.jsonl")
+    )
+    strip = lambda path: [  # noqa: E731
+        {k: v for k, v in json.loads(line).items() if k != "seconds"}
+        for line in path.read_text().splitlines()
+    ]
+    assert [r["step"] for r in strip(track)] == [1, 2, 3, 4]
+    assert strip(track) == strip(straight / "t.jsonl")  # as if never killed
+    logged = [
+        json.loads(line)["epoch"] for line in (tmp_path / "log.jsonl").read_text().splitlines()
+    ]
+    assert logged == [1, 2, 3, 4]

@@ -146,6 +146,32 @@ def test_the_tracker_gets_one_step_per_trial(tmp_path, dataset):
     assert params["model"] == "rotate" and params["trials"] == 2
 
 
+def test_a_kill_after_a_trial_is_stored_loses_no_tracker_step(tmp_path, dataset, monkeypatch):
+    # Optuna stores a finished trial before it calls the callback that logs it: a kill in
+    # between (here in trials.jsonl's write) used to leave that trial out of the tracker.
+    import kg.tune
+
+    out, log = tmp_path / "t", tmp_path / "trials.jsonl"
+    original, calls = kg.tune._write_outputs, []
+
+    def killed_in_the_second_callback(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # trial 1 is in study.db, not yet logged
+        return original(*args)
+
+    monkeypatch.setattr(kg.tune, "_write_outputs", killed_in_the_second_callback)
+    with pytest.raises(KeyboardInterrupt), JsonlTracker(log, step_key="trial") as tracker:
+        tune(dataset, "distmult", out=out, trials=3, overrides=FAST, tracker=tracker)
+    monkeypatch.setattr(kg.tune, "_write_outputs", original)
+    with JsonlTracker(log, step_key="trial") as tracker:
+        tune(dataset, "distmult", out=out, trials=3, overrides=FAST, tracker=tracker)
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    rows = _trials(out)
+    assert [r["trial"] for r in logged] == [r["number"] for r in rows] == [0, 1, 2]
+    assert [r["valid_mrr"] for r in logged] == [r["value"] for r in rows]
+
+
 def test_a_study_of_another_model_is_not_resumed(tmp_path, dataset):
     out = tmp_path / "t"
     tune(dataset, "distmult", out=out, trials=1, overrides=FAST)
