@@ -42,14 +42,17 @@ __all__ = [
     "int64_seed",
     "SEED_MAX",
     "INT64_SEED_MAX",
+    "INT64_MAX",
 ]
 
 #: Largest seed accepted: ``torch.manual_seed`` and ``torch.Generator.manual_seed`` take unsigned
 #: 64-bit values, as :func:`graphdata.checks.check_seed` and the configs' seeds do.
 SEED_MAX = 2**64 - 1
-#: Largest seed of a config stored in an int64 field: a Celcomen config is written to the
-#: AnnData's ``uns``, whose ``.h5ad`` file holds signed 64-bit ints.
-INT64_SEED_MAX = 2**63 - 1
+#: Largest int stored in an int64 field: a Celcomen config and a perturbation record are written
+#: to the AnnData's ``uns``, whose ``.h5ad`` file holds signed 64-bit ints.
+INT64_MAX = 2**63 - 1
+#: Largest seed of a config stored in an int64 field (:data:`INT64_MAX`).
+INT64_SEED_MAX = INT64_MAX
 
 
 def _bound_text(

@@ -121,7 +121,12 @@ from spatial.objectives import (
     score_matching_terms,
 )
 
-__all__ = ["CelcomenConfig", "Celcomen", "OBJECTIVES"]
+__all__ = ["CelcomenConfig", "Celcomen", "OBJECTIVES", "LR_MAX"]
+
+#: Largest ``lr`` of adam/sgd: Adam's first step is lr / (1 - beta1) = 10 lr, which torch
+#: converts to the float32 parameters' type (at most 3.4e38); a larger lr ended the fit in a
+#: RuntimeError ("value cannot be converted to type float without overflow").
+LR_MAX = 1e37
 
 #: Objective name -> per-cell loss terms (visible choices, see :mod:`spatial.objectives`).
 OBJECTIVES: dict[str, Callable[..., Tensor]] = {
@@ -145,9 +150,9 @@ class CelcomenConfig:
     normalization: str = "gcn"
     # Most passes over the cells: CG iterations (one pass each) for "cg", epochs for adam/sgd.
     epochs: int = 300
-    # Step size of adam/sgd (the "cg" solver needs none); Adam moves each entry by about lr per
-    # epoch, so raise it (or epochs) when the couplings are large. A step size that makes the
-    # loss end above its start is refused.
+    # Step size of adam/sgd (the "cg" solver needs none), in (0, 1e37]; Adam moves each entry
+    # by about lr per epoch, so raise it (or epochs) when the couplings are large. A step size
+    # that makes the loss end above its start is refused.
     lr: float = 0.05
     # "auto" (default): "cg" for score matching (its objective is a convex quadratic: conjugate
     # gradients reach the minimiser, checked by the relative gradient norm), "adam" otherwise;
@@ -245,7 +250,12 @@ class CelcomenConfig:
                 f"{self.batch_size!r}"
             )
         _inputs.check_real(
-            "lr", self.lr, low=0.0, low_open=True, fix="pass a positive step size, e.g. lr=0.05"
+            "lr",
+            self.lr,
+            low=0.0,
+            low_open=True,
+            high=LR_MAX,
+            fix=f"pass a positive step size <= {LR_MAX:g}, e.g. lr=0.05",
         )
         _inputs.check_real(
             "weight_decay",

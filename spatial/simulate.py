@@ -302,7 +302,8 @@ def simulate_tissue(
         normalization: Edge normalisation of the energy (default ``"gcn"``).
         steps: Langevin steps (default 4000).
         step_size: Langevin step size (default 0.002).
-        seed: Seed of couplings, positions and sampling (default 0).
+        seed: Seed of couplings, positions and sampling, in ``[0, 2**64 - 1]`` or None (default
+            0); the sampling stream is seeded with ``(seed + 1) mod 2**64``.
 
     Returns:
         A :class:`SimulatedTissue` (float32, CPU).
@@ -331,7 +332,8 @@ def simulate_tissue(
     model = CelcomenEnergy(n_genes)
     model.set_matrices(w_intra, w_inter)
     weight = edge_weights(edge_index, n_cells, normalization=normalization)
-    seed_x = None if seed is None else seed + 1  # distinct stream from the couplings
+    # A distinct stream from the couplings, modulo 2**64: torch takes unsigned 64-bit seeds.
+    seed_x = None if seed is None else (seed + 1) % 2**64
     x = langevin_sample(
         model, edge_index, weight, n_cells, steps=steps, step_size=step_size, seed=seed_x
     )

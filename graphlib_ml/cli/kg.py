@@ -138,6 +138,8 @@ def _print_config(title: str, values: dict) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     if args.nproc > 1 and int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        if _races(train_settings(args, _TRAIN_FLAGS)):
+            _refuse_parallel_race(args)  # here, once: each worker would print the same line
         codes = launch(_train_worker, (args,), args.nproc)  # workers come back through _train
         return max(int(code or 0) for code in codes.values())
     device = compute_device(args.device)
@@ -207,29 +209,40 @@ def _train_ranks(args: argparse.Namespace, device: torch.device) -> int:
 def _run_folder(args: argparse.Namespace) -> Iterator[Path]:
     """Check ``--out``, hold its lock, apply ``--overwrite``/``--resume``; yield the folder."""
     out = check_output_folder(args.out, argument="--out")
-    with run_lock(out, argument="--out"):
-        old = check_run_state(
-            out,
-            resume=args.resume,
-            overwrite=args.overwrite,
-            finished="test_metrics.json",
-            checkpoint="checkpoint.pt",
-            owned=RUN_FILES,
-        )
-        if args.overwrite:
-            for path in old:
-                path.unlink()
-            if old:
-                print(f"--overwrite: removed {', '.join(p.name for p in old)} from {out}")
-        raced = [name for name in race_files() if (out / name).is_file()]
-        if raced and not (args.resume or args.overwrite):
-            raise GraphDataError(
-                f"--out: {str(out)!r} holds a race that did not finish ({', '.join(raced)}); "
-                "pass --resume (without --model) to continue it or --overwrite to start over"
+    # The folders this run creates (--out and missing parents): a run refused before it wrote
+    # anything (e.g. --on-unknown raise on unknown labels) removes them again.
+    created = [p for p in (out, *out.parents) if not os.path.lexists(p)]
+    try:
+        with run_lock(out, argument="--out"):
+            old = check_run_state(
+                out,
+                resume=args.resume,
+                overwrite=args.overwrite,
+                finished="test_metrics.json",
+                checkpoint="checkpoint.pt",
+                owned=RUN_FILES,
             )
-        if args.resume and not raced and not (out / "checkpoint.pt").is_file():
-            print(f"--resume: no checkpoint at {out / 'checkpoint.pt'}; starting from scratch")
-        yield out
+            if args.overwrite:
+                for path in old:
+                    path.unlink()
+                if old:
+                    print(f"--overwrite: removed {', '.join(p.name for p in old)} from {out}")
+            raced = [name for name in race_files() if (out / name).is_file()]
+            if raced and not (args.resume or args.overwrite):
+                raise GraphDataError(
+                    f"--out: {str(out)!r} holds a race that did not finish ({', '.join(raced)}); "
+                    "pass --resume (without --model) to continue it or --overwrite to start over"
+                )
+            if args.resume and not raced and not (out / "checkpoint.pt").is_file():
+                print(f"--resume: no checkpoint at {out / 'checkpoint.pt'}; starting from scratch")
+            yield out
+    except BaseException:
+        for folder in created:  # innermost first; a folder with files in it stays
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> int:
@@ -247,8 +260,7 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
         )
     _refuse_empty_split(dataset, "test", "--dataset")
     if settings.model == AUTO:
-        first = TrainingConfig.from_defaults(RACE_MODELS[0], **overrides)
-        if first.eval_every:
+        if _races(settings):
             return _train_race(args, out, device, settings, dataset)
         print(
             f"model: auto: --eval-every 0 leaves no validation to race on; training "
@@ -278,6 +290,23 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
         if tracker is not None:
             tracker.close()
     return _finish(trainer, dataset, out)
+
+
+def _races(settings: TrainSettings) -> bool:
+    """Whether ``kg train`` races the models: ``--model auto`` with validation to race on."""
+    if settings.model != AUTO:
+        return False
+    return bool(TrainingConfig.from_defaults(RACE_MODELS[0], **settings.overrides).eval_every)
+
+
+def _refuse_parallel_race(args: argparse.Namespace) -> None:
+    """Refuse the race (one process only) under ``--shard-entities``, ``--nproc`` or torchrun."""
+    if args.shard_entities or args.nproc > 1 or dist_world_size() > 1:
+        what = "--shard-entities" if args.shard_entities else "--nproc/torchrun"
+        raise GraphDataError(
+            f"--model: the default race (auto: {', '.join(RACE_MODELS)}) runs in one process, "
+            f"got {what}; pass one --model, e.g. --model {RACE_MODELS[0]}"
+        )
 
 
 def _refuse_empty_split(dataset: KGDataset, split: str, argument: str) -> None:
@@ -340,12 +369,7 @@ def _train_race(
     race. One process only: the race is refused with ``--nproc``/torchrun and
     ``--shard-entities``.
     """
-    if args.shard_entities or dist_world_size() > 1:
-        what = "--shard-entities" if args.shard_entities else "--nproc/torchrun"
-        raise GraphDataError(
-            f"--model: the default race (auto: {', '.join(RACE_MODELS)}) runs in one process, "
-            f"got {what}; pass one --model, e.g. --model {RACE_MODELS[0]}"
-        )
+    _refuse_parallel_race(args)
     print(f"dataset: {dataset}")
     print(
         f"model: auto: race {' and '.join(RACE_MODELS)} on validation MRR for eval_every x "

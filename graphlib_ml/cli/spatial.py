@@ -18,6 +18,7 @@ parse time (:mod:`graphdata.cli_types`).
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import sys
 from dataclasses import asdict
@@ -93,12 +94,15 @@ def _where(layer: str | None) -> str:
     return "X" if layer is None else f"layers[{layer!r}]"
 
 
-def _check_sign(adata: Any, layer: str | None, signed: bool) -> None:
-    """Refuse negative expression naming ``--signed`` (the library's message names its kwarg)."""
+def _check_sign(adata: Any, layer: str | None, signed: bool, transform: str = "auto") -> None:
+    """Refuse negative expression naming ``--signed`` or ``--transform log_counts``.
+
+    The library's messages name its keywords; ``log_counts`` takes raw counts only.
+    """
     import numpy as np
     import scipy.sparse as sp
 
-    if signed:
+    if signed and transform != "log_counts":
         return
     matrix = adata.X if layer is None else adata.layers[layer] if layer in adata.layers else None
     if matrix is None or min(matrix.shape) == 0:
@@ -106,6 +110,12 @@ def _check_sign(adata: Any, layer: str | None, signed: bool) -> None:
     low = float(matrix.min())
     if low < 0:
         count = int((matrix < 0).sum()) if sp.issparse(matrix) else int(np.sum(matrix < 0))
+        if transform == "log_counts":
+            raise GraphDataError(
+                f"--transform log_counts: needs non-negative raw counts, got {count:,} negative "
+                f"values in {_where(layer)} (min {low:.3g}); pass --layer LAYER with the raw "
+                "counts, or --transform sphere for signed coordinates"
+            )
         raise GraphDataError(
             f"input: {_where(layer)} holds {count:,} negative values (min {low:.3g}); pass "
             "--signed for signed coordinates on the sphere (what 'graphlib spatial simulate' "
@@ -172,6 +182,13 @@ def _mask_var(adata: Any, args: argparse.Namespace) -> Any:
     if args.all_genes:
         return False
     if args.mask_var is not None:
+        if args.mask_var not in adata.var.columns:
+            boolean = [str(c) for c in adata.var.columns if adata.var[c].dtype == bool]
+            raise GraphDataError(
+                f"--mask-var: no var column {args.mask_var!r} (boolean columns: {boolean}); "
+                "pass a boolean var column (e.g. highly_variable after "
+                "sc.pp.highly_variable_genes), --genes A,B,... or --all-genes"
+            )
         return args.mask_var
     if args.genes is None:
         return None
@@ -235,8 +252,17 @@ def _fit(args: argparse.Namespace) -> int:
             "graph with --n-neighbors",
             file=sys.stderr,
         )
-    _check_sign(adata, args.layer, args.signed)
+    if args.layer is not None and args.layer not in adata.layers:
+        raise GraphDataError(
+            f"--layer: no layer {args.layer!r} in {args.input} (layers: "
+            f"{sorted(map(str, adata.layers.keys()))}); pass one of them, or drop --layer to "
+            "fit X"
+        )
+    _check_sign(adata, args.layer, args.signed, config.transform)
     mask_var = _mask_var(adata, args)
+    _check_fit_size(adata, args, mask_var)
+    if args.size_factors not in (None, "none"):
+        _check_size_factors(adata, args, config, mask_var)
     tracker = None
     if args.tracker is not None:
         from graphdata.tracking import make_tracker
@@ -297,6 +323,76 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_size_factors(adata: Any, args: argparse.Namespace, config: Any, mask_var: Any) -> None:
+    """Refuse ``--size-factors COLUMN`` for a fit that will not be on raw counts.
+
+    As the library decides (:meth:`spatial.celcomen.Celcomen.fit`): ``--transform
+    log_counts``, or ``auto`` on fitted genes that are all non-negative integers (the reference
+    objective: never).
+    """
+    import numpy as np
+    import scipy.sparse as sp
+    import torch
+
+    from spatial import _inputs
+
+    transform = config.transform
+    if transform == "auto":
+        transform = "sphere" if config.objective == "reference" else "log_counts"
+        columns, _ = _inputs.resolve_mask_var(adata.var, adata.n_vars, mask_var)
+        matrix = _inputs.adata_matrix(adata, args.layer)
+        step = max(1, 2**22 // max(len(columns), 1))  # a block of rows at a time, as the fit
+        for start in range(0, adata.n_obs if transform == "log_counts" else 0, step):
+            block = matrix[start : start + step][:, columns]
+            block = block.toarray() if sp.issparse(block) else np.asarray(block)
+            if not _inputs.is_raw_counts(torch.from_numpy(block.astype(np.float32))):
+                transform = "sphere"  # float32, as the fit reads it
+                break
+    if transform != "log_counts":
+        raise GraphDataError(
+            f"--size-factors: applies to raw counts (--transform log_counts, or auto on "
+            f"non-negative integer counts), got a {transform!r} fit of {_where(args.layer)}; "
+            "drop --size-factors, or fit the raw counts with --layer LAYER"
+        )
+
+
+def _check_fit_size(adata: Any, args: argparse.Namespace, mask_var: Any) -> None:
+    """Refuse a fit above ``--max-genes`` or ``--max-memory`` naming the flags.
+
+    The library's check (:func:`spatial._inputs.check_fit_size`, with the same estimate)
+    names its keywords; the device's total memory, when no ``--max-memory`` is given, is left
+    to it.
+    """
+    if args.max_genes == 1:
+        raise GraphDataError(
+            "--max-genes: expected 0 (no limit) or an integer >= 2 (the model couples at least "
+            "two genes), got 1; pass --max-genes 2 or more, or 0"
+        )
+    from spatial import _inputs
+
+    columns, _ = _inputs.resolve_mask_var(adata.var, adata.n_vars, mask_var)
+    genes, cells = len(columns), adata.n_obs
+    select = (
+        "select genes with --genes A,B,... or --mask-var COLUMN (e.g. highly_variable after "
+        "sc.pp.highly_variable_genes)"
+    )
+    limit = _inputs.MAX_GENES if args.max_genes is None else args.max_genes or None
+    need = _inputs.fit_memory_bytes(cells, genes)
+    if limit is not None and genes > limit:
+        shown = f"{limit:,} (the default)" if args.max_genes is None else f"{limit:,}"
+        raise GraphDataError(
+            f"--max-genes: the fit would use {genes:,} genes x {cells:,} cells, above "
+            f"--max-genes {shown}, and needs about {need / 2**30:.2f} GiB (4 B x (10 N G + "
+            f"56 G^2) + 512 MiB); {select}, or pass --max-genes {genes} (0: no limit)"
+        )
+    if args.max_memory is not None and need > args.max_memory * 2**30:
+        raise GraphDataError(
+            f"--max-memory: the fit of {genes:,} genes x {cells:,} cells needs about "
+            f"{need / 2**30:.2f} GiB (4 B x (10 N G + 56 G^2) + 512 MiB), above --max-memory "
+            f"{args.max_memory:g}; {select}, fit fewer cells, or raise --max-memory"
+        )
+
+
 def _tracking_folder(args: argparse.Namespace) -> Path:
     """``--tracker-dir``, else ``OUT`` without ``.h5ad`` plus ``.tracking`` next to it."""
     if args.tracker_dir is not None:
@@ -314,6 +410,7 @@ def _intervene(args: argparse.Namespace) -> int:
     from spatial import tl
     from spatial._keys import check_key_added
     from spatial.counterfactual import METHODS, check_method_options
+    from spatial.equilibrium import sampled_contrast
     from spatial.io import read_h5ad, write_h5ad
 
     genes = parse_genes(args.gene)
@@ -383,6 +480,14 @@ def _intervene(args: argparse.Namespace) -> int:
     # default method).
     method = options.get("method", METHODS[0])
     check_method_options(method, {k: v for k, v in options.items() if k != "method"}, flags=True)
+    batches = inspect.signature(sampled_contrast).parameters["batches"].default  # what tl uses
+    if method == "langevin" and options.get("steps", 0) % batches:
+        steps = options["steps"]
+        raise GraphDataError(
+            f"--steps: --method langevin averages {batches} batches of equal length (its "
+            f"standard errors), so expects a multiple of {batches}, got {steps}; pass e.g. "
+            f"--steps {max(batches, steps - steps % batches)}"
+        )
     shown = int(np.sum(cells)) if args.cells_where else cells
     print(f"spatial perturb: genes={genes} cells={shown} options={options} device={device}")
     tl.perturb(
@@ -531,11 +636,15 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
         default="celcomen",
         help="prefix of the keys written (default: %(default)s)",
     )
-    from spatial.celcomen import CelcomenConfig
+    from spatial.celcomen import LR_MAX, CelcomenConfig
 
     _FIT_FLAGS.clear()
-    # The seed is stored in uns with the config: an int64 (CelcomenConfig refuses larger ones).
-    _FIT_FLAGS.update(add_config_flags(fit, CelcomenConfig, types_={"seed": cli_types.int64_seed}))
+    # The config is stored in uns: its ints are int64s (CelcomenConfig refuses larger ones); lr
+    # has the config's bound, past which torch's float32 step overflows.
+    int64 = cli_types.integer(1, cli_types.INT64_MAX)
+    types_ = {"seed": cli_types.int64_seed, "epochs": int64, "n_neighbors": int64}
+    types_ |= {"batch_size": int64, "lr": cli_types.finite_float(0, LR_MAX, min_inclusive=False)}
+    _FIT_FLAGS.update(add_config_flags(fit, CelcomenConfig, types_=types_))
     fit.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     fit.add_argument(
         "--tracker",
@@ -589,19 +698,19 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     cf.add_argument(
         "--max-iterations",
-        type=cli_types.positive_int,
+        type=cli_types.integer(1, cli_types.INT64_MAX),
         default=None,
         help="mean field: updates before giving up with a warning (default: 10000)",
     )
     cf.add_argument(
         "--steps",
-        type=cli_types.positive_int,
+        type=cli_types.integer(1, cli_types.INT64_MAX),
         default=None,
         help="gradient: relaxation steps (default: 50); langevin: sampling steps (default: 20000)",
     )
     cf.add_argument(
         "--burn-in",
-        type=cli_types.integer(0),
+        type=cli_types.integer(0, cli_types.INT64_MAX),
         default=None,
         help="langevin: steps discarded (default: 2000)",
     )

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from graphdata.checks import check_int
 from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.triples import KGDataset, TripleSet
 from kg.base import KGEModel, eval_mode
@@ -116,8 +117,9 @@ class ExplainerConfig:
             raise GraphDataError(
                 f"min_gain: expected a fraction >= 0 (a finite number), got {gain!r}"
             )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise GraphDataError(f"seed: expected an int >= 0, got {self.seed!r}")
+        # graphdata.checks.check_seed's range, [0, 2**64 - 1] (torch's unsigned 64-bit seeds);
+        # None is refused too, as no seed is drawn here.
+        check_int("seed", self.seed, 0, 2**64 - 1)
         relations = self.path_relations
         if relations is not None and (
             isinstance(relations, str)

@@ -82,6 +82,7 @@ import torch
 from torch import Tensor
 from torch.func import functional_call
 
+from graphdata.checks import check_int
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphdata.triples import KGDataset
 from graphdata.typing import LabeledTriple
@@ -139,8 +140,9 @@ class FaithfulConfig:
             raise GraphDataError(f"init: expected one of {INITS}, got {self.init!r}")
         if not isinstance(self.neighbours, bool):
             raise GraphDataError(f"neighbours: expected True or False, got {self.neighbours!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise GraphDataError(f"seed: expected an int >= 0, got {self.seed!r}")
+        # graphdata.checks.check_seed's range, [0, 2**64 - 1] (torch's unsigned 64-bit seeds);
+        # None is refused too, as no seed is drawn here.
+        check_int("seed", self.seed, 0, 2**64 - 1)
 
 
 @dataclass(frozen=True)

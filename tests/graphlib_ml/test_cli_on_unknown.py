@@ -110,6 +110,18 @@ def test_train_on_unknown_raise_is_one_error_line_naming_the_flag(folder, tmp_pa
     assert not (tmp_path / "run" / "checkpoint.pt").exists()
 
 
+def test_train_refused_for_unknown_labels_leaves_no_new_folder(folder, tmp_path, capsys):
+    # The refusal came after --out (and its missing parents) was created: an empty folder
+    # stayed behind. A folder that existed before stays.
+    out = tmp_path / "new" / "run"
+    assert _main(_train_argv(folder, out, "--on-unknown", "raise")) == 2
+    assert "--on-unknown extend" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "old").mkdir()
+    assert _main(_train_argv(folder, tmp_path / "old", "--on-unknown", "raise")) == 2
+    assert (tmp_path / "old").is_dir() and not any((tmp_path / "old").iterdir())
+
+
 def test_bad_on_unknown_value_is_a_usage_error(folder, tmp_path, capsys):
     assert _main(_train_argv(folder, tmp_path / "run", "--on-unknown", "keep")) == 2
     err = capsys.readouterr().err

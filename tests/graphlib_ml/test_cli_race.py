@@ -103,6 +103,20 @@ def test_what_cannot_race_is_refused_or_trains_the_first_candidate(folder, tmp_p
     assert not (tmp_path / "b" / "race.json").exists()
 
 
+def test_the_race_under_nproc_is_refused_in_one_line_before_any_worker(folder, tmp_path, capsys):
+    # Each of the N workers printed the same refusal (twice for --nproc 2); the launcher's
+    # process now refuses once, before it starts workers or creates --out.
+    from graphlib_ml.cli import EXIT_USAGE, main
+
+    assert main(_argv(folder, tmp_path / "n", "--nproc", "2", "--device", "cpu")) == EXIT_USAGE
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [
+        f"graphlib: error: --model: the default race (auto: {', '.join(RACE_MODELS)}) runs in "
+        f"one process, got --nproc/torchrun; pass one --model, e.g. --model {RACE_MODELS[0]}"
+    ]
+    assert not (tmp_path / "n").exists()
+
+
 def test_a_config_file_may_ask_for_the_race_and_a_flag_for_one_model(folder, tmp_path):
     config = tmp_path / "c.json"
     config.write_text(json.dumps({"model": "auto", "epochs": 6}))

@@ -10,6 +10,7 @@ from scipy import special
 
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
+from spatial._messages import edge_weights
 from spatial.model import CelcomenEnergy
 from spatial.simulate import (
     hex_grid,
@@ -81,6 +82,22 @@ def test_simulate_tissue_is_reproducible_and_uses_knn():
     assert adata.obsp["spatial_connectivities"].nnz == 360
     assert adata.varp["true_intra"].shape == (4, 4)
     assert math.isclose(float(abs(adata.X).max()), float(one.x.abs().max()), rel_tol=1e-6)
+
+
+def test_simulate_tissue_takes_the_largest_seed_its_check_accepts():
+    # check_seed accepts 2**64 - 1; the sampling stream's seed seed + 1 is taken modulo 2**64
+    # (it was 2**64, which torch refuses). Oracle: the same Langevin run seeded with 0.
+    seed = 2**64 - 1
+    tissue = simulate_tissue(20, 3, steps=5, seed=seed)
+    model = CelcomenEnergy(3)
+    model.set_matrices(tissue.W_intra, tissue.W_inter)
+    weight = edge_weights(tissue.edge_index, 20)
+    x = langevin_sample(model, tissue.edge_index, weight, 20, steps=5, step_size=0.002, seed=0)
+    assert torch.equal(tissue.x, x)
+    with pytest.raises(
+        GraphDataError, match=r"seed: expected an int in \[0, 18446744073709551615\]"
+    ):
+        simulate_tissue(20, 3, steps=5, seed=2**64)
 
 
 def test_bad_input():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphdata.checks import check_int
 from graphdata.errors import GraphDataError
 
 __all__ = ["EvaluatorConfig"]
@@ -80,5 +81,6 @@ class EvaluatorConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise GraphDataError(f"seed: expected an int >= 0, got {self.seed!r}")
+        # graphdata.checks.check_seed's range, [0, 2**64 - 1] (torch's unsigned 64-bit seeds);
+        # None is refused too, as no seed is drawn here.
+        check_int("seed", self.seed, 0, 2**64 - 1)

@@ -8,7 +8,9 @@ import torch
 from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.triples import KGDataset
 from kg.distmult import DistMult
+from kg.explain.evaluator.config import EvaluatorConfig
 from kg.explain.explainer import ExplainerConfig, KGExplainer
+from kg.explain.faithful import FaithfulConfig
 from kg.explain.fidelity import characterization_score
 from kg.explain.retrain import RetrainConfig
 
@@ -37,6 +39,10 @@ class OracleExplainer(KGExplainer):
             return lambda keep: torch.zeros(keep.size(0))
         planted = [triples.index(t) for t in PLANTED]
         return lambda keep: keep[:, planted].all(dim=1).float()
+
+
+#: The configs' seed refusal: graphdata.checks.check_seed's range, [0, 2**64 - 1].
+_SEED = r"seed: expected an int in \[0, 18446744073709551615\], got "
 
 
 @pytest.fixture(scope="module")
@@ -276,12 +282,14 @@ def test_ids_of_any_integer_type_and_self_loops_by_label(toy):
 @pytest.mark.parametrize(
     ("overrides", "match"),
     [
-        ({"seed": -1}, "seed: expected an int >= 0, got -1"),
-        ({"seed": True}, "seed: expected an int >= 0, got True"),
+        ({"seed": -1}, _SEED + "-1"),
+        ({"seed": True}, _SEED + "True"),
+        ({"seed": 2**64}, _SEED + "18446744073709551616"),
         ({"min_gain": float("inf")}, "min_gain: expected a fraction >= 0 .*got inf"),
         ({"path_relations": "owns"}, "path_relations: expected None or a non-empty tuple"),
         ({"path_relations": ()}, "path_relations: expected None or a non-empty tuple"),
-        ({"retrain": RetrainConfig(seed=None)}, "seed: expected an int >= 0, got None"),
+        ({"retrain": RetrainConfig(seed=None)}, _SEED + "None"),
+        ({"retrain": RetrainConfig(seed=2**64)}, _SEED + "18446744073709551616"),
     ],
 )
 def test_config_values_torch_would_reject_are_named(toy, overrides, match):
@@ -290,6 +298,22 @@ def test_config_values_torch_would_reject_are_named(toy, overrides, match):
         KGExplainer(model, ExplainerConfig(mode="retrain", **overrides)).fit(dataset).explain(
             ("ann", "likes", "cat")
         )
+
+
+def test_the_largest_seed_check_seed_accepts_runs_end_to_end(toy):
+    # check_seed's bound, 2**64 - 1 (the configs took any seed >= 0, and 2**64 died in torch):
+    # the explainer's and the retrain scorer's seeds reach torch.Generator.manual_seed.
+    dataset, model = toy
+    largest = 2**64 - 1
+    config = ExplainerConfig(
+        mode="retrain", max_length=2, hops=1, seed=largest, retrain=RetrainConfig(seed=largest)
+    )
+    explanation = KGExplainer(model, config).fit(dataset).explain(("ann", "likes", "cat"))
+    assert explanation.paths
+    for make in (FaithfulConfig, EvaluatorConfig):
+        make(seed=largest).validate()
+        with pytest.raises(GraphDataError, match=_SEED):
+            make(seed=2**64).validate()
 
 
 def test_graph_bounds_and_bad_models_are_refused_before_distillation(toy, monkeypatch):
