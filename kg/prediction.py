@@ -95,7 +95,10 @@ def load_model(
             _check_state(skeleton, candidate, label, source)
     _check_finite(chosen, "training.best_state" if use_best else "model.state", source)
     try:
-        model = MODELS[name](**config)
+        # The constructor's random initialisation is overwritten by the stored state: draw it
+        # from a forked RNG, so loading leaves the caller's global torch state untouched.
+        with torch.random.fork_rng(devices=[]):
+            model = MODELS[name](**config)
         model.load_state_dict(chosen)
     except (RuntimeError, TypeError, ValueError) as err:  # shapes were checked: a last guard
         raise GraphDataError(

@@ -468,7 +468,8 @@ def size_generalization(
                 # Levin et al.: trial * 5 + i; modulo 2**64, torch's seed range.
                 run_seed = (trial * config.best_of + run) % 2**64
                 gen = torch.Generator(device=device).manual_seed(run_seed)
-                regressor = build_regressor(name, config)
+                with torch.random.fork_rng(devices=[]):  # redrawn from gen: leave the caller's RNG
+                    regressor = build_regressor(name, config)
                 model: NodeRegressor | Standardized = regressor
                 if config.standardize_target:
                     model = Standardized(regressor, float(y.mean()), float(y.std()))

@@ -302,7 +302,9 @@ def untrained_convergence(
         # Modulo 2**64: torch's seed range, which a seed near its top would overflow.
         gen = torch.Generator(device=device).manual_seed((seed * 1000 + index) % 2**64)
         channels = graphon.channels if isinstance(graphon, GraphonSignal) else 1
-        model = build_model(model_name, channels, config).to(device=device, dtype=config.dtype)
+        with torch.random.fork_rng(devices=[]):  # redrawn from gen: leave the caller's RNG
+            model = build_model(model_name, channels, config)
+        model = model.to(device=device, dtype=config.dtype)
         randomize_parameters(model, std=config.weight_std, generator=gen)
         model.eval()
         outputs = []

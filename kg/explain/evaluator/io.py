@@ -236,7 +236,10 @@ def load_evaluator(
         )
     _check_state(skeleton, data.get("state"), source)
     evaluator = cls(cfg)
-    network = _build(cfg, num_relations, teacher_dim)
+    # The constructor's random initialisation is overwritten by the stored state: draw it
+    # from a forked RNG, so loading leaves the caller's global torch state untouched.
+    with torch.random.fork_rng(devices=[]):
+        network = _build(cfg, num_relations, teacher_dim)
     network.load_state_dict(data["state"])
     fitted = {
         **fitted,
