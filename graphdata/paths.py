@@ -65,7 +65,7 @@ class Paths:
     Shapes:
         ``nodes``: ``[P, L + 1]``; ``edge_ids``, ``relations``, ``forward``: ``[P, L]``;
         ``length``: ``[P]``. ``L`` is the ``max_length`` asked for, capped at
-        ``max(1, N' - 1)``, ``N'`` the nodes with a usable edge (no simple path is longer).
+        ``max(1, N' - 1)``, ``N'`` the nodes on some edge (no simple path is longer).
     """
 
     nodes: Tensor
@@ -166,7 +166,7 @@ def enumerate_paths(
         source: The source node :math:`s`.
         target: The target node :math:`t`; ``source == target`` gives no path (none is simple).
         max_length: The maximum number of steps :math:`L`, ``>= 1``. No simple path has more
-            than :math:`N' - 1` steps, :math:`N'` the nodes with a usable (not excluded) edge,
+            than :math:`N' - 1` steps, :math:`N'` the nodes on some edge (excluded or not),
             so a larger value searches and pads to :math:`\max(1, N' - 1)` only.
         num_nodes: The number of nodes. Default ``None``: ``edge_index.max() + 1``.
         max_paths: The most paths to return, ``>= 1``. Default ``None``: no cap.
@@ -286,10 +286,13 @@ def enumerate_paths_batch(
     keep = keep_mask(edge_index, edge_type, exclude_edges, exclude_triples)
 
     csr = build_csr(edge_index, num_nodes, keep)
-    # A simple path visits distinct nodes, each with a usable edge, so it has at most (those
-    # nodes - 1) steps: longer lengths are neither searched nor padded (L = 10**9 on a small
-    # graph would allocate [P, 10**9 + 1]).
-    touched = int((csr.rowptr.diff() > 0).sum())
+    # A simple path visits distinct nodes, each on some edge, so it has at most (those nodes - 1)
+    # steps: longer lengths are neither searched nor padded (L = 10**9 on a small graph would
+    # allocate [P, 10**9 + 1]). Counted over every edge, excluded ones included, so the width is
+    # the same for every pair and exclusion (a batch equals its single calls).
+    on_edge = torch.zeros(num_nodes, dtype=torch.bool, device=edge_index.device)
+    on_edge[edge_index.reshape(-1)] = True
+    touched = int(on_edge.sum())
     max_length = max(1, min(max_length, touched - 1))
     results: list[Paths] = []
     for start, stop in pair_chunks(num_pairs, num_nodes):

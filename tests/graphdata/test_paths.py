@@ -219,6 +219,24 @@ def test_batch_equals_single_calls(graph, data):
             assert torch.equal(getattr(got, field), getattr(want, field))
 
 
+def test_the_width_cap_ignores_exclusions_so_a_batch_equals_its_single_calls():
+    # Found by hypothesis in a fresh clone's CI: edges 0-0 and 1-2, pair (0, 0) with relation 0.
+    # The batch excludes (0, 0, 0) per pair, a single call through exclude_triples; counting only
+    # usable edges' nodes gave widths 2 and 3. Every edge's nodes count: {0, 1, 2}, L = 2.
+    edge_index, edge_type = torch.tensor([[0, 1], [0, 2]]), torch.tensor([0, 0])
+    (got,) = enumerate_paths_batch(
+        edge_index,
+        edge_type,
+        torch.tensor([[0, 0]]),
+        3,
+        num_nodes=3,
+        target_relations=torch.tensor([0]),
+    )
+    want = enumerate_paths(edge_index, edge_type, 0, 0, 3, num_nodes=3, exclude_triples=(0, 0, 0))
+    assert got.nodes.shape == want.nodes.shape == (0, 3)
+    assert got.edge_ids.shape == want.edge_ids.shape == (0, 2)
+
+
 def test_source_equal_to_target_gives_no_path():
     edge_index = torch.tensor([[0, 1, 1], [1, 0, 1]])
     paths = enumerate_paths(edge_index, torch.zeros(3, dtype=torch.long), 1, 1, 3)
