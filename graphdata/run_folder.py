@@ -13,6 +13,9 @@
 * :func:`check_run_state` refuses to start over a finished run (or a checkpoint) unless the
   user asks to ``--resume`` or to ``--overwrite``, and refuses a folder (or any non-regular
   file) where the run's own files go.
+* :func:`remove_run_files` removes the old run's files for ``--overwrite``, through symbolic
+  links: a link in the run folder stays and the file it names goes, so the new run writes where
+  the old one did.
 
 The locking uses :mod:`fcntl` (POSIX: Linux and macOS).
 """
@@ -36,6 +39,7 @@ __all__ = [
     "check_output_folder",
     "check_run_state",
     "lock_holder",
+    "remove_run_files",
     "run_lock",
 ]
 
@@ -288,7 +292,8 @@ def check_run_state(
     Args:
         folder: The run folder (it may not exist yet).
         resume: The user asked to continue the run.
-        overwrite: The user asked to start over, removing the old run's files.
+        overwrite: The user asked to start over, removing the old run's files (through their
+            symbolic links: :func:`remove_run_files`).
         finished: File name that marks a finished run, e.g. ``"test_metrics.json"``.
         checkpoint: File name of the checkpoint, e.g. ``"checkpoint.pt"``.
         owned: Every file name the run writes (``finished`` and ``checkpoint`` included):
@@ -296,8 +301,9 @@ def check_run_state(
         argument: The flag that named the folder. Default ``"--out"``.
 
     Returns:
-        The existing owned files, which the caller removes when ``overwrite`` is set (after
-        taking :func:`run_lock`); empty when there are none.
+        The existing owned files (``FOLDER/NAME``, a symbolic link left as it is), which the
+        caller removes with :func:`remove_run_files` when ``overwrite`` is set (after taking
+        :func:`run_lock`); empty when there are none.
 
     Raises:
         GraphDataError: On any refused state; the message names the folder and the flag to pass.
@@ -342,3 +348,52 @@ def check_run_state(
                 f"continue it, --overwrite to start over, or another {argument}"
             )
     return existing
+
+
+def remove_run_files(
+    files: Iterable[str | os.PathLike[str]], *, argument: str = "--overwrite"
+) -> list[tuple[Path, Path]]:
+    """Remove an old run's files for ``--overwrite``, through their symbolic links.
+
+    A regular file is removed. A symbolic link is kept, pointing where it did, and the file it
+    names (at the end of a chain of links) is removed instead: the new run then writes its file
+    through the link again (:func:`graphdata.atomic.atomic_path` and ``open`` create the file a
+    dangling link names), where the user put it, e.g. on another disk. Removing the link itself
+    would leave the old run's file at the target and write the new run's beside the link.
+    Nothing but ``files`` and the files their links name is removed, and nothing is removed
+    when one of them cannot be: every folder a removal writes is checked first.
+
+    Args:
+        files: The run's existing files, as :func:`check_run_state` lists them.
+        argument: The flag that asked for the removal. Default ``"--overwrite"``.
+
+    Returns:
+        ``(file, removed)`` per file: the path given and the file removed (the link's target
+        for a link, else the path itself).
+
+    Raises:
+        GraphDataError: If a folder holding a file to remove cannot be written; nothing was
+            removed.
+
+    Examples:
+        >>> import tempfile
+        >>> run, store = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
+        >>> _ = (store / "ckpt.pt").write_text("old")
+        >>> (run / "checkpoint.pt").symlink_to(store / "ckpt.pt")
+        >>> [p.name for _, p in remove_run_files([run / "checkpoint.pt"])]
+        ['ckpt.pt']
+        >>> (run / "checkpoint.pt").is_symlink(), (store / "ckpt.pt").exists()
+        (True, False)
+    """
+    pairs = [(Path(file), Path(os.path.realpath(file))) for file in files]
+    for file, real in pairs:
+        if not os.access(real.parent, os.W_OK | os.X_OK):
+            via = f" (named by the link {str(file)!r})" if file.is_symlink() else ""
+            raise GraphDataError(
+                f"{argument}: expected to remove the old run's {file.name}, {str(real)!r}{via}, "
+                f"but this user cannot write its folder {str(real.parent)!r}; fix that "
+                "folder's permissions or pass another --out"
+            )
+    for _, real in pairs:
+        real.unlink(missing_ok=True)  # two links may name one file
+    return pairs

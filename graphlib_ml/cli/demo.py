@@ -18,10 +18,13 @@ SECTION_NAMES = ("data", "kg", "explain", "graphon", "iwn", "spatial")
 
 
 def _demo(args: argparse.Namespace) -> int:
+    from graphlib_ml.cli._folders import remove_new_folders_on_error
     from graphlib_ml.demo import SECTIONS, run_demo
 
     parts = list(SECTIONS) if args.parts == "all" else [p.strip() for p in args.parts.split(",")]
-    run_demo(Path(args.out), parts=parts, seed=args.seed, device=args.device)
+    # run_demo creates --out before it checks --device: a refusal then leaves no empty folder.
+    with remove_new_folders_on_error(args.out):
+        run_demo(Path(args.out), parts=parts, seed=args.seed, device=args.device)
     return 0
 
 

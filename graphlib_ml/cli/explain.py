@@ -353,6 +353,17 @@ def _print_rule_scores(
 
 
 def _explain(args: argparse.Namespace) -> int:
+    if not (args.triples and args.out):
+        return _explain_in(args)
+    from graphlib_ml.cli._folders import remove_new_folders_on_error
+
+    # --out with --triples is a folder, made before the checkpoint is loaded: a refusal after
+    # it (a missing checkpoint, an unknown label) leaves no empty folder.
+    with remove_new_folders_on_error(args.out):
+        return _explain_in(args)
+
+
+def _explain_in(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
     from graphlib_ml.cli._datasets import dropped_triples_as_lines, resolve_world

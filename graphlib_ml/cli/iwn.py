@@ -24,6 +24,7 @@ from graphdata import cli_types
 from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, run_lock
 from graphlib_ml.cli._flags import add_config_flags, config_values
+from graphlib_ml.cli._folders import remove_new_folders_on_error
 from graphon.families import GRAPHONS
 from graphon.nn.generalization import SizeGeneralizationConfig
 from graphon.nn.models import MODELS
@@ -105,7 +106,8 @@ def run_transfer(args: argparse.Namespace) -> int:
     out = check_output_folder(args.out, argument="--out")
     for name in OUTPUTS[args.experiment]:
         check_output_file(out / name, argument="--out")
-    with run_lock(out, argument="--out"):
+    # A refusal before anything is written (e.g. a bad --activation) leaves no --out.
+    with remove_new_folders_on_error(out), run_lock(out, argument="--out"):
         return _run_transfer(args, out, models)
 
 

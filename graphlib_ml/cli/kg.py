@@ -71,7 +71,13 @@ import torch
 from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
 from graphdata.errors import GraphDataError
-from graphdata.run_folder import check_output_file, check_output_folder, check_run_state, run_lock
+from graphdata.run_folder import (
+    check_output_file,
+    check_output_folder,
+    check_run_state,
+    remove_run_files,
+    run_lock,
+)
 from graphdata.triples import KGDataset
 from graphlib_ml.cli._datasets import (
     add_header_flag,
@@ -82,6 +88,7 @@ from graphlib_ml.cli._datasets import (
     user_warnings_as_lines,
 )
 from graphlib_ml.cli._flags import add_config_flags
+from graphlib_ml.cli._folders import remove_new_folders_on_error
 from graphlib_ml.cli.tune import (
     GivenStore,
     TrainSettings,
@@ -207,12 +214,17 @@ def _train_ranks(args: argparse.Namespace, device: torch.device) -> int:
 
 @contextlib.contextmanager
 def _run_folder(args: argparse.Namespace) -> Iterator[Path]:
-    """Check ``--out``, hold its lock, apply ``--overwrite``/``--resume``; yield the folder."""
+    """Check ``--out``, hold its lock, apply ``--overwrite``/``--resume``; yield the folder.
+
+    ``--overwrite`` removes the old run's files (:data:`RUN_FILES`) through their symbolic
+    links: a link stays and the file it names goes
+    (:func:`graphdata.run_folder.remove_run_files`), so the new run writes through the link
+    where the old one did. A run refused before it wrote
+    anything (e.g. ``--on-unknown raise`` on unknown labels) removes the folders it created
+    (:func:`graphlib_ml.cli._folders.remove_new_folders_on_error`).
+    """
     out = check_output_folder(args.out, argument="--out")
-    # The folders this run creates (--out and missing parents): a run refused before it wrote
-    # anything (e.g. --on-unknown raise on unknown labels) removes them again.
-    created = [p for p in (out, *out.parents) if not os.path.lexists(p)]
-    try:
+    with remove_new_folders_on_error(out):
         with run_lock(out, argument="--out"):
             old = check_run_state(
                 out,
@@ -223,10 +235,15 @@ def _run_folder(args: argparse.Namespace) -> Iterator[Path]:
                 owned=RUN_FILES,
             )
             if args.overwrite:
-                for path in old:
-                    path.unlink()
-                if old:
-                    print(f"--overwrite: removed {', '.join(p.name for p in old)} from {out}")
+                removed = remove_run_files(old, argument="--overwrite")
+                if removed:
+                    names = [
+                        f"{file.name} (through its link, {real})"
+                        if file.is_symlink()
+                        else file.name
+                        for file, real in removed
+                    ]
+                    print(f"--overwrite: removed {', '.join(names)} from {out}")
             raced = [name for name in race_files() if (out / name).is_file()]
             if raced and not (args.resume or args.overwrite):
                 raise GraphDataError(
@@ -236,13 +253,6 @@ def _run_folder(args: argparse.Namespace) -> Iterator[Path]:
             if args.resume and not raced and not (out / "checkpoint.pt").is_file():
                 print(f"--resume: no checkpoint at {out / 'checkpoint.pt'}; starting from scratch")
             yield out
-    except BaseException:
-        for folder in created:  # innermost first; a folder with files in it stays
-            try:
-                folder.rmdir()
-            except OSError:
-                break
-        raise
 
 
 def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> int:
@@ -733,7 +743,9 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
     again.add_argument(
         "--overwrite",
         action="store_true",
-        help="start over in an OUT that holds a run (removes its checkpoint and metrics)",
+        help="start over in an OUT that holds a run (removes its checkpoint and metrics; a "
+        "symbolic link among them stays and the file it names is removed, so the new run "
+        "writes through it)",
     )
     train.set_defaults(func=_train)
 

@@ -226,6 +226,17 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _fit(args: argparse.Namespace) -> int:
+    if args.tracker is None:
+        return _fit_in(args)
+    from graphlib_ml.cli._folders import remove_new_folders_on_error
+
+    # The tracker's folder is made before tl.celcomen checks its input (e.g. --spatial-key):
+    # a refusal there leaves no empty folder.
+    with remove_new_folders_on_error(_tracking_folder(args)):
+        return _fit_in(args)
+
+
+def _fit_in(args: argparse.Namespace) -> int:
     from graphdata.device import resolve_device
     from graphdata.run_folder import check_output_file
     from spatial import tl

@@ -204,12 +204,14 @@ def _tune(args: argparse.Namespace) -> int:
     from graphdata.tracking import make_tracker
     from graphlib_ml.cli._datasets import compute_device, dropped_triples_as_lines
     from graphlib_ml.cli._flags import config_values
+    from graphlib_ml.cli._folders import remove_new_folders_on_error
     from kg.datasets import load_dataset
     from kg.tune import SEARCH_SPACES, tune
 
     out = check_output_folder(args.out, argument="--out")
     device = compute_device(args.device)
-    with run_lock(out, argument="--out"):
+    # A refusal before the study wrote anything (e.g. an unreadable --dataset) leaves no --out.
+    with remove_new_folders_on_error(out), run_lock(out, argument="--out"):
         with dropped_triples_as_lines():
             dataset = load_dataset(
                 args.dataset,

@@ -23,6 +23,7 @@ from graphdata.run_folder import (
     check_output_folder,
     check_run_state,
     lock_holder,
+    remove_run_files,
     run_lock,
 )
 
@@ -333,3 +334,44 @@ def test_a_dangling_symlink_at_a_run_file_is_a_file_still_to_write(tmp_path, fla
     loop.symlink_to(loop)  # a link that names itself is still refused
     with pytest.raises(GraphDataError, match=r"metrics.jsonl.* got not a regular file"):
         _state(tmp_path, **flags)
+
+
+def test_remove_run_files_removes_through_links_and_keeps_the_links(tmp_path):
+    # What --overwrite removes: the file a link names (at the end of a chain), never the link,
+    # and nothing beside the run's files.
+    run, store = tmp_path / "run", tmp_path / "store"
+    run.mkdir()
+    store.mkdir()
+    (run / "test_metrics.json").write_text("{}")
+    (store / "ckpt.pt").write_text("old")
+    (store / "hop").symlink_to(store / "ckpt.pt")
+    (run / "checkpoint.pt").symlink_to(store / "hop")  # a chain: run -> hop -> ckpt.pt
+    (store / "keep.txt").write_text("not the run's")
+    found = _state(run, resume=False, overwrite=True)
+    removed = remove_run_files(found)
+    assert {(file.name, real) for file, real in removed} == {
+        ("checkpoint.pt", store / "ckpt.pt"),
+        ("test_metrics.json", run / "test_metrics.json"),
+    }
+    assert os.readlink(run / "checkpoint.pt") == str(store / "hop")
+    assert os.readlink(store / "hop") == str(store / "ckpt.pt")
+    assert not (store / "ckpt.pt").exists() and not (run / "test_metrics.json").exists()
+    assert sorted(p.name for p in store.iterdir()) == ["hop", "keep.txt"]
+    assert _state(run, resume=False, overwrite=False) == []  # a dangling link: a fresh run
+
+
+def test_remove_run_files_removes_nothing_when_a_target_folder_is_read_only(tmp_path, monkeypatch):
+    run, store = tmp_path / "run", tmp_path / "store"
+    run.mkdir()
+    store.mkdir()
+    (run / "test_metrics.json").write_text("{}")
+    (store / "ckpt.pt").write_text("old")
+    (run / "checkpoint.pt").symlink_to(store / "ckpt.pt")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: Path(p) != store and real(p, mode))
+    with pytest.raises(
+        GraphDataError, match=r"--overwrite: .*checkpoint.pt, .*ckpt.pt' \(named by the link"
+    ):
+        remove_run_files(_state(run, resume=False, overwrite=True))
+    assert (store / "ckpt.pt").read_text() == "old"
+    assert (run / "test_metrics.json").read_text() == "{}"

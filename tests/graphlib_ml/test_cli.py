@@ -58,3 +58,14 @@ def test_demo_writes_report_and_figures(tmp_path):
 def test_demo_rejects_unknown_parts(tmp_path):
     with pytest.raises(ValueError, match=r"parts: unknown section\(s\) \['nope'\]"):
         run_demo(tmp_path, parts=["nope"])
+
+
+def test_demo_refused_after_making_out_leaves_no_new_folder(tmp_path, capsys):
+    # run_demo creates --out before it checks --device: the refusal left an empty folder (and
+    # its new parent). A folder that existed before stays.
+    out = tmp_path / "new" / "report"
+    assert main(["demo", "--parts", "data", "--device", "foo", "--out", str(out)]) == 2
+    assert "device: expected 'auto', 'cpu'" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    assert main(["demo", "--parts", "data", "--device", "foo", "--out", str(tmp_path)]) == 2
+    assert tmp_path.is_dir()

@@ -105,3 +105,18 @@ def test_targets_are_checked_against_the_graph_before_distillation(
         _run([str(path), "--triples", str(targets), *FLAGS])
     with pytest.raises(GraphDataError, match=r"--triple: unknown entity label 'person_9'"):
         _run([str(path), "--triple", f"person_9 child_of {b}", *FLAGS])
+
+
+def test_a_refusal_after_the_figure_folder_was_made_leaves_no_new_folder(tmp_path):
+    # --out with --triples is created before the checkpoint is loaded: a missing checkpoint
+    # left an empty folder (and its new parent). A folder that existed before stays.
+    good = tmp_path / "good.txt"
+    good.write_text("a child_of b\n", encoding="utf-8")
+    argv = [str(tmp_path / "missing.pt"), "--triples", str(good), "--device", "cpu"]
+    with pytest.raises(GraphDataError, match="checkpoint: no file at"):
+        _run([*argv, "--out", str(tmp_path / "new" / "figs")])
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "old").mkdir()
+    with pytest.raises(GraphDataError, match="checkpoint: no file at"):
+        _run([*argv, "--out", str(tmp_path / "old")])
+    assert (tmp_path / "old").is_dir()

@@ -212,6 +212,59 @@ def test_train_writes_through_dangling_symlinks_in_out(folder, tmp_path):
     assert _epochs(store) == [1, 2, 3] and (out / "checkpoint.pt").is_symlink()
 
 
+def _state(path: Path) -> dict:
+    return torch.load(path, weights_only=True)["model"]["state"]
+
+
+def _records(path: Path) -> list[dict]:
+    """The log's records without their wall-clock ``seconds``."""
+    lines = path.read_text().splitlines()
+    return [{k: v for k, v in json.loads(x).items() if k != "seconds"} for x in lines]
+
+
+def test_overwrite_keeps_symlinks_in_out_and_replaces_their_targets(folder, tmp_path, capsys):
+    # --overwrite unlinked the links themselves: the new run then wrote plain files into --out
+    # and the old run's checkpoint and log stayed at the link targets.
+    out, store, plain = tmp_path / "run", tmp_path / "store", tmp_path / "plain"
+    out.mkdir()
+    store.mkdir()
+    (out / "checkpoint.pt").symlink_to(store / "ckpt.pt")
+    (out / "metrics.jsonl").symlink_to(Path("..") / "store" / "log.jsonl")  # a relative link
+    (out / "notes.txt").write_text("mine")
+    (store / "other.pt").write_text("not the run's")
+    assert _run(_train_argv(folder, out, "--epochs", "3")) == 0
+    old = _state(store / "ckpt.pt")
+    assert [r["epoch"] for r in _records(store / "log.jsonl")] == [1, 2, 3]
+    capsys.readouterr()
+    assert _run(_train_argv(folder, out, "--overwrite", "--seed", "7")) == 0
+    # The links are still there and point where they did.
+    assert (out / "checkpoint.pt").is_symlink() and (out / "metrics.jsonl").is_symlink()
+    assert os.readlink(out / "checkpoint.pt") == str(store / "ckpt.pt")
+    assert os.readlink(out / "metrics.jsonl") == os.path.join("..", "store", "log.jsonl")
+    printed = capsys.readouterr().out
+    assert f"checkpoint.pt (through its link, {store / 'ckpt.pt'})" in printed
+    # Oracle: the same run into a folder without links.
+    assert _run(_train_argv(folder, plain, "--seed", "7")) == 0
+    new, want = _state(store / "ckpt.pt"), _state(plain / "checkpoint.pt")
+    assert new.keys() == want.keys() and all(torch.equal(new[k], want[k]) for k in want)
+    assert not all(torch.equal(new[k], old[k]) for k in old)  # not the first (3-epoch) run
+    assert _records(store / "log.jsonl") == _records(plain / "metrics.jsonl")
+    assert [r["epoch"] for r in _records(store / "log.jsonl")] == [1, 2]
+    test_metrics = out / "test_metrics.json"
+    assert not test_metrics.is_symlink()
+    assert test_metrics.read_text() == (plain / "test_metrics.json").read_text()
+    # Nothing but the run's own files was touched.
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (store / "other.pt").read_text() == "not the run's"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "checkpoint.pt",
+        "metrics.jsonl",
+        "notes.txt",
+        "test_metrics.json",
+    ]
+    assert sorted(p.name for p in store.iterdir()) == ["ckpt.pt", "log.jsonl", "other.pt"]
+
+
 # --------------------------------------------------------------------------- numeric flags
 
 

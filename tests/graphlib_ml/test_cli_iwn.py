@@ -102,3 +102,19 @@ def test_demo_section_writes_its_figures(tmp_path, monkeypatch):
     assert text.startswith("## ")
     for name in ("graphon_nn_mae.png", "graphon_nn_spread.png", "graphon_nn_lift.png"):
         assert name in text and (tmp_path / name).stat().st_size > 0
+
+
+def test_cli_refused_config_leaves_no_new_out(tmp_path):
+    # The config (here --activation) is checked after run_lock created --out: the refusal left
+    # an empty folder (and its new parent). A folder that existed before stays.
+    out = tmp_path / "new" / "transfer"
+    argv = ["transfer", "--experiment", "trained", "--models", "iwn", "--sizes", "10,20"]
+    argv += ["--activation", "foo", "--device", "cpu"]
+    args = _parser().parse_args([*argv, "--out", str(out)])
+    with pytest.raises(GraphDataError, match=r"activation: expected one of"):
+        args.func(args)
+    assert not (tmp_path / "new").exists()
+    args = _parser().parse_args([*argv, "--out", str(tmp_path)])
+    with pytest.raises(GraphDataError, match=r"activation: expected one of"):
+        args.func(args)
+    assert tmp_path.is_dir()

@@ -366,3 +366,13 @@ def test_perturb_names_the_flags_of_an_option_of_another_method(
     err = _one_line_error(capsys, message)
     assert "method=" not in err and "steps=" not in err
     assert not out.exists()
+
+
+def test_fit_refused_after_making_the_tracker_folder_leaves_no_new_folder(signed, tmp_path, capsys):
+    # make_tracker creates the tracker's folder before tl.celcomen checks --spatial-key: the
+    # refusal left an empty OUT.tracking folder.
+    out = tmp_path / "o.h5ad"
+    argv = ["spatial", "fit", str(signed), "--signed", "--out", str(out), *EPOCHS]
+    assert main([*argv, "--tracker", "jsonl", "--spatial-key", "nope"]) == EXIT_USAGE
+    _one_line_error(capsys, "obsm['nope']")
+    assert not (tmp_path / "o.tracking").exists() and not out.exists()

@@ -170,3 +170,17 @@ def test_help_and_tune_parser_import_neither_optuna_nor_the_trackers():
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+
+
+def test_tune_refused_before_writing_leaves_no_new_out(tmp_path, capsys):
+    # --out (and its missing parents) was created under the lock before the dataset was read:
+    # an unreadable --dataset left an empty folder. A folder that existed before stays.
+    argv = ["kg", "tune", "--dataset", str(tmp_path / "missing"), "--model", "distmult"]
+    out = tmp_path / "new" / "tune"
+    assert main([*argv, "--trials", "1", "--device", "cpu", "--out", str(out)]) != 0
+    assert "is not a folder" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+    old = tmp_path / "old"
+    old.mkdir()
+    assert main([*argv, "--trials", "1", "--device", "cpu", "--out", str(old)]) != 0
+    assert old.is_dir() and not any(old.iterdir())
