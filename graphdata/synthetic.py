@@ -411,8 +411,11 @@ def family_kg(
         True
     """
     rules = _check_rules(rules)
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise GraphDataError(f"seed: expected an int or None, got {seed!r}")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise GraphDataError(
+            f"seed: expected an int >= 0 or None, got {seed!r}; pass e.g. seed=0 (NumPy seeds "
+            "are non-negative)"
+        )
     check_world_arguments(
         num_people, num_generations, valid_fraction, test_fraction, marriage_rate, outsider_rate
     )

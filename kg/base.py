@@ -440,6 +440,13 @@ class KGEModel(torch.nn.Module, abc.ABC):
         tensor of ids on the entity table is a lookup, so its gradient joins them (sLCWA's batched
         negatives) instead of a dense ``[E, d]`` table; the values are the same.
         """
+        if isinstance(entities, Tensor) and entities.dtype == torch.uint8:
+            # torch indexes a uint8 tensor as a mask: ids [0, 3, 1] would pick rows 1 and 2
+            raise GraphDataError(
+                f"entities: expected a 1-D tensor of entity ids (int64, or another signed "
+                f"integer type), got a uint8 tensor of {entities.numel()} values, which torch "
+                "reads as a mask; pass entities.long()"
+            )
         if (
             isinstance(entities, Tensor)
             and entities.dtype != torch.bool

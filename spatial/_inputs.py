@@ -59,6 +59,7 @@ __all__ = [
     "remove_library_size",
     "is_raw_counts",
     "check_edge_index",
+    "check_graph",
     "graph_from_adata",
     "require_coordinates",
     "resolve_genes",
@@ -755,6 +756,17 @@ def check_edge_index(edge_index: Tensor, num_nodes: int, argument: str = "edge_i
             f"{argument}: expected node indices in [0, {num_nodes}), got range "
             f"[{int(edge_index.min())}, {int(edge_index.max())}]"
         )
+
+
+def check_graph(edge_index: Tensor, weight: Tensor, num_nodes: int) -> None:
+    """Raise unless ``edge_index`` [2, E] (int64, ids in ``[0, N)``) and ``weight`` [E] fit.
+
+    The counterfactuals and the sampler build a sparse operator from them without torch's
+    index checks: an id outside ``[0, N)`` read and wrote outside its buffer (a wrong result or
+    a crash), and a NaN weight made every state NaN.
+    """
+    check_edge_index(edge_index, num_nodes)
+    check_edge_weight(weight, edge_index.shape[1], "weight")
 
 
 def graph_from_adata(adata: AnnData, spatial_key: str, n_neighbors: int) -> tuple[Tensor, Tensor]:

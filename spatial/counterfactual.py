@@ -57,7 +57,7 @@ import torch
 from torch import Tensor
 
 from graphdata.errors import GraphDataError
-from spatial._inputs import check_int, check_real, unit_rows
+from spatial._inputs import check_edge_index, check_graph, check_int, check_real, unit_rows
 from spatial._messages import neighbour_operator
 from spatial.equilibrium import clamped_mean_field, sampled_contrast
 from spatial.model import CelcomenEnergy
@@ -253,6 +253,8 @@ def auto_step_size(
         low_open=True,
         fix="pass a positive number of model time units, e.g. horizon=4",
     )
+    check_int("num_nodes", num_nodes, 0)
+    check_graph(edge_index, weight, num_nodes)
     with torch.no_grad():
         w_intra, w_inter = model.W_intra, model.W_inter
         s_norm = (
@@ -324,6 +326,7 @@ def relax(
         fix="pass a positive step size, e.g. step_size=0.01",
     )
     _check_state(x, "x")
+    check_graph(edge_index, weight, x.shape[0])
     if clamped is None:
         clamped = torch.zeros_like(x, dtype=torch.bool)
     free = (~clamped).to(x.dtype)
@@ -376,6 +379,19 @@ def ring_index(edge_index: Tensor, sources: Tensor, num_nodes: int) -> Tensor:
         >>> ring_index(path, torch.tensor([True, False, False, False, False]), 5)
         tensor([0, 1, 2, 3, 3])
     """
+    check_int("num_nodes", num_nodes, 0)
+    check_edge_index(edge_index, num_nodes)
+    if (
+        not isinstance(sources, Tensor)
+        or sources.dtype != torch.bool
+        or sources.shape != (num_nodes,)
+    ):
+        got = (
+            (tuple(sources.shape), sources.dtype) if isinstance(sources, Tensor) else type(sources)
+        )
+        raise GraphDataError(
+            f"sources: expected a bool mask [N] = [{num_nodes}] of the perturbed cells, got {got}"
+        )
     ring = torch.full((num_nodes,), N_RINGS - 1, dtype=torch.long, device=edge_index.device)
     reached = sources.clone()
     ring[reached] = 0
@@ -474,6 +490,16 @@ def simulate_intervention(
         RuntimeWarning: If the mean field does not reach ``tolerance``.
     """
     _check_state(x, "x")
+    check_graph(edge_index, weight, x.shape[0])
+    if not isinstance(cells, Tensor) or cells.dtype != torch.bool or cells.shape != x.shape[:1]:
+        got = (tuple(cells.shape), cells.dtype) if isinstance(cells, Tensor) else type(cells)
+        raise GraphDataError(
+            f"cells: expected a bool mask [N] = [{x.shape[0]}] of the perturbed cells, got {got}; "
+            "for cell ids pass a mask, e.g. torch.zeros(N, dtype=torch.bool).index_fill_(0, ids, "
+            "True)"
+        )
+    for column in genes:
+        check_int("genes (a key)", column, 0, x.shape[1] - 1)
     if method not in METHODS:
         raise GraphDataError(
             f"method: expected one of {METHODS}, got {method!r}; 'mean_field' reports the "

@@ -29,7 +29,7 @@ from torch import Tensor
 from graphdata.device import make_generator
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
-from spatial._inputs import check_int, check_real, check_seed
+from spatial._inputs import check_graph, check_int, check_real, check_seed
 from spatial._messages import edge_weights, neighbour_operator
 from spatial.model import CelcomenEnergy
 
@@ -184,6 +184,7 @@ def langevin_sample(
         fix="pass a positive Langevin step size, e.g. 0.005",
     )
     check_seed("seed", seed)
+    check_graph(edge_index, weight, n_cells)
     param = model.intra_raw
     generator = make_generator(seed, param.device)
     x = torch.randn(

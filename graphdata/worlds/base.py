@@ -216,8 +216,13 @@ def check_world_arguments(
         raise GraphDataError(
             f"size: expected an int >= {minimum}, got {size!r}; pass e.g. size={4 * minimum}"
         )
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)):
-        raise GraphDataError(f"seed: expected an int or None, got {seed!r}")
+    if seed is not None and (
+        not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0
+    ):
+        raise GraphDataError(
+            f"seed: expected an int >= 0 or None, got {seed!r}; pass e.g. seed=0 (NumPy seeds "
+            "are non-negative)"
+        )
     for name, value in (("valid_fraction", valid_fraction), ("test_fraction", test_fraction)):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not ok or not 0.0 <= float(value) < 1.0:  # type: ignore[arg-type]

@@ -214,6 +214,18 @@ def signal_triangle_density(adj: Tensor, x: Tensor, mask: Tensor | None = None) 
     closed = (m * (m @ adj).mT).sum(-1)  # [B, N]: sum_j M_ij (MA)_ji
     if mask is None:
         return x * closed / adj.size(-1) ** 2
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool or mask.shape != adj.shape[:2]:
+        got = (tuple(mask.shape), mask.dtype) if isinstance(mask, Tensor) else type(mask)
+        raise GraphDataError(
+            f"mask: expected a bool tensor [B, N] = {list(adj.shape[:2])} (True = real node), "
+            f"got {got}; pass the batch's mask or None"
+        )
+    if not bool(mask.any(-1).all()):
+        empty = torch.nonzero(~mask.any(-1)).flatten()[:5].tolist()
+        raise GraphDataError(
+            f"mask: graphs {empty} have no real node (an all-False row), so their densities are "
+            "0/0; drop those graphs from the batch"
+        )
     n = mask.sum(-1).to(adj.dtype)  # [B]
     return x * closed / (n**2).unsqueeze(-1)
 

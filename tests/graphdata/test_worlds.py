@@ -12,6 +12,7 @@ import pytest
 from graphdata.errors import GraphDataError
 from graphdata.kg_stats import kg_statistics
 from graphdata.rules import RuleGraph, derived, groundings, parse_rules, read_rules
+from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from graphdata.typing import LabeledTriple
 from graphdata.worlds import (
@@ -277,7 +278,7 @@ def test_bad_arguments_give_clear_errors() -> None:
         world("business")
     with pytest.raises(GraphDataError, match=r"size: expected an int >= 20, got 5"):
         world("academic", size=5)
-    with pytest.raises(GraphDataError, match="seed: expected an int or None"):
+    with pytest.raises(GraphDataError, match="seed: expected an int >= 0 or None"):
         world("biology", seed="x")  # type: ignore[arg-type]
     with pytest.raises(GraphDataError, match="expected a sum below 1"):
         world("geography", valid_fraction=0.5, test_fraction=0.5)
@@ -1278,3 +1279,12 @@ def test_travel_exception_and_noise_rates() -> None:
     for name, q in rates.items():
         k, n = withheld_n[name]
         assert abs(k / n - q) < 4 * math.sqrt(q * (1 - q) / n), (name, k, n)
+
+
+def test_negative_seeds_are_refused_by_name() -> None:
+    # NumPy's default_rng refuses negative seeds: world, family_kg raised its bare
+    # "ValueError: expected non-negative integer" from numpy/random/bit_generator.pyx.
+    with pytest.raises(GraphDataError, match=r"seed: expected an int >= 0 or None, got -1"):
+        world("academic", size=60, seed=-1)
+    with pytest.raises(GraphDataError, match=r"seed: expected an int >= 0 or None, got -1"):
+        family_kg(30, num_generations=3, seed=-1)

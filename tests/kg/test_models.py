@@ -274,3 +274,19 @@ def test_rotate_tiled_evaluation_matches_autograd_path():
             torch.testing.assert_close(
                 model.score_tails(h, r, torch.tensor([6, 2, 2])), reference[:, [6, 2, 2]]
             )
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_uint8_candidate_ids_are_refused_not_read_as_a_mask(name):
+    # torch indexes a uint8 tensor as a mask: ids [0, 3, 1, 5, 2, 4] on 6 entities would have
+    # scored entities 0-5 minus the one at a zero, in table order, without a word.
+    model = MODELS[name](6, 2, 200 if name == "conve" else 8).eval()
+    h, r = torch.tensor([0, 1]), torch.tensor([0, 1])
+    ids = torch.tensor([0, 3, 1, 5, 2, 4])
+    with pytest.raises(GraphDataError, match="entities: .* got a uint8 tensor .*entities.long"):
+        model.score_tails(h, r, ids.to(torch.uint8))
+    with pytest.raises(GraphDataError, match="entities: .* uint8"):
+        model.score_heads(r, h, ids.to(torch.uint8))
+    torch.testing.assert_close(  # int32 ids are ids
+        model.score_tails(h, r, ids.to(torch.int32)), model.score_tails(h, r)[:, ids]
+    )

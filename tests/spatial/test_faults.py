@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from graphdata.errors import GraphDataError
 from spatial._messages import edge_weights
 from spatial.celcomen import Celcomen, CelcomenConfig
-from spatial.counterfactual import auto_step_size, relax, simulate_intervention
+from spatial.counterfactual import auto_step_size, relax, ring_index, simulate_intervention
 from spatial.model import CelcomenEnergy
 from spatial.simulate import hex_grid, langevin_sample, random_couplings, simulate_tissue
 
@@ -288,3 +288,73 @@ def test_genes_without_variation_are_refused(tissue, counts, what):
     ):
         Celcomen(epochs=3, progress=False).fit(adata)
     Celcomen(epochs=3, progress=False).fit(adata, mask_var=np.array([1, 1, 0, 1], dtype=bool))
+
+
+def _graph_calls(tissue, edge_index):
+    """Every public function that builds the sparse neighbour operator from an edge list."""
+    model = CelcomenEnergy(3)
+    model.set_matrices(tissue.W_intra, tissue.W_inter)
+    x, n = tissue.x, tissue.x.shape[0]
+    weight = torch.ones(edge_index.shape[1], dtype=x.dtype)
+    cells = torch.zeros(n, dtype=torch.bool)
+    cells[0] = True
+    return {
+        "auto_step_size": lambda: auto_step_size(model, edge_index, weight, n, steps=5),
+        "relax": lambda: relax(model, x, edge_index, weight, steps=3, progress=False),
+        "langevin_sample": lambda: langevin_sample(model, edge_index, weight, n, steps=3),
+        "mean_field": lambda: simulate_intervention(
+            model, x, edge_index, weight, {0: 0.5}, cells, progress=False
+        ),
+        "gradient": lambda: simulate_intervention(
+            model, x, edge_index, weight, {0: 0.5}, cells, method="gradient", progress=False
+        ),
+        "ring_index": lambda: ring_index(edge_index, cells, n),
+    }
+
+
+@pytest.mark.parametrize("bad", [40, -1])
+@pytest.mark.parametrize(
+    "name", ["auto_step_size", "relax", "langevin_sample", "mean_field", "gradient", "ring_index"]
+)
+def test_graph_functions_refuse_edge_ids_outside_the_cells(tissue, name, bad):
+    # The sparse operator is built without torch's index checks: the old code returned a result
+    # for an id of N (40 cells) or -1 (read outside the buffer), and an id of 2**40 crashed the
+    # process (segmentation fault). N was never checked.
+    edge_index = tissue.edge_index.clone()
+    edge_index[0, 3] = bad
+    with pytest.raises(GraphDataError, match=r"edge_index: expected node indices in \[0, 40\)"):
+        _graph_calls(tissue, edge_index)[name]()
+
+
+def test_counterfactual_refuses_nan_weights_and_a_weight_count_off_the_edges(tissue):
+    model = CelcomenEnergy(3)
+    model.set_matrices(tissue.W_intra, tissue.W_inter)
+    weight = torch.ones(tissue.edge_index.shape[1])
+    weight[2] = math.nan  # the old code blamed step_size: 'the relaxation diverged'
+    with pytest.raises(GraphDataError, match=r"weight: expected finite non-negative"):
+        relax(model, tissue.x, tissue.edge_index, weight, steps=3, progress=False)
+    # One weight short: torch's "indices and values must have same nnz".
+    with pytest.raises(GraphDataError, match=r"weight: expected a tensor \[E\]"):
+        relax(model, tissue.x, tissue.edge_index, weight[:-1], steps=3, progress=False)
+
+
+def test_simulate_intervention_refuses_cell_ids_and_gene_columns_outside_the_genes(tissue):
+    model = CelcomenEnergy(3)
+    model.set_matrices(tissue.W_intra, tissue.W_inter)
+    weight = torch.ones(tissue.edge_index.shape[1])
+    args = (model, tissue.x, tissue.edge_index, weight)
+    # Ids [0, 5] where a mask is due: the old code clamped cell 1 (the position of the nonzero 5).
+    with pytest.raises(GraphDataError, match=r"cells: expected a bool mask \[N\] = \[40\]"):
+        simulate_intervention(*args, {0: 0.5}, torch.tensor([0, 5]), progress=False)
+    cells = torch.zeros(40, dtype=torch.bool)
+    cells[[0, 5]] = True
+    # Column -1 clamped the last gene (2); column 3 of 3 genes raised torch's IndexError.
+    for column in (-1, 3):
+        with pytest.raises(GraphDataError, match=r"genes \(a key\): expected an int in \[0, 2\]"):
+            simulate_intervention(*args, {column: 0.5}, cells, progress=False)
+
+
+def test_ring_index_refuses_ids_for_the_source_mask():
+    # Long ids [0, 1] were used as indices: every node at distance 1 of node 1 got ring 1.
+    with pytest.raises(GraphDataError, match=r"sources: expected a bool mask \[N\] = \[5\]"):
+        ring_index(torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]]), torch.tensor([0, 1]), 5)

@@ -154,3 +154,18 @@ def test_best_of_keeps_the_lowest_validation_run():
         size_generalization(SizeGeneralizationConfig(**{**base, "lr_schedule": "step"}))
     with pytest.raises(GraphDataError, match=r"config.best_of: expected an int >= 1, got 0"):
         size_generalization(SizeGeneralizationConfig(**base, best_of=0))
+
+
+def test_signal_triangle_density_refuses_a_mask_off_the_batch():
+    # The mask only gives each graph's node count n: the old code took a mask of the wrong
+    # shape (here [1, 3] for a [1, 4] batch: n = 3, the density of 4 nodes divided by 9, not 16)
+    # and an all-False row (n = 0: 0/0 = NaN) without a word.
+    adj, x = torch.ones(1, 4, 4, dtype=DT), torch.full((1, 4), 0.5, dtype=DT)
+    full = signal_triangle_density(adj, x, torch.ones(1, 4, dtype=torch.bool))
+    torch.testing.assert_close(full, signal_triangle_density(adj, x))  # oracle: no mask
+    with pytest.raises(GraphDataError, match=r"mask: expected a bool tensor \[B, N\] = \[1, 4\]"):
+        signal_triangle_density(adj, x, torch.ones(1, 3, dtype=torch.bool))
+    with pytest.raises(GraphDataError, match=r"mask: expected a bool tensor"):
+        signal_triangle_density(adj, x, torch.ones(1, 4))
+    with pytest.raises(GraphDataError, match=r"mask: graphs \[0\] have no real node"):
+        signal_triangle_density(adj, x, torch.zeros(1, 4, dtype=torch.bool))
