@@ -145,13 +145,18 @@ class TrainingConfig:
             return float(self.margin)
         return 1.0 if self.resolved_loss() == "margin" else 0.0
 
-    def validate(self) -> None:
+    def validate(self, *, flags: bool = False) -> None:
         """Raise :class:`~graphdata.errors.GraphDataError` naming the first invalid field.
 
         Every numeric field is checked for its type, finiteness and range; the message names
         the field and its ``graphlib kg train`` flag (the field name with ``-`` for ``_``),
         what was expected, what arrived and the fix, e.g. ``margin (--margin): expected a
         finite number >= 0 or None, got nan; pass a non-negative --margin``.
+
+        Args:
+            flags: Name the command-line flags (``--loss``, ``--regime``) instead of the
+                keyword arguments in the messages about a combination of fields, for
+                ``graphlib kg train``. Default False.
 
         Raises:
             GraphDataError: On the first invalid field.
@@ -168,6 +173,13 @@ expected a finite number >= 0, got nan; pass a non-negative --adversarial-temper
         loss, losses = self.resolved_loss(), LOSSES[self.regime]
         if loss not in losses:  # often a model's tuned loss kept when only the regime changed
             takes = [regime for regime, names in LOSSES.items() if loss in names]
+            if flags:
+                raise GraphDataError(
+                    f"--loss: --regime {self.regime} takes {' or '.join(losses)}, got {loss} "
+                    f"(--loss, or the model's tuned loss); pass --loss {losses[0]} with --regime "
+                    f"{self.regime}"
+                    + (f", or keep --loss {loss} with --regime {takes[0]}" if takes else "")
+                )
             raise GraphDataError(
                 f"loss (regime {self.regime!r}): expected one of {losses}, got {loss!r}; pass "
                 f"--loss {losses[0]} (loss={losses[0]!r}) with --regime {self.regime}"
@@ -237,40 +249,67 @@ expected a finite number >= 0, got nan; pass a non-negative --adversarial-temper
         loss = self.resolved_loss()
         if self.margin is not None and loss not in ("margin", "nssa"):
             raise GraphDataError(
-                f"margin: the {loss!r} loss has no margin; set margin=None or use loss='margin' "
-                "or 'nssa'"
+                f"--margin: the {loss!r} loss has no margin, got --margin {self.margin:g} (or "
+                "the model's tuned margin); drop --margin, or pass --loss margin or nssa"
+                if flags
+                else f"margin: the {loss!r} loss has no margin; set margin=None or use "
+                "loss='margin' or 'nssa'"
             )
         if self.label_smoothing and loss in ("nssa", "margin", "softplus"):
             raise GraphDataError(
-                f"label_smoothing: the {loss!r} loss has no labels to smooth; set "
+                f"--label-smoothing: the {loss!r} loss has no labels to smooth, got "
+                f"--label-smoothing {self.label_smoothing:g}; drop --label-smoothing, or pass "
+                "--loss bce or --regime kvsall or 1vsall"
+                if flags
+                else f"label_smoothing: the {loss!r} loss has no labels to smooth; set "
                 "label_smoothing=0 or use loss='bce' or a 1-N regime"
             )
         if self.batched_negatives and self.regime != "slcwa":
             raise GraphDataError(
-                f"batched_negatives: negatives only exist in the 'slcwa' regime, got "
+                f"--batched-negatives: negatives only exist in --regime slcwa, got "
+                f"--batched-negatives {self.batched_negatives} with --regime {self.regime}; "
+                "drop --batched-negatives, or pass --regime slcwa"
+                if flags
+                else f"batched_negatives: negatives only exist in the 'slcwa' regime, got "
                 f"{self.batched_negatives} with regime={self.regime!r}; set batched_negatives=0"
             )
         if self.batched_negatives and not self.side_per_positive:
             raise GraphDataError(
-                f"batched_negatives: a chunk scores its shared negatives on one side per "
+                f"--batched-negatives: a chunk scores its shared negatives on one side per "
+                f"positive, got --batched-negatives {self.batched_negatives} with "
+                "--no-side-per-positive (or the model's tuned value); pass --side-per-positive, "
+                "or drop --batched-negatives"
+                if flags
+                else f"batched_negatives: a chunk scores its shared negatives on one side per "
                 f"positive, got batched_negatives={self.batched_negatives} with "
                 "side_per_positive=False; set side_per_positive=True (--side-per-positive)"
             )
         if self.optimizer in SPARSE_OPTIMIZERS and self.regime != "slcwa":
             raise GraphDataError(
-                f"optimizer: {self.optimizer!r} updates the rows a batch touches, which needs "
-                f"regime 'slcwa'; regime {self.regime!r} scores every entity (a dense "
+                f"--optimizer: {self.optimizer} updates the rows a batch touches, which needs "
+                f"--regime slcwa; --regime {self.regime} scores every entity (a dense "
+                "gradient): pass --optimizer adam or adagrad, or --regime slcwa"
+                if flags
+                else f"optimizer: {self.optimizer!r} updates the rows a batch touches, which "
+                f"needs regime 'slcwa'; regime {self.regime!r} scores every entity (a dense "
                 "gradient): use optimizer='adam' or 'adagrad'"
             )
         if self.optimizer in SPARSE_OPTIMIZERS and self.grad_clip is not None:
             raise GraphDataError(
-                f"grad_clip: not supported with optimizer {self.optimizer!r} (row gradients); "
-                "set grad_clip=None or use optimizer='adam'"
+                f"--grad-clip: not supported with --optimizer {self.optimizer} (row "
+                "gradients); drop --grad-clip, or pass --optimizer adam"
+                if flags
+                else f"grad_clip: not supported with optimizer {self.optimizer!r} (row "
+                "gradients); set grad_clip=None or use optimizer='adam'"
             )
         if self.regularizer_weight and self.regularizer is None:
             raise GraphDataError(
-                f"regularizer_weight: expected 0, or > 0 with regularizer 'n3' or 'l2', got "
-                f"{self.regularizer_weight!r} with regularizer={self.regularizer!r}"
+                f"--regularizer-weight: expected 0, or > 0 with --regularizer n3 or l2, got "
+                f"--regularizer-weight {self.regularizer_weight:g} with --regularizer none; "
+                "pass --regularizer n3 or l2, or drop --regularizer-weight"
+                if flags
+                else f"regularizer_weight: expected 0, or > 0 with regularizer 'n3' or 'l2', "
+                f"got {self.regularizer_weight!r} with regularizer={self.regularizer!r}"
             )
 
 

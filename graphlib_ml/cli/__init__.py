@@ -117,6 +117,14 @@ _SUBCLASS_ERRNOS = {
     FileExistsError: errno.EEXIST,
     BrokenPipeError: errno.EPIPE,
 }
+#: kg.training.TrainingDivergedError's keyword spellings -> the ``kg train`` flags.
+_DIVERGED_FLAGS = {
+    "learning rate lr=": "learning rate --lr ",
+    "(e.g. lr=": "(e.g. --lr ",
+    "set grad_clip": "set --grad-clip",
+    "or grad_clip)": "or --grad-clip)",
+    "without resume": "without --resume",
+}
 #: errnos of a failed write, whose message names the outputs when the error names no file.
 _WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO}
 
@@ -277,8 +285,10 @@ def describe_failure(err: BaseException, args: argparse.Namespace | None = None)
     if isinstance(err, OSError):
         return EXIT_RUNTIME, _os_error_line(err, args)
     if _is_a(err, "kg.training", "TrainingDivergedError"):
+        from graphlib_ml.cli._flags import spell_flags
+
         return EXIT_RUNTIME, _line(
-            f"training diverged: {_first_line(err)}",
+            f"training diverged: {spell_flags(_first_line(err), _DIVERGED_FLAGS)}",
             where,
             "lower --lr, set --grad-clip, or add a regularizer",
         )

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import dataclasses
 import inspect
 import io
@@ -45,13 +46,20 @@ import textwrap
 import tokenize
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from graphdata import cli_types
 from graphdata.errors import GraphDataError
 
-__all__ = ["add_config_flags", "config_values", "field_docs", "number_type"]
+__all__ = [
+    "add_config_flags",
+    "config_values",
+    "field_docs",
+    "flag_spellings",
+    "number_type",
+    "spell_flags",
+]
 
 #: Flag name -> the cli_types type used for a field of that name, whatever its validation says
 #: (seeds are bounded by torch's unsigned 64-bit generator, as the configs' checks are; a
@@ -426,3 +434,45 @@ def config_values(args: argparse.Namespace, flags: Mapping[str, str]) -> dict[st
         for dest, field in flags.items()
         if getattr(args, dest, None) is not None
     }
+
+
+def spell_flags(text: str, spellings: Mapping[str, str]) -> str:
+    """``text`` with each keyword spelling of ``spellings`` replaced by its flag spelling.
+
+    Examples:
+        >>> spell_flags("lower lr (now 1) or raise weight_decay", {"lower lr": "lower --lr"})
+        'lower --lr (now 1) or raise weight_decay'
+    """
+    for keyword, flag in spellings.items():
+        text = text.replace(keyword, flag)
+    return text
+
+
+@contextlib.contextmanager
+def flag_spellings(known: Mapping[str, Mapping[str, str]]) -> Iterator[None]:
+    """Re-raise the library's known refusals of a run with the flags for its keywords.
+
+    Some failures are found only while the library runs (a fit that diverges under ``--lr``),
+    and its message names the keyword arguments a library user passes (``lower lr``). A
+    :class:`~graphdata.errors.GraphDataError` whose message starts with a key of ``known`` is
+    raised again with :func:`spell_flags` of that key's spellings; any other passes unchanged.
+    The library's own message is left as it is for library users.
+
+    Args:
+        known: Start of a known message -> {keyword spelling: flag spelling}.
+
+    Examples:
+        >>> with flag_spellings({"lr: the fit": {"lr:": "--lr:"}}):
+        ...     raise GraphDataError("lr: the fit diverged")
+        Traceback (most recent call last):
+        ...
+        graphdata.errors.GraphDataError: --lr: the fit diverged
+    """
+    try:
+        yield
+    except GraphDataError as err:
+        text = str(err)
+        for start, spellings in known.items():
+            if text.startswith(start):
+                raise GraphDataError(spell_flags(text, spellings)) from err
+        raise

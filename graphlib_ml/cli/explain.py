@@ -142,6 +142,33 @@ def _check_targets(
             )
 
 
+def _check_config(config: Any, graph: TripleSet, evaluator: DistilledEvaluator | None) -> None:
+    """Refuse what :meth:`KGExplainer.fit` would refuse naming its config fields, by flag.
+
+    The path length and radius beyond the graph (:func:`kg.explain._teacher.check_depth`), an
+    unknown ``--path-relations`` label, and an evaluator (distilled, or ``--evaluator``) whose
+    radius or path length is not the explainer's.
+    """
+    from graphdata.errors import UnknownLabelError
+    from kg.explain._teacher import check_depth
+    from kg.explain.explainer import _check_evaluator_config
+
+    for name, flag in (("hops", "--hops"), ("max_length", "--max-length")):
+        check_depth(flag, getattr(config, name), graph.num_entities)
+    for label in config.path_relations or ():
+        if label not in graph.relations:
+            raise UnknownLabelError("relation", label, graph.relations.labels, "--path-relations")
+    if evaluator is not None:
+        if evaluator.config.hops != config.hops:
+            raise GraphDataError(
+                f"--hops: the --evaluator file was distilled on subgraphs of radius "
+                f"{evaluator.config.hops}, got --hops {config.hops}; pass --hops "
+                f"{evaluator.config.hops}, or drop --evaluator to distil a new one"
+            )
+    elif config.mode == "evaluator":
+        _check_evaluator_config(config, flags=True)
+
+
 def _check_rule_labels(rules: Sequence[Rule], graph: TripleSet) -> None:
     """Warn (``graphlib: warning:`` lines) about rule labels absent from the training graph.
 
@@ -415,6 +442,7 @@ def _explain_in(args: argparse.Namespace) -> int:
         if evaluator is not None:
             print(f"evaluator cache: loaded {cache} (distillation skipped)")
     _check_targets(triples, where, dataset.train)  # files are read; nothing distilled yet
+    _check_config(config, dataset.train, evaluator)
     if rules is not None:
         _check_rule_labels(rules, dataset.train)
     if evaluator is None and config.mode == "evaluator":

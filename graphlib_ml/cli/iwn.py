@@ -23,9 +23,10 @@ from typing import Any
 from graphdata import cli_types
 from graphdata.errors import GraphDataError
 from graphdata.run_folder import check_output_file, check_output_folder, run_lock
-from graphlib_ml.cli._flags import add_config_flags, config_values
+from graphlib_ml.cli._flags import add_config_flags, config_values, flag_spellings
 from graphlib_ml.cli._folders import remove_new_folders_on_error
 from graphon.families import GRAPHONS
+from graphon.nn._common import ACTIVATIONS
 from graphon.nn.generalization import SizeGeneralizationConfig
 from graphon.nn.models import MODELS
 from graphon.nn.transfer import ConvergenceConfig
@@ -65,6 +66,15 @@ _SHARED_FIELDS = (
 _ALIASES = {"standardize_target": "standardize"}
 #: Generated trained-experiment flags (argparse dest -> field), filled when the parser is built.
 _TRAINING_FLAGS: dict[str, str] = {}
+#: The trained experiment's refusals found while it runs (graphon.nn.generalization), whose
+#: messages name the config's keywords: start of the message -> {keyword spelling: flag}.
+_TRAINING_FAILURES = {
+    "config.lr: training diverged": {
+        "config.lr: training": "--lr: training",
+        "lower lr (now": "lower --lr (now",
+        "raise weight_decay": "raise --weight-decay",
+    },
+}
 
 
 def _ints(text: str, name: str, low: int) -> tuple[int, ...]:
@@ -106,7 +116,7 @@ def run_transfer(args: argparse.Namespace) -> int:
     out = check_output_folder(args.out, argument="--out")
     for name in OUTPUTS[args.experiment]:
         check_output_file(out / name, argument="--out")
-    # A refusal before anything is written (e.g. a bad --activation) leaves no --out.
+    # A refusal before anything is written (e.g. an unknown --device) leaves no --out.
     with remove_new_folders_on_error(out), run_lock(out, argument="--out"):
         return _run_transfer(args, out, models)
 
@@ -174,7 +184,8 @@ def _run_transfer(args: argparse.Namespace, out: Path, models: tuple[str, ...]) 
         )
         print(f"graphon transfer (trained): full_random graphs, device={device} out={out}")
         print(f"config: {_config_dict(config)}")
-        result = size_generalization(config, seed=args.seed, device=device, log=print)
+        with flag_spellings(_TRAINING_FAILURES):
+            result = size_generalization(config, seed=args.seed, device=device, log=print)
         table = result.table()
         write_text_atomic(out / "size_generalization.md", table + "\n")
         write_json(
@@ -285,6 +296,7 @@ def add_transfer_subparser(subparsers: argparse._SubParsersAction) -> None:
             exclude=_SHARED_FIELDS,
             aliases=_ALIASES,
             dest_prefix="trained_",
+            choices={"activation": ACTIVATIONS},  # checked only when a model is built
         )
     )
     p.add_argument(

@@ -70,7 +70,7 @@ import torch
 
 from graphdata import cli_types
 from graphdata.atomic import write_text_atomic
-from graphdata.errors import GraphDataError
+from graphdata.errors import GraphDataError, UnknownLabelError
 from graphdata.run_folder import (
     check_output_file,
     check_output_folder,
@@ -181,12 +181,25 @@ def _train_worker(args: argparse.Namespace) -> int:
     build_parser("kg", "train")  # a spawned worker fills _TRAIN_FLAGS as the parent did
     if "OMP_NUM_THREADS" not in os.environ:  # torchrun's default for several workers too
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(args.nproc, 1)))
+    # The launcher's RANK, read now: _train destroys the process group before its error
+    # reaches us, and dist_rank() is 0 without a group.
+    rank = _launched_rank()
     try:
         return _train(args)
     except Exception as err:
         code, line = describe_failure(err, args)
-        print(f"[rank {dist_rank()}] {line}", file=sys.stderr, flush=True)
+        print(f"[rank {rank}] {line}", file=sys.stderr, flush=True)
         return code
+
+
+def _launched_rank() -> int:
+    """This worker's rank: the process group's, else the ``RANK`` the launcher set (else 0)."""
+    if dist_world_size() > 1:
+        return dist_rank()
+    try:
+        return int(os.environ.get("RANK", "0"))
+    except ValueError:
+        return 0
 
 
 def _train_ranks(args: argparse.Namespace, device: torch.device) -> int:
@@ -284,7 +297,7 @@ def _train_locked(args: argparse.Namespace, out: Path, device: torch.device) -> 
         log_path=str(out / "metrics.jsonl"),
         checkpoint_path=str(out / "checkpoint.pt"),
     )
-    config.validate()
+    config.validate(flags=True)
     if args.shard_entities:
         return _train_sharded(args, out, device, settings, dataset, config)
     model = build_model(settings.model, dataset, config, dim=settings.dim).to(device)
@@ -387,7 +400,7 @@ def _train_race(
     )
     for name in RACE_MODELS:
         config = TrainingConfig.from_defaults(name, **settings.overrides)
-        config.validate()  # before anything is printed, as for one model
+        config.validate(flags=True)  # before anything is printed, as for one model
         _print_config(f"training config of {name}:", dataclasses.asdict(config))
     print(f"device: {device}")
     tracker = train_tracker(args, out, model=AUTO)
@@ -579,10 +592,14 @@ def _predict(args: argparse.Namespace) -> int:
         known = dataset.filter_index()
     vocab = ckpt["vocabulary"]
     if args.queries is not None:
-        side, pairs = args.side or "tail", _read_queries(Path(args.queries))
+        side, numbered = args.side or "tail", _read_queries(Path(args.queries))
+        pairs = [pair for _, pair in numbered]
+        where = [f"--queries: line {n} of {args.queries!r}" for n, _ in numbered]
     else:
         side = "tail" if args.head is not None else "head"
         pairs = [(args.head if side == "tail" else args.tail, args.relation)]
+        where = ["--head" if side == "tail" else "--tail"]
+    _check_query_labels(pairs, where, vocab, relation="--relation" if args.queries is None else "")
     found = predict(
         model,
         pairs,
@@ -622,8 +639,28 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_queries(path: Path) -> list[tuple[str, str]]:
-    """``ENTITY<TAB>RELATION`` per line (blank and ``#`` lines skipped) of ``--queries``."""
+def _check_query_labels(
+    pairs: list[tuple[str, str]], where: list[str], vocab: dict, *, relation: str
+) -> None:
+    """Refuse an unknown label of a query naming its flag (or ``--queries`` line).
+
+    :func:`kg.prediction.predict` refuses it too, naming its ``queries[i]`` argument.
+    ``relation`` names the relation's flag (``--relation``); empty: the query's ``where``.
+    """
+    entities, relations = set(vocab["entities"]), set(vocab["relations"])
+    for (entity, label), origin in zip(pairs, where):
+        if entity not in entities:
+            raise UnknownLabelError("entity", entity, vocab["entities"], origin)
+        if label not in relations:
+            raise UnknownLabelError("relation", label, vocab["relations"], relation or origin)
+
+
+def _read_queries(path: Path) -> list[tuple[int, tuple[str, str]]]:
+    """``ENTITY<TAB>RELATION`` per line (blank and ``#`` lines skipped) of ``--queries``.
+
+    Returns:
+        ``(line number, (entity label, relation label))`` per query.
+    """
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
@@ -640,7 +677,7 @@ def _read_queries(path: Path) -> list[tuple[str, str]]:
                 f"--queries: {path}:{number}: expected 2 tab-separated fields (entity label, "
                 f"relation label), got {len(fields)}: {line!r}"
             )
-        pairs.append((fields[0], fields[1]))
+        pairs.append((number, (fields[0], fields[1])))
     if not pairs:
         raise GraphDataError(f"--queries: {path} holds no query; write ENTITY<TAB>RELATION lines")
     return pairs

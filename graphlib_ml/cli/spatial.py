@@ -28,7 +28,7 @@ from typing import Any
 from graphdata import cli_types
 from graphdata.errors import GraphDataError
 from graphdata.tracking import TRACKERS
-from graphlib_ml.cli._flags import add_config_flags, config_values
+from graphlib_ml.cli._flags import add_config_flags, config_values, flag_spellings
 
 __all__ = ["ESTIMATORS", "add_subparser", "parse_genes"]
 
@@ -88,6 +88,33 @@ def _simulate(args: argparse.Namespace) -> int:
     # X holds signed sphere coordinates, so the fit needs --signed (counts never do).
     print(f"next: graphlib spatial fit {out} --signed --out {fitted}")
     return 0
+
+
+#: The fit's refusals found while it runs (spatial.celcomen), whose messages name the config's
+#: keywords: start of the message -> {keyword spelling: flag}.
+_FIT_FAILURES = {
+    "lr: the fit diverged": {
+        "lr: the fit": "--lr: the fit",
+        "lower lr (now": "lower --lr (now",
+        "raise weight_decay": "raise --weight-decay",
+    },
+    "lr: the loss rose": {
+        "lr: the loss": "--lr: the loss",
+        "lower lr (now": "lower --lr (now",
+        "the default optimizer='auto'": "the default --optimizer auto",
+    },
+    "data: the score-matching fit produced non-finite values": {
+        "raise weight_decay (now": "raise --weight-decay (now",
+    },
+}
+#: The same for ``spatial perturb`` (spatial.counterfactual).
+_PERTURB_FAILURES = {
+    "step_size: the relaxation diverged": {
+        "step_size: the": "--step-size: the",
+        "lower step_size or leave it None (automatic)": "lower --step-size, or drop it "
+        "(automatic, from --horizon)",
+    },
+}
 
 
 def _where(layer: str | None) -> str:
@@ -295,19 +322,20 @@ def _fit_in(args: argparse.Namespace) -> int:
     if args.size_factors is not None:
         limits["size_factors"] = False if args.size_factors == "none" else args.size_factors
     try:
-        tl.celcomen(
-            adata,
-            spatial_key=args.spatial_key,
-            layer=args.layer,
-            library_key=args.library_key,
-            allow_negative=args.signed,
-            mask_var=mask_var,
-            **limits,
-            config=config,
-            key_added=args.key_added,
-            device=device,
-            tracker=tracker,
-        )
+        with flag_spellings(_FIT_FAILURES):
+            tl.celcomen(
+                adata,
+                spatial_key=args.spatial_key,
+                layer=args.layer,
+                library_key=args.library_key,
+                allow_negative=args.signed,
+                mask_var=mask_var,
+                **limits,
+                config=config,
+                key_added=args.key_added,
+                device=device,
+                tracker=tracker,
+            )
     finally:
         if tracker is not None:
             tracker.close()
@@ -501,16 +529,17 @@ def _intervene(args: argparse.Namespace) -> int:
         )
     shown = int(np.sum(cells)) if args.cells_where else cells
     print(f"spatial perturb: genes={genes} cells={shown} options={options} device={device}")
-    tl.perturb(
-        adata,
-        genes,
-        cells,
-        layer=args.layer,
-        key_added=args.key_added,
-        device=device,
-        progress=not args.no_progress,
-        **options,
-    )
+    with flag_spellings(_PERTURB_FAILURES):
+        tl.perturb(
+            adata,
+            genes,
+            cells,
+            layer=args.layer,
+            key_added=args.key_added,
+            device=device,
+            progress=not args.no_progress,
+            **options,
+        )
     record = adata.uns[args.key_added]["perturbation"]
     done = {k: record[k] for k in ("method", "iterations", "residual", "converged") if k in record}
     if record.get("step_size") is not None:

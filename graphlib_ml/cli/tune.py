@@ -143,7 +143,7 @@ def _check_merged(settings: TrainSettings, from_file: list[str]) -> None:
     names = RACE_MODELS if settings.model == "auto" else (settings.model,)  # "auto": the race
     try:
         for name in names:
-            TrainingConfig.from_defaults(name, **settings.overrides).validate()
+            TrainingConfig.from_defaults(name, **settings.overrides).validate(flags=True)
     except (GraphDataError, TypeError) as err:
         if not from_file:
             raise
@@ -200,6 +200,7 @@ def train_tracker(args: argparse.Namespace, out: Path, *, model: str) -> Tracker
 
 
 def _tune(args: argparse.Namespace) -> int:
+    from graphdata.errors import GraphDataError
     from graphdata.run_folder import check_output_folder, run_lock
     from graphdata.tracking import make_tracker
     from graphlib_ml.cli._datasets import compute_device, dropped_triples_as_lines
@@ -208,6 +209,11 @@ def _tune(args: argparse.Namespace) -> int:
     from kg.datasets import load_dataset
     from kg.tune import SEARCH_SPACES, tune
 
+    if args.eval_every == 0:  # kg.tune refuses it naming its keyword, after loading the data
+        raise GraphDataError(
+            "--eval-every: 0 never validates, and trials are scored by validation MRR; pass "
+            "--eval-every 1 or more"
+        )
     out = check_output_folder(args.out, argument="--out")
     device = compute_device(args.device)
     # A refusal before the study wrote anything (e.g. an unreadable --dataset) leaves no --out.

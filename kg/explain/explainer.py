@@ -603,10 +603,22 @@ def _integer(value: object) -> int | None:
         return None
 
 
-def _check_evaluator_config(cfg: ExplainerConfig) -> None:
-    """Refuse an evaluator config whose subgraph radius or path length is not the explainer's."""
+def _check_evaluator_config(cfg: ExplainerConfig, *, flags: bool = False) -> None:
+    """Refuse an evaluator config whose subgraph radius or path length is not the explainer's.
+
+    ``flags``: name the command-line flags (``--evaluator-hops``, ``--hops``) instead of the
+    config fields, for ``graphlib kg explain``.
+    """
     for name in ("hops", "max_length"):
         mine, theirs = getattr(cfg, name), getattr(cfg.evaluator, name)
+        if mine != theirs and flags:
+            flag = "--" + name.replace("_", "-")
+            raise GraphDataError(
+                f"--evaluator-{flag[2:]}: the evaluator must be distilled on the subgraphs and "
+                f"path lengths the explainer scores, got --evaluator-{flag[2:]} {theirs} with "
+                f"{flag} {mine}; drop --evaluator-{flag[2:]} (it follows {flag}) or pass "
+                f"{flag} {theirs}"
+            )
         if mine != theirs:
             raise GraphDataError(
                 f"evaluator: EvaluatorConfig({name}={theirs}) differs from ExplainerConfig("

@@ -105,16 +105,16 @@ def test_demo_section_writes_its_figures(tmp_path, monkeypatch):
 
 
 def test_cli_refused_config_leaves_no_new_out(tmp_path):
-    # The config (here --activation) is checked after run_lock created --out: the refusal left
-    # an empty folder (and its new parent). A folder that existed before stays.
+    # The device is resolved after run_lock created --out: the refusal left an empty folder
+    # (and its new parent). A folder that existed before stays.
     out = tmp_path / "new" / "transfer"
     argv = ["transfer", "--experiment", "trained", "--models", "iwn", "--sizes", "10,20"]
-    argv += ["--activation", "foo", "--device", "cpu"]
+    argv += ["--device", "foo"]
     args = _parser().parse_args([*argv, "--out", str(out)])
-    with pytest.raises(GraphDataError, match=r"activation: expected one of"):
+    with pytest.raises(GraphDataError, match=r"device"):
         args.func(args)
     assert not (tmp_path / "new").exists()
     args = _parser().parse_args([*argv, "--out", str(tmp_path)])
-    with pytest.raises(GraphDataError, match=r"activation: expected one of"):
+    with pytest.raises(GraphDataError, match=r"device"):
         args.func(args)
     assert tmp_path.is_dir()

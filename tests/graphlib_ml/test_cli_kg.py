@@ -210,7 +210,7 @@ def test_diverged_training_exits_1_with_message(folder, tmp_path, capsys):
     )
     assert main(argv) == 1  # the top-level handler maps TrainingDivergedError
     err = capsys.readouterr().err
-    assert "graphlib: error: training diverged:" in err and "lr=1e+30" in err
+    assert "graphlib: error: training diverged:" in err and "--lr 1e+30" in err and "lr=" not in err
     assert "lower --lr" in err and len(err.strip().splitlines()) == 1
 
 
