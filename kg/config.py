@@ -131,9 +131,13 @@ class TrainingConfig:
         if unknown:
             raise GraphDataError(f"overrides: unknown TrainingConfig fields {unknown}")
         tuned = {k: v for k, v in DEFAULTS[name].to_dict().items() if k in fields}
-        if tuned.get("loss") not in ("margin", "nssa"):
-            tuned.pop("margin", None)  # a margin only means something to these two losses
-        return cls(**{**tuned, **overrides})
+        config = cls(**{**tuned, **overrides})
+        keeps = tuned.get("loss") in ("margin", "nssa") and config.resolved_loss() == tuned["loss"]
+        if "margin" not in overrides and not keeps:
+            # A margin only means something to these two losses, and the tuned one belongs to
+            # the tuned loss: TransE's 9.0 made an overridden loss="bce" a refused config.
+            config = dataclasses.replace(config, margin=None)
+        return config
 
     def resolved_loss(self) -> str:
         """The loss in use: :attr:`loss`, or the regime's default when ``None``."""

@@ -27,7 +27,7 @@ from graphlib_ml.cli._flags import add_config_flags, config_values, flag_spellin
 from graphlib_ml.cli._folders import remove_new_folders_on_error
 from graphon.families import GRAPHONS
 from graphon.nn._common import ACTIVATIONS
-from graphon.nn.generalization import SizeGeneralizationConfig
+from graphon.nn.generalization import LR_MAX, SizeGeneralizationConfig
 from graphon.nn.models import MODELS
 from graphon.nn.transfer import ConvergenceConfig
 
@@ -297,6 +297,7 @@ def add_transfer_subparser(subparsers: argparse._SubParsersAction) -> None:
             aliases=_ALIASES,
             dest_prefix="trained_",
             choices={"activation": ACTIVATIONS},  # checked only when a model is built
+            types_={"lr": cli_types.finite_float(0, LR_MAX, min_inclusive=False)},
         )
     )
     p.add_argument(

@@ -47,7 +47,12 @@ __all__ = [
     "train_regressor",
     "evaluate_mse",
     "size_generalization",
+    "LR_MAX",
 ]
+
+#: The largest ``lr`` a config takes: AdamW's first step (about ``lr`` per weight) overflows a
+#: float32 weight above it, which torch reports as a bare RuntimeError.
+LR_MAX = 1e37
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,7 @@ def _check_config(config: SizeGeneralizationConfig) -> None:
         config.lr,
         low=0.0,
         low_open=True,
+        high=LR_MAX,  # AdamW's float32 step overflowed past it: torch's bare RuntimeError
         fix="pass a positive learning rate, e.g. 1e-3",
     )
     check_schedule(config.lr_schedule)

@@ -118,3 +118,16 @@ def test_cli_refused_config_leaves_no_new_out(tmp_path):
     with pytest.raises(GraphDataError, match=r"device"):
         args.func(args)
     assert tmp_path.is_dir()
+
+
+def test_an_lr_past_float32s_step_is_refused_naming_the_flag(capsys):
+    # Was torch's bare "value cannot be converted to type float without overflow" (exit 1).
+    from graphlib_ml.cli import main
+    from graphon.nn.generalization import LR_MAX
+
+    argv = ["graphon", "transfer", "--experiment", "trained", "--lr", "1e300"]
+    assert main(argv) == 2
+    assert "argument --lr: expected a finite number in (0, 1e+37]" in capsys.readouterr().err
+    with pytest.raises(GraphDataError, match=r"config.lr: .*<= 1e\+37"):
+        SizeGeneralizationConfig(lr=LR_MAX * 10, epochs=1)
+    assert SizeGeneralizationConfig(lr=LR_MAX).lr == LR_MAX

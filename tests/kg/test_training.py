@@ -257,3 +257,17 @@ def test_a_tuned_loss_the_new_regime_lacks_is_refused_with_the_flag_to_pass():
         r"or keep 'cross_entropy' with --regime 1vsall",
     ):
         cfg.validate()
+
+
+def test_a_tuned_margin_goes_with_its_tuned_loss():
+    # TransE's tuned nssa margin 9.0 stayed when the loss was overridden, so
+    # `graphlib kg train --model transe --loss bce` was a refused config ("the 'bce' loss has
+    # no margin") that no flag could fix.
+    transe = TrainingConfig.from_defaults("transe")
+    assert (transe.loss, transe.margin) == ("nssa", 9.0)
+    bce = TrainingConfig.from_defaults("transe", loss="bce")
+    assert bce.margin is None
+    bce.validate()
+    assert TrainingConfig.from_defaults("transe", loss="margin").resolved_margin() == 1.0
+    assert TrainingConfig.from_defaults("transe", loss="bce", margin=2.0).margin == 2.0
+    assert TrainingConfig.from_defaults("transe", epochs=3).margin == 9.0  # same loss: kept
