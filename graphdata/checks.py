@@ -15,7 +15,11 @@ import numpy as np
 
 from graphdata.errors import GraphDataError
 
-__all__ = ["check_int", "check_real", "check_seed"]
+__all__ = ["SEED_MAX", "check_int", "check_real", "check_seed"]
+
+#: Largest seed accepted: ``torch.manual_seed`` and ``torch.Generator.manual_seed`` take unsigned
+#: 64-bit values.
+SEED_MAX = 2**64 - 1
 
 
 def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
@@ -40,9 +44,12 @@ def check_int(name: str, value: object, minimum: int, maximum: int | None = None
     return int(value)
 
 
-def check_seed(name: str, value: object) -> int | None:
-    """Return ``value`` if it is None or an int in ``[0, 2**64)`` (a seed), else raise."""
-    return None if value is None else check_int(name, value, 0, 2**64 - 1)
+def check_seed(name: str, value: object, *, required: bool = False) -> int | None:
+    """Return ``value`` if it is an int in ``[0, SEED_MAX]`` (a seed), or None, else raise.
+
+    ``required``: refuse None too (for a config that draws from its seed whatever it is).
+    """
+    return None if value is None and not required else check_int(name, value, 0, SEED_MAX)
 
 
 def check_real(

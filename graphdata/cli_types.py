@@ -45,8 +45,8 @@ __all__ = [
     "INT64_MAX",
 ]
 
-#: Largest seed accepted: ``torch.manual_seed`` and ``torch.Generator.manual_seed`` take unsigned
-#: 64-bit values, as :func:`graphdata.checks.check_seed` and the configs' seeds do.
+#: Largest seed accepted: :data:`graphdata.checks.SEED_MAX` (torch's unsigned 64-bit seeds), as
+#: the configs' seeds; a literal here, so the argument types import no NumPy.
 SEED_MAX = 2**64 - 1
 #: Largest int stored in an int64 field: a Celcomen config and a perturbation record are written
 #: to the AnnData's ``uns``, whose ``.h5ad`` file holds signed 64-bit ints.

@@ -13,13 +13,10 @@ import random
 import numpy as np
 import torch
 
+from graphdata.checks import SEED_MAX
 from graphdata.errors import GraphDataError
 
 __all__ = ["resolve_device", "seed_everything", "make_generator"]
-
-#: Largest seed accepted: ``torch.manual_seed`` and ``torch.Generator.manual_seed`` take unsigned
-#: 64-bit values, as :func:`graphdata.checks.check_seed` does.
-SEED_MAX = 2**64 - 1
 
 
 def resolve_device(spec: str | torch.device = "auto") -> torch.device:

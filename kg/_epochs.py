@@ -411,6 +411,18 @@ def _kept_scores(model: KGEModel, workspace: Workspace) -> Iterator[None]:
         model.score_workspace = None
 
 
+def _batch_layers(model: KGEModel, *, dropout: bool) -> list[str]:
+    """Sorted class names of ``model``'s batch-norm layers (and active dropout layers)."""
+    return sorted(
+        {
+            type(m).__name__
+            for m in model.modules()
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+            or (dropout and isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0)
+        }
+    )
+
+
 def _check_batched_negatives(model: KGEModel, config: TrainingConfig) -> None:
     """Refuse shared negatives for a model that normalises its scoring rows over their batch.
 
@@ -419,14 +431,10 @@ def _check_batched_negatives(model: KGEModel, config: TrainingConfig) -> None:
     chunk's side, often a single row (torch refuses one value per channel), instead of over
     the batch.
     """
-    norms = sorted(
-        {
-            type(m).__name__
-            for m in model.modules()
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
-        }
-    )
-    if config.batched_negatives and norms:
+    if not config.batched_negatives:
+        return
+    norms = _batch_layers(model, dropout=False)
+    if norms:
         raise GraphDataError(
             f"batched_negatives: {model.name} normalises its scoring rows over the batch "
             f"({', '.join(norms)}), and shared negatives score each chunk's side apart (often "
@@ -437,14 +445,7 @@ def _check_batched_negatives(model: KGEModel, config: TrainingConfig) -> None:
 
 def _warn_per_rank_layers(model: KGEModel) -> None:
     """Warn that batch norm and dropout see one rank's slice (not one process's batch)."""
-    layers = sorted(
-        {
-            type(m).__name__
-            for m in model.modules()
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
-            or (isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0)
-        }
-    )
+    layers = _batch_layers(model, dropout=True)
     if layers:
         warnings.warn(
             f"{model.name}: its {', '.join(layers)} layers see one rank's slice of each batch "

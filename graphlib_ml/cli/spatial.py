@@ -107,6 +107,28 @@ _FIT_FAILURES = {
         "raise weight_decay (now": "raise --weight-decay (now",
     },
 }
+
+
+def _size_factor_failure(layer: str | None) -> dict[str, dict[str, str]]:
+    """The fit's refusal of size factors for a fit not on raw counts, spelled with the flags.
+
+    The library decides the route (``transform="auto"``: raw counts or the sphere) when it reads
+    the fitted genes, so the CLI re-spells its refusal instead of scanning them a second time.
+    """
+    return {
+        "size_factors: apply to raw counts": {
+            "size_factors: apply to raw counts (transform='log_counts'), got a transform=": (
+                "--size-factors: applies to raw counts (--transform log_counts, or auto on "
+                "non-negative integer counts), got a "
+            ),
+            " fit; drop size_factors, or fit the raw counts (layer='counts')": (
+                f" fit of {_where(layer)}; drop --size-factors, or fit the raw counts with "
+                "--layer LAYER"
+            ),
+        }
+    }
+
+
 #: The same for ``spatial perturb`` (spatial.counterfactual).
 _PERTURB_FAILURES = {
     "step_size: the relaxation diverged": {
@@ -299,8 +321,6 @@ def _fit_in(args: argparse.Namespace) -> int:
     _check_sign(adata, args.layer, args.signed, config.transform)
     mask_var = _mask_var(adata, args)
     _check_fit_size(adata, args, mask_var)
-    if args.size_factors not in (None, "none"):
-        _check_size_factors(adata, args, config, mask_var)
     tracker = None
     if args.tracker is not None:
         from graphdata.tracking import make_tracker
@@ -322,7 +342,7 @@ def _fit_in(args: argparse.Namespace) -> int:
     if args.size_factors is not None:
         limits["size_factors"] = False if args.size_factors == "none" else args.size_factors
     try:
-        with flag_spellings(_FIT_FAILURES):
+        with flag_spellings({**_FIT_FAILURES, **_size_factor_failure(args.layer)}):
             tl.celcomen(
                 adata,
                 spatial_key=args.spatial_key,
@@ -360,39 +380,6 @@ def _fit_in(args: argparse.Namespace) -> int:
         f"--out {out.with_name(out.stem + '_perturbed.h5ad')}"
     )
     return 0
-
-
-def _check_size_factors(adata: Any, args: argparse.Namespace, config: Any, mask_var: Any) -> None:
-    """Refuse ``--size-factors COLUMN`` for a fit that will not be on raw counts.
-
-    As the library decides (:meth:`spatial.celcomen.Celcomen.fit`): ``--transform
-    log_counts``, or ``auto`` on fitted genes that are all non-negative integers (the reference
-    objective: never).
-    """
-    import numpy as np
-    import scipy.sparse as sp
-    import torch
-
-    from spatial import _inputs
-
-    transform = config.transform
-    if transform == "auto":
-        transform = "sphere" if config.objective == "reference" else "log_counts"
-        columns, _ = _inputs.resolve_mask_var(adata.var, adata.n_vars, mask_var)
-        matrix = _inputs.adata_matrix(adata, args.layer)
-        step = max(1, 2**22 // max(len(columns), 1))  # a block of rows at a time, as the fit
-        for start in range(0, adata.n_obs if transform == "log_counts" else 0, step):
-            block = matrix[start : start + step][:, columns]
-            block = block.toarray() if sp.issparse(block) else np.asarray(block)
-            if not _inputs.is_raw_counts(torch.from_numpy(block.astype(np.float32))):
-                transform = "sphere"  # float32, as the fit reads it
-                break
-    if transform != "log_counts":
-        raise GraphDataError(
-            f"--size-factors: applies to raw counts (--transform log_counts, or auto on "
-            f"non-negative integer counts), got a {transform!r} fit of {_where(args.layer)}; "
-            "drop --size-factors, or fit the raw counts with --layer LAYER"
-        )
 
 
 def _check_fit_size(adata: Any, args: argparse.Namespace, mask_var: Any) -> None:

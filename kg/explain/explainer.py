@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from graphdata.checks import check_int
+from graphdata.checks import check_seed
 from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.triples import KGDataset, TripleSet
 from kg.base import KGEModel, eval_mode
@@ -117,9 +117,7 @@ class ExplainerConfig:
             raise GraphDataError(
                 f"min_gain: expected a fraction >= 0 (a finite number), got {gain!r}"
             )
-        # graphdata.checks.check_seed's range, [0, 2**64 - 1] (torch's unsigned 64-bit seeds);
-        # None is refused too, as no seed is drawn here.
-        check_int("seed", self.seed, 0, 2**64 - 1)
+        check_seed("seed", self.seed, required=True)  # None too: no seed is drawn here
         relations = self.path_relations
         if relations is not None and (
             isinstance(relations, str)

@@ -82,7 +82,7 @@ import torch
 from torch import Tensor
 from torch.func import functional_call
 
-from graphdata.checks import check_int
+from graphdata.checks import check_seed
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphdata.triples import KGDataset
 from graphdata.typing import LabeledTriple
@@ -140,9 +140,7 @@ class FaithfulConfig:
             raise GraphDataError(f"init: expected one of {INITS}, got {self.init!r}")
         if not isinstance(self.neighbours, bool):
             raise GraphDataError(f"neighbours: expected True or False, got {self.neighbours!r}")
-        # graphdata.checks.check_seed's range, [0, 2**64 - 1] (torch's unsigned 64-bit seeds);
-        # None is refused too, as no seed is drawn here.
-        check_int("seed", self.seed, 0, 2**64 - 1)
+        check_seed("seed", self.seed, required=True)  # None too: no seed is drawn here
 
 
 @dataclass(frozen=True)

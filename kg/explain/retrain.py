@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.func import functional_call
 
-from graphdata.checks import check_int
+from graphdata.checks import check_seed
 from graphdata.errors import GraphDataError
 from kg.base import KGEModel, eval_mode
 from kg.explain._teacher import entity_parameters
@@ -80,9 +80,7 @@ class RetrainConfig:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
         if self.init not in INITS:
             raise GraphDataError(f"init: expected one of {INITS}, got {self.init!r}")
-        # graphdata.checks.check_seed's range, [0, 2**64 - 1] (torch's unsigned 64-bit seeds);
-        # None is refused too, as no seed is drawn here.
-        check_int("seed", self.seed, 0, 2**64 - 1)
+        check_seed("seed", self.seed, required=True)  # None too: no seed is drawn here
 
 
 class RetrainScorer:

@@ -9,25 +9,14 @@ the library's messages are unchanged for library users (checked next to each CLI
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-import torch
 
 from graphdata.errors import GraphDataError
 from graphlib_ml.cli import EXIT_RUNTIME, EXIT_USAGE, main
 from kg.config import TrainingConfig
 
-
-@pytest.fixture(autouse=True)
-def _one_thread_quiet():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread_quiet")
 
 
 def _error(argv, capsys, code=EXIT_USAGE):

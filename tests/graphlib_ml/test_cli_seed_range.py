@@ -8,10 +8,7 @@ and the largest accepted one runs.
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-import torch
 
 from graphdata.triples import KGDataset
 from graphlib_ml.cli import EXIT_USAGE, main
@@ -21,14 +18,7 @@ TORCH_MAX = 2**64 - 1
 INT64_MAX = 2**63 - 1
 
 
-@pytest.fixture(autouse=True)
-def _one_thread_quiet():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread_quiet")
 
 
 @pytest.mark.parametrize(

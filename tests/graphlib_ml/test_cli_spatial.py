@@ -11,7 +11,6 @@ import warnings
 import anndata
 import numpy as np
 import pytest
-import torch
 
 from graphlib_ml.cli import EXIT_USAGE, main
 from spatial import tl
@@ -21,14 +20,7 @@ from spatial.simulate import simulate_tissue
 EPOCHS = ["--epochs", "30", "--no-progress", "--device", "cpu"]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread_quiet():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # short fits: "not converged"
-        yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread_quiet")
 
 
 def _one_line_error(capsys, *fragments: str) -> str:

@@ -9,11 +9,8 @@ Integers stored in the AnnData (the fit's config, the perturbation record) stop 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-import torch
 
 from graphdata.errors import GraphDataError
 from graphlib_ml.cli import EXIT_USAGE, main
@@ -23,14 +20,7 @@ from spatial.simulate import simulate_tissue
 INT64_MAX = 2**63 - 1
 
 
-@pytest.fixture(autouse=True)
-def _one_thread_quiet():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread_quiet")
 
 
 @pytest.fixture(scope="module")

@@ -228,3 +228,10 @@ def test_graphon_transfer_reaches_every_field_of_both_experiment_configs():
     assert weight.type.expected == "a finite number > 0"  # from ConvergenceConfig's validation
     args = transfer.parse_args(["--untrained-weight-std", "0.5", "--standardize"])
     assert (args.untrained_weight_std, args.trained_standardize_target) == (0.5, True)
+
+
+def test_the_cli_seed_bound_is_the_library_one():
+    # cli_types keeps a literal so that it imports no NumPy; it must equal graphdata.checks'.
+    from graphdata import checks, device
+
+    assert cli_types.SEED_MAX == checks.SEED_MAX == device.SEED_MAX == 2**64 - 1

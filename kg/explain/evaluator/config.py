@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graphdata.checks import check_int
+from graphdata.checks import check_seed
 from graphdata.errors import GraphDataError
 
 __all__ = ["EvaluatorConfig"]
@@ -81,6 +81,4 @@ class EvaluatorConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GraphDataError(f"{name}: expected a positive int, got {value!r}")
-        # graphdata.checks.check_seed's range, [0, 2**64 - 1] (torch's unsigned 64-bit seeds);
-        # None is refused too, as no seed is drawn here.
-        check_int("seed", self.seed, 0, 2**64 - 1)
+        check_seed("seed", self.seed, required=True)  # None too: no seed is drawn here
