@@ -149,15 +149,9 @@ def _check_config(config: Any, graph: TripleSet, evaluator: DistilledEvaluator |
     unknown ``--path-relations`` label, and an evaluator (distilled, or ``--evaluator``) whose
     radius or path length is not the explainer's.
     """
-    from graphdata.errors import UnknownLabelError
-    from kg.explain._teacher import check_depth
-    from kg.explain.explainer import _check_evaluator_config
+    from kg.explain.explainer import _check_evaluator_config, _check_graph_config
 
-    for name, flag in (("hops", "--hops"), ("max_length", "--max-length")):
-        check_depth(flag, getattr(config, name), graph.num_entities)
-    for label in config.path_relations or ():
-        if label not in graph.relations:
-            raise UnknownLabelError("relation", label, graph.relations.labels, "--path-relations")
+    _check_graph_config(config, graph, flags=True)
     if evaluator is not None:
         if evaluator.config.hops != config.hops:
             raise GraphDataError(

@@ -210,11 +210,7 @@ class KGExplainer:
                 "pass the graph the model was trained on"
             )
         check_finite_parameters(model)
-        for name in ("hops", "max_length"):
-            check_depth(name, getattr(cfg, name), graph.num_entities)
-        for label in cfg.path_relations or ():  # before minutes of distillation, not after
-            if label not in graph.relations:
-                raise UnknownLabelError("relation", label, graph.relations.labels, "path_relations")
+        _check_graph_config(cfg, graph)  # before minutes of distillation, not after
         device = next(model.parameters()).device
         self.graph_ = graph
         self.reciprocal_ = model.num_relations == 2 * graph.num_relations
@@ -599,6 +595,21 @@ def _integer(value: object) -> int | None:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         return None
+
+
+def _check_graph_config(cfg: ExplainerConfig, graph: TripleSet, *, flags: bool = False) -> None:
+    """Refuse a radius or path length beyond the graph's entity count, and unknown path relations.
+
+    ``flags``: name the command-line flags (``--hops``, ``--path-relations``) instead of the
+    config fields, for ``graphlib kg explain``.
+    """
+    for name in ("hops", "max_length"):
+        shown = "--" + name.replace("_", "-") if flags else name
+        check_depth(shown, getattr(cfg, name), graph.num_entities)
+    for label in cfg.path_relations or ():
+        if label not in graph.relations:
+            where = "--path-relations" if flags else "path_relations"
+            raise UnknownLabelError("relation", label, graph.relations.labels, where)
 
 
 def _check_evaluator_config(cfg: ExplainerConfig, *, flags: bool = False) -> None:
