@@ -356,7 +356,12 @@ def inj_density(
         max_cost: Refusal threshold in multiply-adds, summed over quotients. Default ``2e11``.
 
     Returns:
-        ``[B]`` or a scalar tensor; ``nan`` where :math:`n_b < |V(F)|`.
+        ``[B]`` or a scalar tensor.
+
+    Raises:
+        GraphDataError: Where some graph has fewer real nodes :math:`n_b` than :math:`|V(F)|`:
+            :math:`(n_b)_{|V(F)|} = 0` and no injective map exists, so the density is
+            :math:`0/0` (formerly ``nan``, which must never be a result).
 
     Examples:
         >>> inj_density("edge", torch.ones(4, 4) - torch.eye(4)).item()
@@ -370,6 +375,15 @@ def inj_density(
         )
     counts = check_weights(None, mask, a, batched)
     sizes = (counts > 0).sum(-1).to(a.dtype)  # [B] real nodes n_b
+    small = (sizes < pat.num_vertices).nonzero().flatten().tolist()
+    if small:  # no injective map exists and (n)_k = 0: 0 / 0 has no value
+        got = ", ".join(f"graph {i}: {int(sizes[i])}" for i in small[:5])
+        raise GraphDataError(
+            f"adj: the injective density of a {pat.num_vertices}-vertex pattern needs at least "
+            f"{pat.num_vertices} real nodes per graph (with fewer, no injective map exists and "
+            f"(n)_k = 0, so it is 0/0), got {len(small)} graph(s) with fewer ({got}). Drop those "
+            "graphs from the batch, or use hom_density, which is defined for every n"
+        )
     counts = (counts > 0).to(a.dtype)  # measure 1 per real node: plain counts
     has_loops = bool(torch.diagonal(a, dim1=-2, dim2=-1).ne(0).any())
     n, bsz = a.size(1), a.size(0)
@@ -391,8 +405,7 @@ def inj_density(
             inj = inj + coef * contract(_factors(q, a64, counts.double(), sig64, None), plan)
         density = inj / falling.double().clamp_min(1)
         density = _rescale(density, _log_scale(_Network.of(pat), s, c), a.dtype, "inj_density")
-    value = torch.where(falling > 0, density, torch.full_like(density, math.nan))
-    return value if batched else value[0]
+    return density if batched else density[0]
 
 
 def estimate_cost(pattern: PatternLike, n: int, *, injective: bool = False) -> CostEstimate:

@@ -162,8 +162,20 @@ def test_complete_graph_edge_densities(device):
         assert float(hom_density("edge", k_n)) == pytest.approx(1 - 1 / n)
         if n >= 2:
             assert float(inj_density("edge", k_n)) == pytest.approx(1.0)
-        if n < 3:
-            assert math.isnan(float(inj_density("triangle", k_n)))
+        if n < 3:  # no injective map, (n)_3 = 0: undefined, refused (never NaN)
+            with pytest.raises(GraphDataError, match=r"at least 3 real nodes.*graph 0: " + str(n)):
+                inj_density("triangle", k_n)
+
+
+def test_inj_density_refuses_batch_graphs_smaller_than_the_pattern():
+    """A masked batch with one 2-node graph: refused by index, the others' values unchanged."""
+    adj = torch.ones(3, 4, 4, dtype=F64) - torch.eye(4, dtype=F64)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 1, 0]], dtype=torch.bool)
+    with pytest.raises(GraphDataError, match=r"1 graph\(s\) with fewer \(graph 1: 2\)"):
+        inj_density("triangle", adj, mask=mask)
+    keep = torch.tensor([0, 2])
+    values = inj_density("triangle", adj[keep], mask=mask[keep])
+    assert values.tolist() == pytest.approx([1.0, 1.0])  # complete graphs: every map is a hom
 
 
 @settings(max_examples=10, deadline=None)
