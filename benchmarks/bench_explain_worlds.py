@@ -35,9 +35,11 @@ sports`` (:func:`graphdata.worlds.sports_world`) and ``--worlds commerce``
 changes, and ``--worlds travel`` (:func:`graphdata.worlds.travel_world`, written in session 23
 without reading :mod:`kg`) was run once with that session's final explainer. ``--worlds
 clinical`` (:func:`graphdata.worlds.clinical_world`) was written in session 25 the same way and
-run once with the explainer of session 24, unchanged. All of these are seen now. ``--worlds
-legal`` (:func:`graphdata.worlds.legal_world`), written in session 25 the same way, has never been
-run: keep it for the next explainer change.
+run once with the explainer of session 24, unchanged, and ``--worlds legal``
+(:func:`graphdata.worlds.legal_world`, written in session 25 the same way) once in session 27 with
+the explainer unchanged again. All of these are seen now. ``--worlds energy``
+(:func:`graphdata.worlds.energy_world`), written in session 27 the same way, has never been run:
+keep it for the next explainer change.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 

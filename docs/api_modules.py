@@ -43,6 +43,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.commerce",
         "graphdata.worlds.clinical",
         "graphdata.worlds.legal",
+        "graphdata.worlds.energy",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -10,16 +10,27 @@ of the command line are :mod:`graphdata.cli_types`.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from graphdata.errors import GraphDataError
 
-__all__ = ["SEED_MAX", "check_int", "check_real", "check_seed"]
+__all__ = [
+    "INT64_MAX",
+    "SEED_MAX",
+    "check_int",
+    "check_real",
+    "check_seed",
+    "check_size",
+    "physical_memory",
+]
 
 #: Largest seed accepted: ``torch.manual_seed`` and ``torch.Generator.manual_seed`` take unsigned
 #: 64-bit values.
 SEED_MAX = 2**64 - 1
+#: Largest count that has an int64 id or index (NumPy and torch index with int64).
+INT64_MAX = 2**63 - 1
 
 
 def check_int(name: str, value: object, minimum: int, maximum: int | None = None) -> int:
@@ -92,4 +103,60 @@ def check_real(
     if not ok:
         hint = f"; {fix}" if fix else f"; pass {want}"
         raise GraphDataError(f"{name}: expected {want}, got {value!r}{hint}")
+    return number
+
+
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes (``SC_PAGE_SIZE * SC_PHYS_PAGES``), or None."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        return None
+
+
+def check_size(
+    name: str, value: object, minimum: int, *, bytes_each: int, what: str, power: int = 1
+) -> int:
+    """Return ``value`` if it is an int in ``[minimum, bound]``, else raise; ``bound`` from memory.
+
+    A generator that holds at least ``bytes_each`` bytes per unit of ``value ** power`` cannot
+    finish above ``bound = (physical_memory() // bytes_each) ** (1 / power)`` (rounded down):
+    it would allocate until the machine runs out of memory (or, for Python loops, run for days
+    first). ``bound`` is also at most :data:`INT64_MAX` (the largest int64 id), which is the
+    bound where the memory is unknown.
+
+    Args:
+        name: The argument's name, for the message.
+        value: What arrived.
+        minimum: The smallest accepted value.
+        bytes_each: A lower bound of the memory held per unit of ``value ** power``, in bytes.
+        what: The units in words, plural (``"primary entities"``), for the message.
+        power: 1 (default) for memory linear in ``value``, 2 for a ``[value, value]`` matrix.
+
+    Raises:
+        GraphDataError: ``size: expected an int in [20, 1,677,721], got 9223372036854775808
+            (primary entities take at least 8,192 bytes each and this machine has 12.8 GiB of
+            memory); pass a smaller size``.
+
+    Examples:
+        >>> check_size("size", 400, 20, bytes_each=8192, what="primary entities")
+        400
+    """
+    number = check_int(name, value, minimum)
+    memory = physical_memory()
+    units = None if memory is None else memory // bytes_each
+    if units is not None and power == 2:
+        units = math.isqrt(units)
+    bound = INT64_MAX if units is None else min(INT64_MAX, max(minimum, units))
+    if number > bound:
+        why = (
+            "the largest int64 id"
+            if memory is None or bound == INT64_MAX
+            else f"{what} take at least {bytes_each:,} bytes each and this machine has "
+            f"{memory / 2**30:.1f} GiB of memory"
+        )
+        raise GraphDataError(
+            f"{name}: expected an int in [{minimum}, {bound:,}], got {value!r} ({why}); pass a "
+            f"smaller {name}"
+        )
     return number

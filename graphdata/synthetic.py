@@ -376,8 +376,11 @@ def family_kg(
     rules) is kept out of valid/test whenever a held-out triple needs it.
 
     Args:
-        num_people: The exact number of people :math:`P`; at least ``2 * num_generations``.
-            Default 1000 (about 15k triples; 5,500 people give about 100k, 52,000 about 1M).
+        num_people: The exact number of people :math:`P`; at least ``2 * num_generations``,
+            and at most the machine's physical memory over 8,192 bytes, a lower bound of the
+            world's peak memory per person (a larger world cannot be held in memory and is
+            refused; :func:`graphdata.checks.check_size`). Default 1000 (about 15k triples;
+            5,500 people give about 100k, 52,000 about 1M).
         num_generations: The number of generations :math:`G \ge 2`. Default 5.
         seed: Seed of the NumPy generator that draws the world and the split; ``None`` draws
             fresh entropy. Default 0.

@@ -200,14 +200,23 @@ def _harmonic(options: Tensor, power: int) -> Tensor:
     return table[options]
 
 
-def rank_summary(ranks: Tensor, options: Tensor, ks: tuple[int, ...]) -> dict[str, float]:
-    """Return MR, MRR, Hits@k and their adjusted and z-scored versions for one set of ranks.
+def rank_summary(ranks: Tensor, options: Tensor, ks: tuple[int, ...]) -> dict[str, float | None]:
+    r"""Return MR, MRR, Hits@k and their adjusted and z-scored versions for one set of ranks.
+
+    An adjusted metric :math:`(M - \mathbb{E}[M]) / (1 - \mathbb{E}[M])` and a z-score
+    :math:`\pm(M - \mathbb{E}[M]) / \sqrt{\mathbb{V}[M]}` divide by zero when a random ranker
+    is certain to score the best value: ``adjusted_hits_at_k`` and ``z_hits_at_k`` are
+    undefined (None) when every query has at most k candidates (:math:`\mathbb{E}[\mathrm{
+    Hits@k}] = 1`), and ``amri``, ``adjusted_mrr``, ``z_mr`` and ``z_mrr`` when every query
+    has one candidate (:math:`\mathbb{E}[\mathrm{MR}] = \mathbb{E}[\mathrm{MRR}] = 1`). They
+    are None (JSON null), never NaN; ``mr``, ``amr``, ``mrr`` and ``hits_at_k`` always have a
+    value (with at least one rank).
 
     Shapes:
         ranks: ``[n]`` (float64); options: ``[n]`` (int64).
     """
     n = ranks.numel()
-    out: dict[str, float] = {"count": float(n)}
+    out: dict[str, float | None] = {"count": float(n)}
     if n == 0:
         return out
     c = options.double()
@@ -240,12 +249,16 @@ def rank_summary(ranks: Tensor, options: Tensor, ks: tuple[int, ...]) -> dict[st
     return out
 
 
-def _adjust(value: float, expected: float, *, best: float) -> float:
-    """``(value - E) / (best - E)``: 1 for a perfect model, 0 in expectation for a random one."""
+def _adjust(value: float, expected: float, *, best: float) -> float | None:
+    """``(value - E) / (best - E)``: 1 for a perfect model, 0 in expectation for a random one.
+
+    None (undefined) where ``E == best``: a random ranker is then certain to be perfect (every
+    query has at most k candidates for Hits@k, one for MR and MRR).
+    """
     span = best - expected
-    return (value - expected) / span if span != 0 else math.nan
+    return (value - expected) / span if span != 0 else None
 
 
-def _zscore(larger: float, smaller: float, variance: float) -> float:
-    """``(larger - smaller) / sd``, NaN where the variance is 0 (every C = 1)."""
-    return (larger - smaller) / math.sqrt(variance) if variance > 0 else math.nan
+def _zscore(larger: float, smaller: float, variance: float) -> float | None:
+    """``(larger - smaller) / sd``, None (undefined) where the variance is 0 (as for _adjust)."""
+    return (larger - smaller) / math.sqrt(variance) if variance > 0 else None

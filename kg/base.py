@@ -10,10 +10,11 @@ follows PyG's ``torch_geometric/nn/kge/base.py`` and PyKEEN's ``score_t``/``scor
 from __future__ import annotations
 
 import abc
+import functools
 import math
 import numbers
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -95,6 +96,49 @@ EntitySelection = slice | Tensor | None
 #: Regulariser kinds accepted by :meth:`KGEModel.regularization`.
 REGULARIZERS = ("n3", "l2")
 
+#: Id dtypes the scorers take: torch's embedding lookups and indexing read int64 and int32 ids
+#: alike (the same scores); int16, int8, uint8, bool and float ids fail in them or index as masks.
+ID_DTYPES = (torch.int64, torch.int32)
+
+#: The id arguments of each public scorer, in order, checked by :func:`_checks_ids`.
+_ID_ARGS = {
+    "forward": ("head_index", "rel_type", "tail_index"),
+    "score_tails": ("head_index", "rel_type"),
+    "score_heads": ("rel_type", "tail_index"),
+}
+
+
+def _refuse_ids(name: str, value: object) -> None:
+    """Raise the :class:`GraphDataError` for ids ``value`` of argument ``name``."""
+    what = f"a {value.dtype} tensor" if isinstance(value, Tensor) else type(value).__name__
+    raise GraphDataError(
+        f"{name}: expected a LongTensor of ids (int64, or int32), got {what}; convert with "
+        f"torch.as_tensor({name}, dtype=torch.long)"
+    )
+
+
+def _checks_ids(method: Callable[..., Tensor], names: tuple[str, ...]) -> Callable[..., Tensor]:
+    """``method`` refusing id arguments that are not int64/int32 tensors, by name.
+
+    O(1): a type and a dtype test per argument, never a pass over the ids (the scorers are the
+    training and evaluation hot path). torch's own errors for such ids name none of the
+    arguments (``Expected tensor for argument #1 'indices' to have one of the following scalar
+    types: Long, Int``). A missing argument is left to Python's own TypeError.
+    """
+
+    @functools.wraps(method)
+    def checked(self: KGEModel, *args: Any, **kwargs: Any) -> Tensor:
+        for i, name in enumerate(names):
+            if i >= len(args) and name not in kwargs:
+                continue  # missing: the method's own TypeError says so
+            value = args[i] if i < len(args) else kwargs[name]
+            if not isinstance(value, Tensor) or value.dtype not in ID_DTYPES:
+                _refuse_ids(name, value)
+        return method(self, *args, **kwargs)
+
+    checked._checks_ids = True  # type: ignore[attr-defined]
+    return checked
+
 
 class KGEModel(torch.nn.Module, abc.ABC):
     r"""Base class of the KGE models: ``forward``, ``score_tails``, ``score_heads`` and friends.
@@ -151,6 +195,20 @@ class KGEModel(torch.nn.Module, abc.ABC):
     #: model's ``__init__`` creates them).
     entity: Embedding
     relation: Embedding
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Give each scorer a subclass defines the O(1) id check of :func:`_checks_ids`.
+
+        A model's ``forward``, ``score_tails`` and ``score_heads`` then refuse ids that are
+        not an int64 or int32 tensor with a :class:`GraphDataError` naming the argument; the
+        model's file holds only the math.
+        """
+        super().__init_subclass__(**kwargs)
+        for method, names in _ID_ARGS.items():
+            fn = cls.__dict__.get(method)
+            if fn is not None and not getattr(fn, "__isabstractmethod__", False):
+                if not getattr(fn, "_checks_ids", False):
+                    setattr(cls, method, _checks_ids(fn, names))
 
     def __init__(self, num_entities: int, num_relations: int, dim: int) -> None:
         super().__init__()
@@ -440,12 +498,18 @@ class KGEModel(torch.nn.Module, abc.ABC):
         tensor of ids on the entity table is a lookup, so its gradient joins them (sLCWA's batched
         negatives) instead of a dense ``[E, d]`` table; the values are the same.
         """
-        if isinstance(entities, Tensor) and entities.dtype == torch.uint8:
-            # torch indexes a uint8 tensor as a mask: ids [0, 3, 1] would pick rows 1 and 2
+        if (
+            isinstance(entities, Tensor)
+            and entities.dtype not in ID_DTYPES
+            and entities.dtype != torch.bool  # a mask of the candidates, as torch reads it
+        ):
+            # torch indexes a uint8 tensor as a mask: ids [0, 3, 1] would pick rows 1 and 2;
+            # int16, int8 and float tensors are refused by torch's indexing, naming no argument
+            dtype = str(entities.dtype).removeprefix("torch.")
+            mask = ", which torch reads as a mask" if entities.dtype == torch.uint8 else ""
             raise GraphDataError(
-                f"entities: expected a 1-D tensor of entity ids (int64, or another signed "
-                f"integer type), got a uint8 tensor of {entities.numel()} values, which torch "
-                "reads as a mask; pass entities.long()"
+                f"entities: expected a 1-D tensor of entity ids (int64, or int32), got a "
+                f"{dtype} tensor of {entities.numel()} values{mask}; pass entities.long()"
             )
         if (
             isinstance(entities, Tensor)

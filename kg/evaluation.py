@@ -33,7 +33,10 @@ k)] = \min(k/C_i, 1)` and :math:`\mathbb{V}[M] = \frac{1}{n^2} \sum_i \mathbb{V}
     z_M = \frac{\pm(M - \mathbb{E}[M])}{\sqrt{\mathbb{V}[M]}}
 
 (:math:`M` is MRR or Hits@k; :math:`z` is signed so larger is better, also for MR). "Both"
-concatenates head and tail ranks.
+concatenates head and tail ranks. Where a random ranker is certain to score the best value the
+adjusted metric and the z-score are 0/0: they are undefined (None, JSON null) when every query
+has at most k candidates (Hits@k) or one candidate (AMRI, adjusted MRR, :math:`z_{MR}`,
+:math:`z_{MRR}`), never NaN.
 
 A query whose true score is non-finite, or whose unfiltered candidates score NaN or
 :math:`+\infty`, is never ranked: by default :func:`evaluate` raises
@@ -163,14 +166,23 @@ class RankMetrics:
     def _options(self, side: str) -> Tensor:
         return self.options.flatten() if side == "both" else self.options[SIDES.index(side) - 1]
 
-    def summary(self, side: str = "both", rank_type: str | None = None) -> dict[str, float]:
-        """All metrics of one side: ``mr, amr, amri, mrr, adjusted_mrr, hits_at_k, ...``."""
+    def summary(self, side: str = "both", rank_type: str | None = None) -> dict[str, float | None]:
+        """All metrics of one side: ``mr, amr, amri, mrr, adjusted_mrr, hits_at_k, ...``.
+
+        ``adjusted_hits_at_k`` and ``z_hits_at_k`` are undefined (None) when every query has at
+        most k candidates; ``amri``, ``adjusted_mrr``, ``z_mr`` and ``z_mrr`` when every query
+        has one (:func:`kg._ranks.rank_summary`). The others are always numbers.
+        """
         return rank_summary(self.ranks(side, rank_type), self._options(side), self.ks)
 
     def per_relation(
         self, side: str = "both", rank_type: str | None = None
-    ) -> dict[int, dict[str, float]]:
-        """:meth:`summary` restricted to the triples of each relation id that occurs."""
+    ) -> dict[int, dict[str, float | None]]:
+        """:meth:`summary` restricted to the triples of each relation id that occurs.
+
+        A metric undefined for a relation's queries (every one has at most k candidates, see
+        :meth:`summary`) is None.
+        """
         ranks, options = self.ranks(side, rank_type), self._options(side)
         relation = self.relation.repeat(2) if side == "both" else self.relation
         return {
@@ -186,23 +198,37 @@ class RankMetrics:
                 "unknown), so it has no value; evaluate at least one triple"
             )
 
+    def _defined(self, metric: str) -> float:
+        """The both-sides ``metric`` of :meth:`summary`; refuse it where it is undefined."""
+        self._ranked(metric)
+        value = self.summary()[metric]
+        if value is None:
+            raise GraphDataError(
+                f"{metric}: undefined, every ranked query has exactly one candidate (the "
+                "expected rank of a random ranker is 1, so the adjustment divides 0 by 0); "
+                "evaluate on a graph with more than one candidate entity per query"
+            )
+        return value
+
     @property
     def mr(self) -> float:
         """Mean rank, both sides."""
-        self._ranked("mr")
-        return self.summary()["mr"]
+        return self._defined("mr")
 
     @property
     def mrr(self) -> float:
         """Mean reciprocal rank, both sides."""
-        self._ranked("mrr")
-        return self.summary()["mrr"]
+        return self._defined("mrr")
 
     @property
     def amri(self) -> float:
-        """Adjusted mean rank index, both sides (1 perfect, 0 random)."""
-        self._ranked("amri")
-        return self.summary()["amri"]
+        r"""Adjusted mean rank index, both sides (1 perfect, 0 random).
+
+        Raises:
+            GraphDataError: When no triple was ranked, or when AMRI is undefined: every query
+                has exactly one candidate (:math:`\mathbb{E}[\mathrm{MR}] = 1`).
+        """
+        return self._defined("amri")
 
     def hits_at(self, k: int) -> float:
         """Hits@k, both sides (any ``k``, not only those in :attr:`ks`)."""
@@ -210,7 +236,11 @@ class RankMetrics:
         return float((self.ranks() <= k).double().mean())
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready metrics: every side and rank type, plus the per-relation breakdown."""
+        """JSON-ready metrics: every side and rank type, plus the per-relation breakdown.
+
+        An undefined metric (:meth:`summary`: every query has at most k candidates) is None,
+        written as JSON ``null``; no value is NaN.
+        """
         return {
             "num_triples": self.num_triples,
             "rank_type": self.rank_type,
@@ -223,6 +253,8 @@ class RankMetrics:
 
     def table(self, *, per_relation: bool = False, labels: Sequence[str] | None = None) -> str:
         """A readable table of the main metrics per side (and per relation, optionally).
+
+        An undefined metric (:meth:`summary`) is printed as ``n/a``.
 
         Args:
             per_relation: Add one row per relation (both sides). Default False.
@@ -245,8 +277,9 @@ class RankMetrics:
         return "\n".join(lines)
 
     @staticmethod
-    def _row(m: dict[str, float], cols: list[str]) -> list[str]:
-        return [str(int(m["count"])), *(f"{m.get(c, math.nan):.4f}" for c in cols)]
+    def _row(m: dict[str, float | None], cols: list[str]) -> list[str]:
+        values = (m.get(c) for c in cols)  # None: undefined; absent: no triples
+        return [str(int(m["count"] or 0)), *("n/a" if v is None else f"{v:.4f}" for v in values)]
 
     def __str__(self) -> str:
         return self.table()

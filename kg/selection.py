@@ -39,7 +39,9 @@ Files, with ``folder`` (``graphlib kg train`` passes ``--out``): ``race_<model>.
 race: horizon, each candidate's validation curve and best, the winner; written when the race is
 decided), then the winner's ``checkpoint.pt`` (its race checkpoint copied, then continued) and
 ``metrics.jsonl`` (its whole history, race epochs included). The race checkpoints are removed
-once the winner's is in place (written atomically, through a symlink at ``checkpoint.pt``).
+once the winner's is in place (written atomically, through a symlink at ``checkpoint.pt``); a
+``race_<model>.pt`` that is a symlink stays, and the checkpoint written at its target is
+removed (:func:`graphdata.run_folder.remove_run_files`, as ``--overwrite`` does).
 ``resume=True`` continues a killed race where it stopped: a candidate from its race
 checkpoint, or, once ``race.json`` names the winner, the winner from ``checkpoint.pt``; the race
 keeps the horizon R it started with (a race checkpoint's epoch cap), so that other ``epochs``,
@@ -62,6 +64,7 @@ import torch
 
 from graphdata.atomic import write_bytes_atomic, write_text_atomic
 from graphdata.errors import GraphDataError
+from graphdata.run_folder import remove_run_files
 from graphdata.tracking import Tracker
 from graphdata.triples import KGDataset
 from kg.checkpoint import load_checkpoint
@@ -276,8 +279,11 @@ def _race(
     raced = out / f"race_{winner}.pt"
     if raced.is_file():  # the winner's race checkpoint becomes its run's (atomic, through links)
         write_bytes_atomic(final, raced.read_bytes(), what="the winner's checkpoint")
-    for name in names:
-        (out / f"race_{name}.pt").unlink(missing_ok=True)
+    # Remove the race checkpoints the race wrote, through links: a race_<name>.pt link keeps
+    # pointing where the user put it, and the checkpoint at its target (written through it)
+    # goes; unlinking the link alone would orphan that checkpoint (as --overwrite does).
+    written = [out / f"race_{name}.pt" for name in names]
+    remove_run_files([path for path in written if path.exists()], argument="race")
     config = dataclasses.replace(
         configs[winner], checkpoint_path=str(final), log_path=str(out / "metrics.jsonl")
     )

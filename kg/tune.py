@@ -340,10 +340,11 @@ def tune(
             tuned values for what the space does not set.
         device: Where trials train (models are built on the CPU and moved there).
         pruner: An Optuna pruner instead of the median pruner (tests pass a stub).
-        tracker: Also log the study's settings once and each trial (``valid_mrr``,
-            ``pruned``, ``seconds`` and the numeric parameters as ``param.<name>``) at
-            ``step=trial number``; a resumed study first logs its finished trials again
-            (those a killed run stored but had not logged included). The caller closes it.
+        tracker: Also log the study's settings once and each trial (``valid_mrr``, absent for
+            a failed trial, ``pruned``, ``seconds`` and the numeric parameters as
+            ``param.<name>``) at ``step=trial number``; a resumed study first logs its finished
+            trials again (those a killed run stored but had not logged included). The caller
+            closes it.
         dataset_spec: Recorded as ``dataset`` in ``best_config.json`` (the CLI's --dataset).
         num_people: Recorded as ``num_people`` in ``best_config.json`` (synthetic KGs).
         verbose: Print one line per trial to stdout. Default False.
@@ -426,11 +427,14 @@ def tune(
                 for k, v in trial.params.items()
                 if isinstance(v, (int, float)) and not isinstance(v, bool)
             }
+            # a failed trial (no value) logs no valid_mrr: NaN is never a result
+            value = {} if trial.value is None else {"valid_mrr": float(trial.value)}
+            seconds = _seconds(trial)
             tracker.log_metrics(
                 {
-                    "valid_mrr": math.nan if trial.value is None else float(trial.value),
+                    **value,
                     "pruned": float(trial.state == optuna.trial.TrialState.PRUNED),
-                    "seconds": _seconds(trial),
+                    **({} if math.isnan(seconds) else {"seconds": seconds}),
                     **numeric,
                 },
                 step=trial.number,

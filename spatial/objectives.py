@@ -136,6 +136,11 @@ def mean_field_terms(model: CelcomenEnergy, x: Tensor, nb: Neighbourhood) -> Ten
     :math:`s_i = s^{in}_i + s^{out}_i` of the same weights as the energy. Term :math:`i` is the
     bracket minus :math:`e_i`.
 
+    A primitive without input checks: a NaN or inf in ``x``, ``nb`` or the model propagates to
+    the terms as torch's arithmetic does. :meth:`spatial.celcomen.Celcomen.fit` and
+    :func:`spatial.tl.celcomen` refuse non-finite expression, coordinates and edge weights
+    before they call it.
+
     Args:
         model: The energy.
         x: The batch's unit rows ``[B, G]``.
@@ -180,6 +185,11 @@ def score_matching_terms(model: CelcomenEnergy, x: Tensor, nb: Neighbourhood) ->
     model and data scores; it is a convex quadratic in the matrices and fields jointly, needs no
     normaliser, and is invariant to :math:`W_{\mathrm{intra}} \to W_{\mathrm{intra}} + cI`.
 
+    A primitive without input checks: a NaN or inf in ``x``, ``nb`` or the model propagates to
+    the terms as torch's arithmetic does. :meth:`spatial.celcomen.Celcomen.fit` and
+    :func:`spatial.tl.celcomen` refuse non-finite expression, coordinates and edge weights
+    before they call it.
+
     Args:
         model: The energy.
         x: The batch's unit rows ``[B, G]``.
@@ -213,6 +223,11 @@ def reference_terms(
     :math:`\beta` (``zmft_scalar``) scaling the energy only. Flawed on purpose, as in
     Teichlab/celcomen: the 3-D normaliser for any :math:`G`, and the mean degree :math:`k` in
     the field while the energy weights edges by :math:`1/\sqrt{d_i d_j}`.
+
+    A primitive without input checks: a NaN or inf in ``x``, ``nb`` or the model propagates to
+    the terms as torch's arithmetic does. :meth:`spatial.celcomen.Celcomen.fit` and
+    :func:`spatial.tl.celcomen` refuse non-finite expression, coordinates and edge weights
+    before they call it.
 
     Args:
         model: The energy.

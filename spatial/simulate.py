@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from graphdata.checks import INT64_MAX, check_size
 from graphdata.device import make_generator
 from graphdata.errors import GraphDataError
 from graphdata.spatial import knn_graph
@@ -35,6 +36,25 @@ from spatial.model import CelcomenEnergy
 
 if TYPE_CHECKING:
     from anndata import AnnData  # imported in to_anndata: `import spatial` stays cheap
+
+# Lower bounds of the memory each size holds, in bytes (arrays certainly allocated; the size
+# arguments are refused above what fits the machine's memory, graphdata.checks.check_size):
+# hex_grid: int64 row and column indices (16 B) and the float32 coordinates and their unscaled
+# copy (16 B) per cell; random_positions: the float32 draw and its scaled copy per cell;
+# random_couplings: per gene pair the float32 magnitude, sign, upper triangle and matrix.
+_HEX_BYTES = 32
+_POSITION_BYTES = 16
+_COUPLING_BYTES = 16
+# langevin_sample: per cell and gene, the state, the field, the noise, the move and the
+# neighbour sums (5 rows of the model's dtype); simulate_tissue adds per cell the int64 edge
+# list [2, N k] (16 k B) and the hex grid.
+_LANGEVIN_ROWS = 5
+
+
+def _check_steps(steps: object) -> None:
+    """``steps`` in ``[0, 2**63 - 1]``: a step count is an int64, as every count of spatial."""
+    check_int("steps", steps, 0, INT64_MAX)
+
 
 __all__ = [
     "hex_grid",
@@ -50,7 +70,8 @@ def hex_grid(n_cells: int, *, spacing: float = 1.0) -> Tensor:
     """The first ``n_cells`` points of a hexagonal lattice filling a near-square patch.
 
     Args:
-        n_cells: Number of points.
+        n_cells: Number of points, at most the machine's memory over 32 bytes (the int64
+            indices and float32 coordinates of a point).
         spacing: Distance between neighbouring points (default 1).
 
     Returns:
@@ -63,7 +84,7 @@ def hex_grid(n_cells: int, *, spacing: float = 1.0) -> Tensor:
                 [0.5000, 0.8660],
                 [1.5000, 0.8660]])
     """
-    check_int("n_cells", n_cells, 1)
+    check_size("n_cells", n_cells, 1, bytes_each=_HEX_BYTES, what="grid points")
     check_real("spacing", spacing, low=0.0, low_open=True, fix="pass a positive spacing, e.g. 1.0")
     side = max(1, math.ceil(math.sqrt(n_cells)))
     row = torch.arange(n_cells) // side
@@ -77,13 +98,14 @@ def random_positions(n_cells: int, *, seed: int | None = 0) -> Tensor:
     """Uniform positions in a square of side ``sqrt(n_cells)`` (unit density).
 
     Args:
-        n_cells: Number of points.
+        n_cells: Number of points, at most the machine's memory over 16 bytes (a float32 point
+            and its scaled copy).
         seed: Seed (default 0).
 
     Returns:
         Coordinates ``[n_cells, 2]`` float32.
     """
-    check_int("n_cells", n_cells, 1)
+    check_size("n_cells", n_cells, 1, bytes_each=_POSITION_BYTES, what="points")
     check_seed("seed", seed)
     generator = make_generator(seed)
     return torch.rand(n_cells, 2, generator=generator) * math.sqrt(n_cells)
@@ -101,7 +123,8 @@ def random_couplings(
     the weak-coupling regime where any second-moment statistic is linear in the couplings.
 
     Args:
-        n_genes: :math:`G \ge 2`.
+        n_genes: :math:`G \ge 2`, with :math:`16 G^2` bytes (the float32 magnitudes, signs,
+            triangle and matrix) at most the machine's memory.
         density: Fraction of non-zero off-diagonal pairs (default 0.6).
         strength: Spectral norm of each matrix; None (default) uses ``n_genes / 2``.
         seed: Seed (default 0).
@@ -109,7 +132,7 @@ def random_couplings(
     Returns:
         ``(W_intra, W_inter)``, float32 ``[G, G]`` each.
     """
-    check_int("n_genes", n_genes, 2)
+    check_size("n_genes", n_genes, 2, bytes_each=_COUPLING_BYTES, what="gene pairs", power=2)
     check_real(
         "density",
         density,
@@ -166,16 +189,21 @@ def langevin_sample(
         model: The energy to sample from.
         edge_index: ``[2, E]`` source -> target.
         weight: Normalised edge weights ``[E]``.
-        n_cells: ``N``.
-        steps: Number of Langevin steps (default 2000).
+        n_cells: ``N``, at most the machine's memory over :math:`5 G s` bytes (the state,
+            field, noise, move and neighbour sums of a cell; :math:`s` bytes per entry of the
+            model's dtype).
+        steps: Number of Langevin steps (default 2000), at most :math:`2^{63} - 1` (an int64,
+            as every step count of :mod:`spatial`).
         step_size: :math:`\eta` (default 0.005).
         seed: Seed (default 0).
 
     Returns:
         Samples ``[N, G]`` with unit rows.
     """
-    check_int("n_cells", n_cells, 1)
-    check_int("steps", steps, 0)
+    param = model.intra_raw
+    per_cell = _LANGEVIN_ROWS * model.n_genes * param.element_size()
+    check_size("n_cells", n_cells, 1, bytes_each=per_cell, what="cells")
+    _check_steps(steps)
     check_real(
         "step_size",
         step_size,
@@ -185,7 +213,6 @@ def langevin_sample(
     )
     check_seed("seed", seed)
     check_graph(edge_index, weight, n_cells)
-    param = model.intra_raw
     generator = make_generator(seed, param.device)
     x = torch.randn(
         n_cells, model.n_genes, generator=generator, device=param.device, dtype=param.dtype
@@ -293,6 +320,11 @@ def simulate_tissue(
 ) -> SimulatedTissue:
     """Simulate a tissue from known distinct signed couplings (module docstring).
 
+    The sizes are refused (before anything is drawn) above what fits the machine's memory:
+    ``n_genes`` when :math:`16 G^2` bytes (:func:`random_couplings`) exceed it, ``n_cells``
+    when :math:`N (20 G + 16 k + 32)` bytes do (the float32 rows of :func:`langevin_sample`, the
+    int64 k-NN edges, :func:`hex_grid`); ``steps`` above :math:`2^{63} - 1`.
+
     Args:
         n_cells: Number of cells (default 1000).
         n_genes: Number of genes (default 10).
@@ -316,9 +348,13 @@ def simulate_tissue(
     """
     if layout not in ("hex", "random"):
         raise GraphDataError(f"layout: expected 'hex' or 'random', got {layout!r}")
-    check_int("n_cells", n_cells, 2)
+    check_size("n_genes", n_genes, 2, bytes_each=_COUPLING_BYTES, what="gene pairs", power=2)
+    per_cell = 4 * _LANGEVIN_ROWS * n_genes + _HEX_BYTES
+    check_size("n_cells", n_cells, 2, bytes_each=per_cell, what="cells")
     check_int("n_neighbors", n_neighbors, 1, n_cells - 1)
-    check_int("steps", steps, 0)
+    per_cell += 16 * n_neighbors
+    check_size("n_cells", n_cells, 2, bytes_each=per_cell, what="cells")
+    _check_steps(steps)
     check_real(
         "step_size",
         step_size,

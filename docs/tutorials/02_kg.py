@@ -33,9 +33,10 @@ trainer = Trainer(model, config).fit(dataset)
 # Evaluate
 # --------
 # :func:`kg.evaluate` scores every entity as tail and as head of each test triple and ranks
-# the true one among the candidates that are not known triples.
+# the true one among the candidates that are not known triples. An adjusted metric is None
+# where it is undefined (every query has at most k candidates).
 metrics = trainer.evaluate(dataset)
-print({name: round(value, 3) for name, value in metrics.summary().items()})
+print({k: v if v is None else round(v, 3) for k, v in metrics.summary().items()})
 
 # %%
 # A random scorer has an expected rank of about half the candidates; the adjusted mean rank

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Eleven worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Twelve worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -50,7 +50,16 @@ V-shaped bodies through the case, vertical precedent as a recursive head of boun
 two bodies, a case's area from its statutes or its specialised court beside a correlated docket
 shortcut, leading cases from a citation star whose inequality is between the two citing cases,
 a lawyer's conflict of interest as a triangle through the derived adversary relation, hubs,
-exceptions and noise).
+exceptions and noise). :func:`energy_world` was written in session 27 the same way, without
+reading :mod:`kg.explain` or the explainer benchmarks, as a world held out for the explainer and
+never run with it (power plants, fuels, generation companies, grid operators, substations in a
+five-level voltage hierarchy, lines, balancing areas, countries, markets, purchase agreements
+and outages: an inverse operator pair whose derived side is used twice in a four-node cycle,
+power flow closed transitively to the depth of the hierarchy, the areas a plant supplies from
+three bodies of lengths 1, 2 and 3 used in two more bodies, a coal exit anchored on a fuel at
+the end of a chain, wind purchase agreements anchored on a fuel in the middle of one, a
+symmetric connection star and a symmetric competition cycle with inequalities, a correlated
+bidding shortcut, exceptions correlated with line outages and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -69,6 +78,7 @@ from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
 from graphdata.worlds.clinical import CLINICAL_RULES, clinical_world
 from graphdata.worlds.commerce import COMMERCE_RULES, commerce_world
 from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
+from graphdata.worlds.energy import ENERGY_RULES, energy_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.legal import LEGAL_RULES, legal_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
@@ -93,6 +103,7 @@ __all__ = [
     "commerce_world",
     "clinical_world",
     "legal_world",
+    "energy_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -104,6 +115,7 @@ __all__ = [
     "COMMERCE_RULES",
     "CLINICAL_RULES",
     "LEGAL_RULES",
+    "ENERGY_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -121,6 +133,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "commerce": commerce_world,
     "clinical": clinical_world,
     "legal": legal_world,
+    "energy": energy_world,
 }
 
 
@@ -137,12 +150,12 @@ def world(
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
-            ``"clinical"`` or ``"legal"``.
+            ``"clinical"``, ``"legal"`` or ``"energy"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
-            companies, people, players, airports, customers, patients, cases). Default
-            ``None``: the generator's default (400, 800, 600, 500, 450, 320, 400, 240, 400,
-            400, 400).
+            companies, people, players, airports, customers, patients, cases, power plants).
+            Default ``None``: the generator's default (400, 800, 600, 500, 450, 320, 400, 240,
+            400, 400, 400, 260).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

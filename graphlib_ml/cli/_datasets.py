@@ -5,8 +5,8 @@ it and neither imports the other (no import circle, ``tests/kg/explain/test_layo
 
 :func:`resolve_world` lets ``--dataset`` name a synthetic world of :data:`graphdata.worlds.WORLDS`
 (``academic``, ``geography``, ``biology``, ``software``, ``corporate``, ``media``, ``sports``,
-``travel``, ``commerce``, ``clinical``, ``legal``; ``NAME:size=N,seed=S`` for another draw): the
-world is written once into the dataset cache and the spec becomes that folder, whose
+``travel``, ``commerce``, ``clinical``, ``legal``, ``energy``; ``NAME:size=N,seed=S`` for another
+draw): the world is written once into the dataset cache and the spec becomes that folder, whose
 ``rules.txt`` is the ``--rules`` file of ``graphlib kg explain``.
 """
 
@@ -242,7 +242,19 @@ def resolve_world(
     if (folder / "world.json").is_file():
         print(f"world {name} (seed {seed}, size {size or 'default'}): {folder}")
     else:
-        world(name, seed=seed, size=size).write(folder)
+        from graphlib_ml.cli._flags import flag_spellings
+
+        # The generator names its keyword (size: ...); here it is the spec's size=N.
+        spelled = {
+            "size: expected": {
+                "size: expected": f"--dataset {spec}: size=N expected",
+                "pass e.g. size=": f"pass e.g. --dataset {name}:size=",
+                "pass a smaller size": f"pass a smaller size=N in --dataset {name}:size=N",
+            }
+        }
+        with flag_spellings(spelled):
+            drawn = world(name, seed=seed, size=size)
+        drawn.write(folder)
         print(f"world {name} (seed {seed}, size {size or 'default'}): wrote {folder}")
     print(f"  rules: {folder / 'rules.txt'} (graphlib kg explain ... --rules this file)")
     return str(folder)

@@ -15,6 +15,34 @@ from graphdata import cli_types
 
 __all__ = ["add_subparser"]
 
+#: ``family_kg``'s refusals of ``num_people``, spelled with the flag (the command draws the
+#: default 5 generations, so at least 10 people).
+_FAMILY_FAILURES = {
+    "num_people: expected an int >= 2 * num_generations": {
+        "num_people: expected an int >= 2 * num_generations = 10": (
+            "--num-people: expected an int >= 10 (two people per generation, 5 generations)"
+        ),
+        "; ask for more people or fewer generations": "; pass --num-people 10 or more",
+    },
+    "num_people: expected an int in": {
+        "num_people:": "--num-people:",
+        "pass a smaller num_people": "pass a smaller --num-people",
+    },
+}
+
+#: ``graphdata.datasets``' refusals of a registered name and of a local copy (``path=``),
+#: spelled with the command's argument and flag.
+_DOWNLOAD_FAILURES = {
+    "dataset: expected one of": {
+        "dataset: expected one of": "name: expected one of",
+        "; or pass a folder with train.txt, valid.txt and test.txt": (
+            "; `graphlib data list` lists them (a folder of your own needs no download: pass "
+            "it to --dataset)"
+        ),
+    },
+    "path: ": {"path: ": "--from: "},
+}
+
 
 def _data_stats(args: argparse.Namespace) -> int:
     from graphdata.kg_stats import describe
@@ -25,8 +53,10 @@ def _data_stats(args: argparse.Namespace) -> int:
 
 def _data_family(args: argparse.Namespace) -> int:
     from graphdata.synthetic import family_kg
+    from graphlib_ml.cli._flags import flag_spellings
 
-    world = family_kg(args.num_people, seed=args.seed)
+    with flag_spellings(_FAMILY_FAILURES):
+        world = family_kg(args.num_people, seed=args.seed)
     world.dataset.to_folder(args.out)
     print(
         f"wrote the synthetic family KG ({args.num_people} people, seed {args.seed}) to {args.out}"
@@ -53,10 +83,13 @@ def _data_list(args: argparse.Namespace) -> int:
 
 def _data_download(args: argparse.Namespace) -> int:
     from graphdata import datasets
+    from graphlib_ml.cli._flags import flag_spellings
 
-    spec = datasets.get_spec(args.name)
+    with flag_spellings(_DOWNLOAD_FAILURES):
+        spec = datasets.get_spec(args.name)
     if args.source is not None:
-        datasets.load(spec, root=args.root, path=args.source)
+        with flag_spellings(_DOWNLOAD_FAILURES):
+            datasets.load(spec, root=args.root, path=args.source)
         folder = datasets.path(spec, root=args.root)
         if not (folder / datasets.MANIFEST).is_file():
             folder = Path(args.source)  # a verified folder of split files, read in place

@@ -97,6 +97,7 @@ from graphlib_ml.cli.tune import (
     train_settings,
     train_tracker,
 )
+from graphlib_ml.outputs import json_text
 from kg.checkpoint import save_checkpoint
 from kg.config import LOSSES, REGULARIZERS, SPARSE_OPTIMIZERS, TrainingConfig
 from kg.datasets import load_checkpoint_with_dataset, load_dataset
@@ -684,7 +685,8 @@ def _read_queries(path: Path) -> list[tuple[int, tuple[str, str]]]:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    write_text_atomic(path, json.dumps(data, indent=1))
+    # Strict JSON: a NaN or infinity is refused, naming its key path (graphlib_ml.outputs).
+    write_text_atomic(path, json_text(data, indent=1))
 
 
 def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = None) -> None:
@@ -727,7 +729,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         help="folder, a registered dataset downloaded on first use (fb15k237, wn18rr, "
         "codex-s, ...: `graphlib data list`), a synthetic world with its rules (academic, "
         "geography, biology, software, corporate, media, sports, travel, commerce, clinical, "
-        "legal; NAME:size=N,seed=S) or 'synthetic' (default)",
+        "legal, energy; NAME:size=N,seed=S) or 'synthetic' (default)",
     )
     add_on_unknown_flag(train, checkpoint=False)
     add_header_flag(train)

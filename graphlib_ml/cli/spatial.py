@@ -78,9 +78,10 @@ def _simulate(args: argparse.Namespace) -> int:
         f"spatial simulate: cells={args.cells} genes={args.genes} layout={args.layout} "
         f"steps={args.steps} seed={args.seed} out={args.out}"
     )
-    tissue = simulate_tissue(
-        args.cells, args.genes, layout=args.layout, steps=args.steps, seed=args.seed
-    )
+    with flag_spellings(_SIMULATE_FAILURES):
+        tissue = simulate_tissue(
+            args.cells, args.genes, layout=args.layout, steps=args.steps, seed=args.seed
+        )
     write_h5ad(tissue.to_anndata(), args.out)
     print(f"wrote {args.out}")
     out = Path(args.out)
@@ -88,6 +89,13 @@ def _simulate(args: argparse.Namespace) -> int:
     # X holds signed sphere coordinates, so the fit needs --signed (counts never do).
     print(f"next: graphlib spatial fit {out} --signed --out {fitted}")
     return 0
+
+
+#: simulate_tissue's refusals of sizes above the machine's memory, spelled with the flags.
+_SIMULATE_FAILURES = {
+    "n_cells: expected an int in": {"n_cells:": "--cells:", "smaller n_cells": "smaller --cells"},
+    "n_genes: expected an int in": {"n_genes:": "--genes:", "smaller n_genes": "smaller --genes"},
+}
 
 
 #: The fit's refusals found while it runs (spatial.celcomen), whose messages name the config's
@@ -275,14 +283,19 @@ def _config(args: argparse.Namespace) -> Any:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    if args.tracker is None:
-        return _fit_in(args)
-    from graphlib_ml.cli._folders import remove_new_folders_on_error
+    from graphlib_ml.cli._datasets import user_warnings_as_lines
 
-    # The tracker's folder is made before tl.celcomen checks its input (e.g. --spatial-key):
-    # a refusal there leaves no empty folder.
-    with remove_new_folders_on_error(_tracking_folder(args)):
-        return _fit_in(args)
+    # The library warns (a fit that has not converged, ...): one "graphlib: warning:" line
+    # each, without Python's warning format; other categories pass as they were.
+    with user_warnings_as_lines():
+        if args.tracker is None:
+            return _fit_in(args)
+        from graphlib_ml.cli._folders import remove_new_folders_on_error
+
+        # The tracker's folder is made before tl.celcomen checks its input (e.g.
+        # --spatial-key): a refusal there leaves no empty folder.
+        with remove_new_folders_on_error(_tracking_folder(args)):
+            return _fit_in(args)
 
 
 def _fit_in(args: argparse.Namespace) -> int:
@@ -568,7 +581,7 @@ def add_subparser(subparsers: argparse._SubParsersAction) -> None:
     )
     sim.add_argument(
         "--steps",
-        type=cli_types.positive_int,
+        type=cli_types.integer(1, cli_types.INT64_MAX),  # simulate_tissue's bound
         default=2000,
         help="Langevin steps (default: %(default)s)",
     )

@@ -85,9 +85,10 @@ def _markdown(dataset: KGDataset, results: dict, device: torch.device, epochs: i
     ]
     for name, (_, metrics, seconds) in results.items():
         m = metrics.summary()
+        amri = "n/a" if m["amri"] is None else f"{m['amri']:.3f}"  # None: every query has 1 option
         lines.append(
             f"| {name} | {m['mrr']:.3f} | {m['hits_at_1']:.3f} | {m['hits_at_3']:.3f} | "
-            f"{m['hits_at_10']:.3f} | {m['mr']:.2f} | {m['amri']:.3f} | {seconds:.1f} s |"
+            f"{m['hits_at_10']:.3f} | {m['mr']:.2f} | {amri} | {seconds:.1f} s |"
         )
     labels = dataset.relations.labels
     per = {name: metrics.per_relation() for name, (_, metrics, _) in results.items()}

@@ -395,3 +395,16 @@ def test_lookups():
         apply_rules([("a", "parent")], FAMILY_RULES)
     with pytest.raises(GraphDataError, match="body: expected a non-empty tuple"):
         HornRule("r", ())
+
+
+def test_num_people_that_cannot_fit_in_memory_is_refused(monkeypatch):
+    # 2**63 people at >= 8 KiB each fit no machine: refused at once (it used to allocate or
+    # fail inside NumPy). Oracle for the bound: memory for exactly 40 people gives [10, 40].
+    from graphdata import _family_rules, checks
+
+    with pytest.raises(GraphDataError, match=r"num_people: expected an int in \[10, [\d,]+\]"):
+        family_kg(2**63)
+    monkeypatch.setattr(checks, "physical_memory", lambda: 40 * _family_rules.BYTES_PER_PERSON)
+    assert len(family_kg(40).gender) == 40
+    with pytest.raises(GraphDataError, match=r"\[10, 40\], got 41 \(people take at least 8,192"):
+        family_kg(41)

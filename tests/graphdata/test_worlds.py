@@ -36,6 +36,7 @@ SIZES = {
     "commerce": 120,
     "clinical": 120,
     "legal": 120,
+    "energy": 120,
 }
 
 
@@ -120,9 +121,9 @@ def test_splits_are_disjoint_and_base_is_in_train(small: World) -> None:
 
 
 def test_world_design_rules_relations_and_lengths(small: World) -> None:
-    assert 5 <= len(small.rules) <= 10
+    assert 5 <= len(small.rules) <= 11  # energy: 11 rules, 22 relations (15-22 asked for it)
     assert {1, 2, 3} <= {rule.length for rule in small.rules}
-    assert 10 <= small.dataset.num_relations <= 20
+    assert 10 <= small.dataset.num_relations <= 22
     # A non-chain body: some variable occurs in three or more atom positions, or an inequality
     # or a constant constrains the body.
     shapes = [
@@ -315,6 +316,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "commerce",
         "clinical",
         "legal",
+        "energy",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -414,7 +416,18 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["software", "corporate", "media", "sports", "travel", "commerce", "clinical", "legal"]
+    "name",
+    [
+        "software",
+        "corporate",
+        "media",
+        "sports",
+        "travel",
+        "commerce",
+        "clinical",
+        "legal",
+        "energy",
+    ],
 )
 def test_world_same_seed_same_world(name: str) -> None:
     a, b, c = (world(name, size=80, seed=s) for s in (5, 5, 6))
@@ -1288,3 +1301,28 @@ def test_negative_seeds_are_refused_by_name() -> None:
         world("academic", size=60, seed=-1)
     with pytest.raises(GraphDataError, match=r"seed: expected an int >= 0 or None, got -1"):
         family_kg(30, num_generations=3, seed=-1)
+
+
+# ------------------------------------------------------------- sizes above the memory
+
+
+@pytest.mark.parametrize("name", sorted(WORLDS))
+def test_a_size_that_cannot_fit_in_memory_is_refused_before_drawing(name) -> None:
+    # 2**63 primary entities at >= 8 KiB each fit no machine: refused at once (it used to build
+    # 2**63 labels in a Python list), naming the argument, the bound and the fix.
+    with pytest.raises(GraphDataError, match=r"size: expected an int in \[\d+, [\d,]+\], got "):
+        WORLDS[name](2**63)
+
+
+def test_the_size_bound_is_the_memory_over_the_bytes_per_entity(monkeypatch) -> None:
+    # Oracle: with 50 * WORLD_BYTES_PER_ENTITY bytes of memory the bound is exactly 50.
+    from graphdata import checks
+    from graphdata.worlds.base import WORLD_BYTES_PER_ENTITY
+
+    monkeypatch.setattr(checks, "physical_memory", lambda: 50 * WORLD_BYTES_PER_ENTITY + 1)
+    assert world("academic", size=50).size == 50
+    with pytest.raises(GraphDataError, match=r"size: expected an int in \[20, 50\], got 51 .*"):
+        world("academic", size=51)
+    monkeypatch.setattr(checks, "physical_memory", lambda: None)  # unknown: int64 ids bound
+    with pytest.raises(GraphDataError, match=r"got 9223372036854775808 \(the largest int64 id"):
+        world("academic", size=2**63)

@@ -329,3 +329,94 @@ def test_a_worker_error_line_names_its_own_rank(tmp_path, monkeypatch, capsys):
     assert _train_worker(args) == EXIT_USAGE
     err = capsys.readouterr().err.strip()
     assert err.startswith("[rank 1] graphlib: error: WORLD_SIZE: is 2, but the environment")
+
+
+def test_spatial_fit_not_converged_is_one_plain_warning_line(tissue, tmp_path, capsys):
+    # Was Python's format: ".../spatial/tools.py:144: UserWarning: the fit has not converged..."
+    # and the source line under it. The text is the library's, the same as a library user sees.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", UserWarning)  # the fixture silences them
+        assert main([*_fit(tissue, tmp_path / "f.h5ad", "--epochs", "1"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "has not converged" in line]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("graphlib: warning: the fit has not converged: after 1 ")
+    assert "raise epochs (now 1)" in lines[0]
+    assert "UserWarning" not in err and ".py:" not in err and "estimator.fit(" not in err
+
+
+# ---- graphlib data and sizes past the memory ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "start", "fix"),
+    [
+        (
+            ["data", "family", "OUT", "--num-people", "2"],
+            "--num-people: expected an int >= 10 (two people per generation, 5 generations), got 2",
+            "; pass --num-people 10 or more",
+        ),
+        (
+            ["data", "family", "OUT", "--num-people", str(2**63)],
+            "--num-people: expected an int in [10, ",
+            "8,192 bytes each and this machine has",
+        ),
+        (
+            ["data", "download", "fb15k237", "--root", "ROOT", "--from", "MISSING"],
+            "--from: expected a file or folder with the fb15k237 files, got ",
+            "which does not exist",
+        ),
+        (
+            ["data", "download", "umls", "--root", "ROOT", "--from", "EMPTY"],
+            "--from: expected ",
+            "to hold train.txt, valid.txt and test.txt",
+        ),
+        (
+            ["data", "download", "nosuch", "--root", "ROOT"],
+            "name: expected one of codex-m, ",
+            "got 'nosuch'; `graphlib data list` lists them",
+        ),
+        (
+            ["spatial", "simulate", "--cells", str(2**63), "--out", "OUT.h5ad"],
+            "--cells: expected an int in [2, ",
+            "; pass a smaller --cells",
+        ),
+        (
+            ["spatial", "simulate", "--genes", str(2**63), "--out", "OUT.h5ad"],
+            "--genes: expected an int in [2, ",
+            "; pass a smaller --genes",
+        ),
+        (
+            ["spatial", "simulate", "--steps", str(2**63), "--out", "OUT.h5ad"],
+            "argument --steps: expected an integer in [1, 9223372036854775807], got ",
+            "",
+        ),
+    ],
+)
+def test_data_and_simulate_refusals_name_the_flags(argv, start, fix, tmp_path, capsys):
+    # Were: "num_people: ...; ask for more people or fewer generations", "path: expected ...",
+    # "dataset: expected one of ...; or pass a folder", an out-of-memory error for 2**63 people,
+    # an unexpected RuntimeError/TypeError for 2**63 cells or genes, 2**63 Langevin steps.
+    (tmp_path / "EMPTY").mkdir()
+    names = {"OUT", "ROOT", "MISSING", "EMPTY", "OUT.h5ad"}
+    argv = [str(tmp_path / a) if a in names else a for a in argv]
+    line = _error(argv, capsys)
+    assert line.startswith(f"graphlib: error: {start}"), line
+    assert fix in line, line
+    for keyword in ("num_people", "n_cells", "n_genes", "path:", "dataset:"):
+        assert keyword not in line, line
+
+
+def test_world_spec_size_past_the_memory_names_the_spec(tmp_path, monkeypatch, capsys):
+    # Was "size: expected an int >= 20 ...; pass e.g. size=80" for --dataset academic:size=5,
+    # and a hang building 2**63 labels for academic:size=2**63.
+    monkeypatch.setenv("GRAPHLIB_HOME", str(tmp_path / "home"))
+    for size, start in [
+        ("5", "size=N expected an int >= 20, got 5; pass e.g. --dataset academic:size=80"),
+        (str(2**63), "size=N expected an int in [20, "),
+    ]:
+        argv = ["kg", "train", "--dataset", f"academic:size={size}", "--epochs", "1"]
+        line = _error([*argv, "--out", str(tmp_path / "run")], capsys)
+        assert line.startswith(f"graphlib: error: --dataset academic:size={size}: {start}"), line

@@ -263,3 +263,18 @@ def test_shard_entities_refusals_name_the_flags(folder, tmp_path, capsys):
     tracked = _train_argv(folder, tmp_path / "t", *_SHARDED, "--shard-entities")
     assert main([*tracked, "--tracker", "tensorboard"]) == 2
     assert "--tracker: a --shard-entities run writes metrics.jsonl only" in capsys.readouterr().err
+
+
+def _refuse_constant(name):
+    raise AssertionError(f"non-strict JSON constant {name} written")
+
+
+def test_written_metrics_are_strict_json_with_null_for_undefined_metrics(folder, tmp_path):
+    # 9 entities: every query has at most 9 <= 10 candidates, so E[Hits@10] = 1 and the
+    # adjusted Hits@10 is undefined: JSON null, where it used to be written as NaN.
+    out = tmp_path / "run"
+    assert _run(_train_argv(folder, out)) == 0
+    text = (out / "test_metrics.json").read_text()
+    both = json.loads(text, parse_constant=_refuse_constant)["metrics"]["both"]["realistic"]
+    assert both["hits_at_10"] == 1.0 and both["adjusted_hits_at_10"] is None
+    assert both["z_hits_at_10"] is None and isinstance(both["adjusted_hits_at_1"], float)

@@ -55,7 +55,7 @@ def test_bad_world_spec(home):
         resolve_world("geography:size=big")
     with pytest.raises(GraphDataError, match=r"--dataset: a world spec.*'depth=2'"):
         resolve_world("geography:depth=2")
-    with pytest.raises(GraphDataError, match="size: expected an int >= 40"):
+    with pytest.raises(GraphDataError, match="geography:size=30: size=N expected an int >= 40"):
         resolve_world("geography:size=30")
 
 

@@ -482,3 +482,121 @@ def test_metrics_of_no_triples_are_refused_not_nan_or_key_error():
     for get in (lambda m: m.mrr, lambda m: m.mr, lambda m: m.amri, lambda m: m.hits_at(10)):
         with pytest.raises(GraphDataError, match=r"no triples were ranked .*at least one triple"):
             get(metrics)
+
+
+def _oracle_summary(ranks, options, ks):
+    """Rank metrics from their definitions (Hoyt et al. 2022), None where 0/0, over lists."""
+    n = len(ranks)
+    harmonic = [sum(1 / i**p for i in range(1, c + 1)) for p in (1, 2) for c in options]
+    h1, h2 = harmonic[:n], harmonic[n:]
+    mr, e_mr = sum(ranks) / n, sum((c + 1) / 2 for c in options) / n
+    mrr = sum(1 / r for r in ranks) / n
+    e_rr = [a / c for a, c in zip(h1, options)]
+    var_mr = sum((c * c - 1) / 12 for c in options) / n**2
+    var_rr = sum(b / c - e * e for b, c, e in zip(h2, options, e_rr)) / n**2
+    e_mrr = sum(e_rr) / n
+    out = {
+        "mr": mr,
+        "amri": None if e_mr == 1 else 1 - (mr - 1) / (e_mr - 1),
+        "z_mr": None if var_mr == 0 else (e_mr - mr) / math.sqrt(var_mr),
+        "mrr": mrr,
+        "adjusted_mrr": None if e_mrr == 1 else (mrr - e_mrr) / (1 - e_mrr),
+        "z_mrr": None if var_rr <= 0 else (mrr - e_mrr) / math.sqrt(var_rr),
+    }
+    for k in ks:
+        p = [min(k / c, 1.0) for c in options]
+        hits, e_hits = sum(r <= k for r in ranks) / n, sum(p) / n
+        var = sum(q * (1 - q) for q in p) / n**2
+        out[f"hits_at_{k}"] = hits
+        out[f"adjusted_hits_at_{k}"] = None if e_hits == 1 else (hits - e_hits) / (1 - e_hits)
+        out[f"z_hits_at_{k}"] = None if var == 0 else (hits - e_hits) / math.sqrt(var)
+    return out
+
+
+def _assert_matches_oracle(metrics: RankMetrics, expected, ks) -> None:
+    ranks = [float(x) for side in ("head", "tail") for x in expected[side][:, :2].double().mean(1)]
+    options = [int(c) for side in ("head", "tail") for c in expected[side][:, 2]]
+    oracle = _oracle_summary(ranks, options, ks)
+    got = metrics.summary()
+    for key, value in oracle.items():
+        if value is None:
+            assert got[key] is None, key
+        else:
+            assert got[key] == pytest.approx(value), key
+
+
+@pytest.mark.parametrize("ks", [(20,), (1, 3, 10, 12)])
+def test_adjusted_metrics_are_none_when_every_query_has_at_most_k_candidates(ks):
+    # 12 entities: every query has C <= 12 candidates, so E[Hits@k] = 1 for k >= 12 and the
+    # adjusted Hits@k and its z-score are 0/0; they used to be NaN (and JSON NaN).
+    n_ent, n_rel = 12, 2
+    gen = torch.Generator().manual_seed(3)
+    table = torch.randint(0, 4, (n_ent, n_rel, n_ent), generator=gen).float()
+    known = torch.randint(0, n_ent, (40, 3), generator=gen)
+    known[:, 1] %= n_rel
+    known = torch.unique(known, dim=0)
+    test = known[::3]
+    index = FilterIndex.from_triples(known, num_entities=n_ent, num_relations=n_rel)
+    scorer = table_scorer(table)
+    metrics = evaluate(scorer, test, index, num_entities=n_ent, ks=ks, progress=False)
+    expected = brute_force(scorer, test, known, n_ent)
+    check_against(metrics, expected)
+    _assert_matches_oracle(metrics, expected, ks)
+    k = max(ks)
+    s = metrics.summary()
+    assert s[f"hits_at_{k}"] == 1.0
+    assert s[f"adjusted_hits_at_{k}"] is None and s[f"z_hits_at_{k}"] is None
+    assert all(isinstance(s[key], float) for key in ("amri", "adjusted_mrr", "z_mr", "z_mrr"))
+    data = metrics.to_dict()
+    text = json.dumps(data, allow_nan=False)  # strict JSON: no NaN anywhere
+    assert json.loads(text)["metrics"]["tail"]["optimistic"][f"adjusted_hits_at_{k}"] is None
+    for per in metrics.per_relation().values():
+        assert per[f"adjusted_hits_at_{k}"] is None and per[f"z_hits_at_{k}"] is None
+
+
+def test_adjusted_metrics_keep_their_values_when_some_query_has_more_than_k_candidates():
+    # ks (1, 3): most queries have more candidates than k, so every metric is defined.
+    table, known, test = tiny_kg(4)
+    index = FilterIndex.from_triples(known, num_entities=E, num_relations=R)
+    scorer = table_scorer(table)
+    metrics = evaluate(scorer, test, index, num_entities=E, ks=(1, 3), progress=False)
+    _assert_matches_oracle(metrics, brute_force(scorer, test, known, E), (1, 3))
+    assert all(v is not None and math.isfinite(v) for v in metrics.summary().values())
+
+
+def test_metrics_of_single_candidate_queries_are_none_and_the_amri_property_refuses():
+    # Every triple of a 2-entity, 1-relation KG is known: each query keeps only its true
+    # entity (C = 1), so E[MR] = E[MRR] = 1 and AMRI, adjusted MRR and all z-scores are 0/0.
+    known = torch.tensor([[0, 0, 0], [0, 0, 1], [1, 0, 0], [1, 0, 1]])
+    index = FilterIndex.from_triples(known, num_entities=2, num_relations=1)
+    metrics = evaluate(DistMult(2, 1, dim=3), known, index, progress=False)
+    assert (metrics.options == 1).all()
+    s = metrics.summary()
+    assert s["mr"] == 1.0 and s["mrr"] == 1.0 and s["amr"] == 1.0 and s["hits_at_1"] == 1.0
+    for key in ("amri", "adjusted_mrr", "z_mr", "z_mrr", "adjusted_hits_at_1", "z_hits_at_1"):
+        assert s[key] is None, key
+    assert "nan" not in json.dumps(metrics.to_dict(), allow_nan=False).lower()
+    assert metrics.mr == 1.0 and metrics.mrr == 1.0
+    with pytest.raises(GraphDataError, match=r"amri: undefined, every ranked query has exactly"):
+        _ = metrics.amri
+    table = metrics.table(per_relation=True)
+    assert "n/a" in table and "nan" not in table
+
+
+def test_per_relation_metric_is_none_only_where_it_is_undefined():
+    # Relation 0: C = 2 and 3 (both <= k = 3): adjusted Hits@3 undefined. Relation 1: C = 5, 6.
+    m = RankMetrics(
+        optimistic=torch.tensor([[1, 2], [3, 5]]),
+        pessimistic=torch.tensor([[2, 2], [3, 5]]),
+        options=torch.tensor([[2, 5], [3, 6]]),
+        relation=torch.tensor([0, 1]),
+        ks=(3,),
+    )
+    per = m.per_relation()
+    assert per[0]["adjusted_hits_at_3"] is None and per[0]["z_hits_at_3"] is None
+    # Relation 1: realistic ranks 2 (head, C = 5) and 5 (tail, C = 6): Hits@3 = 1/2.
+    e = (3 / 5 + 3 / 6) / 2
+    assert per[1]["adjusted_hits_at_3"] == pytest.approx((0.5 - e) / (1 - e))
+    both = m.summary()  # ranks 1.5, 2, 3, 5 with C = 2, 5, 3, 6: Hits@3 = 3/4
+    e_both = (1 + 3 / 5 + 1 + 3 / 6) / 4
+    assert both["adjusted_hits_at_3"] == pytest.approx((0.75 - e_both) / (1 - e_both))

@@ -346,6 +346,36 @@ def test_resuming_a_checkpoint_that_holds_inf_is_refused(tmp_path):
         train(Poisoned(8, 2, dim=6), ds, _cfg(epochs=2, checkpoint_path=str(ckpt)), resume=True)
 
 
+class NanScores(DistMult):
+    """DistMult whose training scores (not the parameters) are NaN while ``poison`` is set."""
+
+    name = "distmult"
+    poison = False
+
+    def score_tails(self, head_index, rel_type, entities=None):
+        scores = super().score_tails(head_index, rel_type, entities)
+        return scores * NAN if self.poison and self.training else scores
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "bce"])
+def test_a_nan_loss_is_divergence_and_the_last_good_checkpoint_is_kept(tmp_path, loss):
+    # kg.losses follows torch: NaN scores give a NaN loss; the trainer's guard (kg.training)
+    # turns it into TrainingDivergedError instead of a NaN epoch loss or a NaN model.
+    ds, ckpt = _cycle_kg(), tmp_path / "run.pt"
+    regime = "1vsall" if loss == "cross_entropy" else "kvsall"
+    model = NanScores(8, 2, dim=6)
+    train(model, ds, _cfg(epochs=1, regime=regime, loss=loss, checkpoint_path=str(ckpt)))
+    saved, good = ckpt.read_bytes(), {k: v.clone() for k, v in model.state_dict().items()}
+    model.poison = True
+    cfg = _cfg(epochs=2, regime=regime, loss=loss, checkpoint_path=str(ckpt))
+    with pytest.raises(
+        TrainingDivergedError, match=r"^loss became nan in epoch 2 .*last good epoch is 1"
+    ):
+        train(model, ds, cfg, resume=True)
+    assert ckpt.read_bytes() == saved
+    assert all(torch.equal(v, good[k]) for k, v in model.state_dict().items())
+
+
 def test_a_finite_run_is_unchanged_by_the_checks():
     ds = _cycle_kg()
     a = train(DistMult(8, 2, dim=6), ds, _cfg(eval_every=1))

@@ -290,3 +290,73 @@ def test_uint8_candidate_ids_are_refused_not_read_as_a_mask(name):
     torch.testing.assert_close(  # int32 ids are ids
         model.score_tails(h, r, ids.to(torch.int32)), model.score_tails(h, r)[:, ids]
     )
+
+
+#: Id arguments of the wrong type: (converter, what the message names as arrived).
+BAD_IDS = {
+    "int16": (lambda x: x.to(torch.int16), "a torch.int16 tensor"),
+    "int8": (lambda x: x.to(torch.int8), "a torch.int8 tensor"),
+    "uint8": (lambda x: x.to(torch.uint8), "a torch.uint8 tensor"),
+    "bool": (lambda x: x.bool(), "a torch.bool tensor"),
+    "float": (lambda x: x.float(), "a torch.float32 tensor"),
+    "numpy": (lambda x: x.numpy(), "ndarray"),
+    "list": (lambda x: x.tolist(), "list"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_IDS))
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_scorers_refuse_ids_that_are_not_int64_or_int32_tensors_by_argument(name, bad):
+    # They used to raise torch's "Expected tensor for argument #1 'indices' ..." (naming no
+    # argument) or a TypeError deep inside the model.
+    model = make(name)
+    h, r, t = batch("cpu")
+    convert, arrived = BAD_IDS[bad]
+    calls = {
+        "head_index": [lambda x: model(x, r, t), lambda x: model.score_tails(x, r)],
+        "rel_type": [
+            lambda x: model(h, x, t),
+            lambda x: model.score_tails(h, x),
+            lambda x: model.score_heads(x, t),
+        ],
+        "tail_index": [lambda x: model(h, r, x), lambda x: model.score_heads(r, x)],
+    }
+    for arg, fns in calls.items():
+        good = {"head_index": h, "rel_type": r, "tail_index": t}[arg]
+        for fn in fns:
+            with pytest.raises(
+                GraphDataError,
+                match=rf"^{arg}: expected a LongTensor of ids \(int64, or int32\), got "
+                rf"{arrived}; convert with torch\.as_tensor\({arg}, dtype=torch\.long\)$",
+            ):
+                fn(convert(good))
+    with pytest.raises(GraphDataError, match=r"^tail_index: .*got a torch.int16 tensor"):
+        model(head_index=h, rel_type=r, tail_index=t.to(torch.int16))  # by keyword too
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_int32_ids_score_as_int64_ids(name):
+    model = make(name)
+    h, r, t = batch("cpu")
+    h32, r32, t32 = h.int(), r.int(), t.int()
+    with torch.no_grad():
+        torch.testing.assert_close(model(h32, r32, t32), model(h, r, t))
+        torch.testing.assert_close(model.score_tails(h32, r32), model.score_tails(h, r))
+        torch.testing.assert_close(model.score_heads(r32, t32), model.score_heads(r, t))
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_candidate_ids_of_a_non_index_dtype_are_refused_by_name(name):
+    # int16 and float candidate ids used to raise torch's IndexError ("tensors used as indices
+    # must be long, int, byte or bool tensors"), naming no argument.
+    model = make(name)
+    h, r, _ = batch("cpu")
+    ids = torch.tensor([0, 3, 1])
+    for dtype in (torch.int16, torch.int8, torch.float32):
+        name_ = str(dtype).removeprefix("torch.")
+        with pytest.raises(
+            GraphDataError,
+            match=rf"entities: expected .*\(int64, or int32\), got a {name_} tensor of 3 "
+            r"values; pass entities.long\(\)",
+        ):
+            model.score_tails(h, r, ids.to(dtype))

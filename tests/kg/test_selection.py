@@ -256,3 +256,21 @@ def test_a_resumed_race_keeps_the_horizon_it_started_with(tmp_path):
     assert resumed.candidates == whole.candidates
     assert f"race: training {RACE_MODELS[1]} for 6 epochs" in lines
     assert any("resuming the race over 6 epochs" in line for line in lines)
+
+
+def test_a_symlinked_race_checkpoint_is_removed_at_its_target_and_the_link_kept(tmp_path):
+    # The race writes race_<name>.pt through a link, so the bytes live at the link's target;
+    # removing only the link (the old unlink) left that checkpoint orphaned at the target.
+    store, folder = tmp_path / "store", tmp_path / "run"
+    store.mkdir()
+    folder.mkdir()
+    for name in RACE_MODELS:
+        (folder / f"race_{name}.pt").symlink_to(store / f"{name}.pt")  # dangling until written
+    result = race(_chains(), dim=16, overrides=SMALL, folder=folder)
+    assert sorted(p.name for p in store.iterdir()) == []  # no orphaned race checkpoint
+    for name in RACE_MODELS:
+        link = folder / f"race_{name}.pt"
+        assert link.is_symlink() and link.readlink() == store / f"{name}.pt"  # the user's link
+        assert not link.exists()
+    saved = torch.load(folder / "checkpoint.pt", weights_only=True)
+    assert saved["model"]["name"] == result.winner

@@ -146,6 +146,36 @@ def test_the_tracker_gets_one_step_per_trial(tmp_path, dataset):
     assert params["model"] == "rotate" and params["trials"] == 2
 
 
+def test_a_failed_trial_logs_no_nan_to_the_tracker(tmp_path, dataset, monkeypatch):
+    # A diverged trial is a failed one, with no value: its tracker line used to hold
+    # "valid_mrr": NaN, which is not JSON and is never a result.
+    import kg.training
+    from kg.training import TrainingDivergedError
+
+    original, calls = kg.training.Trainer.fit, []
+
+    def diverge_first(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise TrainingDivergedError("loss became nan in epoch 1 (test)")
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(kg.training.Trainer, "fit", diverge_first)
+    log = tmp_path / "trials.jsonl"
+    with JsonlTracker(log, step_key="trial") as tracker:
+        tune(dataset, "distmult", out=tmp_path / "t", trials=2, overrides=FAST, tracker=tracker)
+
+    def no_constants(name):
+        raise AssertionError(f"non-JSON constant {name} in the tracker's file")
+
+    lines = log.read_text().splitlines()
+    logged = [json.loads(line, parse_constant=no_constants) for line in lines]
+    rows = _trials(log.parent / "t")
+    assert [r["trial"] for r in logged] == [0, 1] and rows[0]["value"] is None
+    assert "valid_mrr" not in logged[0] and logged[0]["pruned"] == 0.0
+    assert logged[1]["valid_mrr"] == rows[1]["value"]
+
+
 def test_a_kill_after_a_trial_is_stored_loses_no_tracker_step(tmp_path, dataset, monkeypatch):
     # Optuna stores a finished trial before it calls the callback that logs it: a kill in
     # between (here in trials.jsonl's write) used to leave that trial out of the tracker.

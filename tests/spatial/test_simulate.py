@@ -105,3 +105,42 @@ def test_bad_input():
         simulate_tissue(20, 3, layout="grid")
     with pytest.raises(GraphDataError, match=r"density: expected a finite number > 0 and <= 1"):
         random_couplings(4, density=0.0)
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda: simulate_tissue(2**63), "n_cells"),
+        (lambda: simulate_tissue(20, 2**63), "n_genes"),
+        (lambda: simulate_tissue(20, 3, steps=2**63), "steps"),
+        (lambda: hex_grid(2**63), "n_cells"),
+        (lambda: random_positions(2**63), "n_cells"),
+        (lambda: random_couplings(2**63), "n_genes"),
+    ],
+    ids=["tissue-cells", "tissue-genes", "tissue-steps", "hex_grid", "positions", "couplings"],
+)
+def test_sizes_past_the_memory_or_int64_are_refused_at_once(call, argument):
+    # They used to overflow inside torch, or (steps) loop 2**63 times.
+    with pytest.raises(GraphDataError, match=rf"^{argument}: expected an int in \[\d+, [\d,]+\]"):
+        call()
+
+
+def test_langevin_refuses_steps_and_cells_past_their_bounds():
+    model, no_edges = CelcomenEnergy(2), torch.zeros(2, 0, dtype=torch.long)
+    with pytest.raises(
+        GraphDataError, match=r"^steps: expected an int in \[0, 9223372036854775807"
+    ):
+        langevin_sample(model, no_edges, torch.zeros(0), 5, steps=2**63)
+    with pytest.raises(GraphDataError, match=r"^n_cells: expected an int in \[1, [\d,]+\], got"):
+        langevin_sample(model, no_edges, torch.zeros(0), 2**62, steps=1)
+
+
+def test_the_cell_bound_is_the_memory_over_the_bytes_per_cell(monkeypatch):
+    # Oracle: per cell 4 B x 5 rows x G genes + 32 B (grid) + 16 B x k (int64 edges), so memory
+    # for exactly 30 cells of 3 genes and 2 neighbours gives the bound 30.
+    from graphdata import checks
+
+    monkeypatch.setattr(checks, "physical_memory", lambda: 30 * (4 * 5 * 3 + 32 + 16 * 2))
+    assert simulate_tissue(30, 3, n_neighbors=2, steps=1).x.shape == (30, 3)
+    with pytest.raises(GraphDataError, match=r"^n_cells: expected an int in \[2, 30\], got 31"):
+        simulate_tissue(31, 3, n_neighbors=2, steps=1)
