@@ -45,16 +45,26 @@ def _scores(
     mask: Tensor,
     stop_reason: str,
 ) -> SearchResult:
-    """Score a fixed selection the way the greedy search scores its final explanation."""
+    r"""Score a fixed selection the way the pattern search scores its explanation.
+
+    Each path's gain is :math:`g_k = f(S_k) - f(S_{k-1})`, :math:`S_k` the first :math:`k`
+    chosen paths' triples and :math:`S_0 = \varnothing` (the strategy ``"patterns"``'s
+    figures; a baseline's paths are taken in their order), never NaN.
+    """
     device = local.edge_type.device
+    k = len(chosen)
     full = torch.ones(1, local.num_edges, dtype=torch.bool, device=device)
     alone = torch.stack([local.edge_mask([p]) for p in chosen]) if chosen else full[:0]
-    masks = torch.cat([full, ~full, mask.unsqueeze(0), ~mask.unsqueeze(0), alone])
+    prefixes = (
+        torch.stack([local.edge_mask(chosen[: i + 1]) for i in range(k)]) if chosen else full[:0]
+    )
+    masks = torch.cat([full, ~full, mask.unsqueeze(0), ~mask.unsqueeze(0), alone, prefixes])
     scores = scorer(masks).tolist()
+    cumulative = [scores[1], *scores[4 + k :]]
     return SearchResult(
         chosen=chosen,
-        gains=tuple(float("nan") for _ in chosen),
-        individual=tuple(scores[4:]),
+        gains=tuple(b - a for a, b in zip(cumulative, cumulative[1:])),
+        individual=tuple(scores[4 : 4 + k]),
         full_score=scores[0],
         empty_score=scores[1],
         explanation_score=scores[2],

@@ -39,6 +39,15 @@ __all__ = [
 ]
 
 
+def _check_targets(p_full: Tensor) -> None:
+    """Refuse fidelity over no targets: the mean of nothing is 0/0, never a result."""
+    if p_full.numel() == 0:
+        raise GraphDataError(
+            "p_full: expected the probabilities of at least one explained target, got none; "
+            "explain a target first"
+        )
+
+
 def probability_fidelity(
     p_full: Tensor, p_complement: Tensor, p_explanation: Tensor
 ) -> tuple[float, float]:
@@ -50,7 +59,10 @@ def probability_fidelity(
         p_explanation: :math:`p(S)`.
 
     Returns:
-        ``(fid_plus, fid_minus)``; NaN for no targets.
+        ``(fid_plus, fid_minus)``.
+
+    Raises:
+        GraphDataError: For no targets (``N = 0``: a mean over nothing has no value).
 
     Shapes:
         All inputs ``[N]``.
@@ -62,8 +74,7 @@ def probability_fidelity(
         >>> [round(x, 6) for x in fid]
         [0.45, 0.05]
     """
-    if p_full.numel() == 0:
-        return math.nan, math.nan
+    _check_targets(p_full)
     return float((p_full - p_complement).mean()), float((p_full - p_explanation).mean())
 
 
@@ -78,7 +89,10 @@ def model_fidelity(
         p_explanation: :math:`p(S)`.
 
     Returns:
-        ``(fid_plus, fid_minus)``, each in :math:`[0, 1]`; NaN for no targets.
+        ``(fid_plus, fid_minus)``, each in :math:`[0, 1]`.
+
+    Raises:
+        GraphDataError: For no targets (``N = 0``: a mean over nothing has no value).
 
     Shapes:
         All inputs ``[N]``.
@@ -89,8 +103,7 @@ def model_fidelity(
         ...                torch.tensor([0.8, 0.4]))
         (0.5, 0.5)
     """
-    if p_full.numel() == 0:
-        return math.nan, math.nan
+    _check_targets(p_full)
     y = p_full > 0.5
     fid_plus = 1.0 - float(((p_complement > 0.5) == y).double().mean())
     fid_minus = 1.0 - float(((p_explanation > 0.5) == y).double().mean())
@@ -109,7 +122,10 @@ def phenomenon_fidelity(
         p_explanation: :math:`p(S)`.
 
     Returns:
-        ``(fid_plus, fid_minus)``; NaN for no targets.
+        ``(fid_plus, fid_minus)``.
+
+    Raises:
+        GraphDataError: For no targets (``N = 0``: a mean over nothing has no value).
 
     Shapes:
         All inputs ``[N]``.
@@ -120,8 +136,7 @@ def phenomenon_fidelity(
         ...                     torch.tensor([0.2, 0.4]), torch.tensor([0.8, 0.7]))
         (0.5, 0.5)
     """
-    if p_full.numel() == 0:
-        return math.nan, math.nan
+    _check_targets(p_full)
     label = label.bool()
     right = ((p_full > 0.5) == label).double()
     fid_plus = float((right - ((p_complement > 0.5) == label).double()).abs().mean())
@@ -145,10 +160,10 @@ def characterization_score(
 
     Returns:
         The score; 0 when :math:`\mathrm{fid}_+ \le 0` or :math:`\mathrm{fid}_- \ge 1` (a
-        harmonic mean with a zero term), NaN for NaN inputs.
+        harmonic mean with a zero term).
 
     Raises:
-        GraphDataError: If the weights do not sum to 1.
+        GraphDataError: If the weights do not sum to 1, or a fidelity is NaN.
 
     Examples:
         >>> characterization_score(0.5, 0.5)
@@ -161,8 +176,12 @@ def characterization_score(
             f"pos_weight + neg_weight: expected 1 (PyG checks the same), got {pos_weight} + "
             f"{neg_weight}"
         )
-    if math.isnan(fid_plus) or math.isnan(fid_minus):
-        return math.nan
+    for name, value in (("fid_plus", fid_plus), ("fid_minus", fid_minus)):
+        if math.isnan(value):
+            raise GraphDataError(
+                f"{name}: expected a number, got nan (a NaN probability: the scores behind it "
+                "are not finite); the characterization of NaN would be NaN, never a result"
+            )
     if fid_plus <= 0 or fid_minus >= 1:
         return 0.0
     return (pos_weight + neg_weight) / (pos_weight / fid_plus + neg_weight / (1.0 - fid_minus))

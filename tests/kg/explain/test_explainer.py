@@ -1,4 +1,6 @@
 import dataclasses
+import json
+import math
 import warnings
 
 import numpy as np
@@ -209,6 +211,28 @@ def test_retrain_mode_and_baselines(explainer, world):
     assert len(mask.triples) <= explainer.config.max_paths * explainer.config.max_length
     with pytest.raises(GraphDataError, match="baseline: expected one of"):
         explainer.explain_baseline(target, "best")
+
+
+def test_baseline_gains_telescope_and_the_json_is_strict(explainer, world):
+    # A baseline's path gains were NaN ("not computed"), so to_json wrote non-JSON NaN. They are
+    # g_k = f(S_k) - f(S_{k-1}) as for the pattern strategy: the first is the first path's own
+    # score less the empty graph's, and they sum to the explanation's score less the empty one's.
+    target = _target(world)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shortest = explainer.explain_baseline(target, "shortest")
+    gains = [p.gain for p in shortest.paths]
+    assert len(gains) == 3 and all(math.isfinite(g) for g in gains)
+    first = shortest.paths[0].individual_score - shortest.empty_score
+    assert gains[0] == pytest.approx(first, abs=1e-5)
+    assert sum(gains) == pytest.approx(shortest.joint_score - shortest.empty_score, abs=1e-5)
+
+    def no_constants(name):
+        raise AssertionError(f"non-JSON constant {name}")
+
+    assert json.loads(shortest.to_json(), parse_constant=no_constants)["paths"][0]["gain"] == (
+        pytest.approx(gains[0])
+    )
 
 
 def test_a_new_baseline_is_one_function_and_one_dict_line(explainer, world, monkeypatch):

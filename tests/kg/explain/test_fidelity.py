@@ -51,7 +51,8 @@ def test_characterization_matches_pyg_and_formula(fid_plus, fid_minus, w):
 def test_characterization_edges_and_weights():
     assert characterization_score(0.0, 0.1) == 0.0
     assert characterization_score(0.5, 1.0) == 0.0
-    assert math.isnan(characterization_score(math.nan, 0.1))
+    with pytest.raises(GraphDataError, match="fid_plus: expected a number, got nan"):
+        characterization_score(math.nan, 0.1)  # was NaN: never a result
     with pytest.raises(GraphDataError, match="pos_weight \\+ neg_weight: expected 1"):
         characterization_score(0.5, 0.5, pos_weight=0.5, neg_weight=0.6)
 
@@ -63,7 +64,11 @@ def test_sparsity():
         sparsity(4, 3)
 
 
-def test_empty_inputs_give_nan():
+def test_empty_inputs_are_refused():
+    # The mean over no targets was returned as NaN; it has no value and is refused.
     empty = torch.zeros(0)
-    assert all(math.isnan(x) for x in probability_fidelity(empty, empty, empty))
-    assert all(math.isnan(x) for x in model_fidelity(empty, empty, empty))
+    for fidelity in (probability_fidelity, model_fidelity):
+        with pytest.raises(GraphDataError, match="p_full: expected .* at least one"):
+            fidelity(empty, empty, empty)
+    with pytest.raises(GraphDataError, match="p_full: expected .* at least one"):
+        phenomenon_fidelity(empty.bool(), empty, empty, empty)
