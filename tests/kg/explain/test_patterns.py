@@ -567,6 +567,48 @@ def test_a_path_through_another_fact_of_the_target_relation_is_no_candidate():
     assert recursive.scores[-1] >= bank.agreement(1, [through_r]) > bank.agreement(1, [body])
 
 
+def _recursive_filter_world(kept_true, kept_false, dropped_true, dropped_false):
+    """r(x, y) <- p(x, m), r(m, y) (a body through another r fact) over 4 groups of pairs, as
+    :func:`_filter_world`; a filter through another r fact, x -q-> W -r-> y with one hub W of
+    r facts to every y of the first two groups, holds on those groups. p=0, r=1, q=2; pair i
+    is x = 4i, y = 4i + 1, m = 4i + 2. The target is an extra pair with both paths, r held out.
+    """
+    triples, pair, hub, elsewhere = [], 0, 90_000, 100_000
+    for group, size in enumerate((kept_true, kept_false, dropped_true, dropped_false)):
+        for _ in range(size):
+            x, y, m = 4 * pair, 4 * pair + 1, 4 * pair + 2
+            triples += [(x, 0, m), (m, 1, y)]
+            triples.append((x, 1, y) if group in (0, 2) else (x, 1, elsewhere + pair))
+            if group in (0, 1):
+                triples += [(x, 2, hub), (hub, 1, y)]
+            pair += 1
+    x, y, m = 4 * pair, 4 * pair + 1, 4 * pair + 2
+    triples += [(x, 0, m), (m, 1, y), (x, 2, hub), (hub, 1, y)]
+    return triples, (x, 1, y), elsewhere + pair + 1
+
+
+@pytest.mark.parametrize("sizes", [(40, 0, 1, 60), (30, 1, 0, 50)])
+def test_a_recursive_pick_takes_no_filter_through_another_fact_of_the_target_relation(sizes):
+    # The filter through W raises the agreement and passes the binomial admission test (the
+    # closed-form tail at the Dice-neutral rate s / (b + n_r) is below .05), which admitted it
+    # before; a path through another r fact is the recursive search's last resort for the first
+    # pick, never a filter (module docstring), so the body stays alone.
+    triples, target, num_nodes = _recursive_filter_world(*sizes)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, 3)
+    body = ((0, True, -1), (1, True, -1))
+    through_hub = ((2, True, -1), (1, True, -1))
+    (s, b), n = bank.counts(1, [body]), bank.num_facts(1)
+    s2, b2 = bank.counts(1, [body, through_hub])
+    assert (s2, b2) == (sizes[0], sizes[0] + sizes[1])  # the filter keeps the first two groups
+    assert bank.agreement(1, [body, through_hub]) > bank.agreement(1, [body])
+    assert _binom_cdf(int(s - s2), int(b - b2), s / (b + n)) < 0.05
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    assert pattern_search(local, bank, max_paths=2, anchors=False).chosen == ()
+    choice = pattern_search(local, bank, max_paths=2, anchors=False, recursive=True)
+    assert [path_pattern(local, p) for p in choice.chosen] == [body]
+
+
 def test_closed_world_counts_match_brute_force_walks():
     # Every entity a head (AMIE's standard confidence): the oracle sums over all nodes. The
     # entities without an r fact add body pairs only, so s is the partial-completeness one.
