@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import resource
@@ -341,8 +340,8 @@ def _passes(est: Celcomen) -> int:
     """Full passes over the cells of a fit: one per epoch (adam/sgd), or for "cg" one per
     iteration plus two (the ``b = grad(0)`` pass and the final check), also when it stopped at
     the iteration cap; a restart after a failed check adds one more, not counted here
-    (``relative_gradient_`` is NaN exactly for adam/sgd)."""
-    return est.n_iter_ + 2 if math.isfinite(est.relative_gradient_) else est.n_iter_
+    (``relative_gradient_`` is None exactly for adam/sgd)."""
+    return est.n_iter_ + 2 if est.relative_gradient_ is not None else est.n_iter_
 
 
 def _per_epoch(config: CelcomenConfig, x, edge_index, epochs: int) -> float:

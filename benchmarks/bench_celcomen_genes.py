@@ -95,7 +95,7 @@ def run_slide(args: argparse.Namespace) -> dict:
     out["fit_s"] = time.perf_counter() - start
     out["fit_iterations"] = est.n_iter_  # losses_ has one entry per iteration (not n + 1)
     out["converged"] = bool(getattr(est, "converged_", True))
-    out["relative_gradient"] = float(getattr(est, "relative_gradient_", float("nan")))
+    out["relative_gradient"] = est.relative_gradient_  # None (JSON null) for adam/sgd
     out["genes_used"] = len(est.var_names_)
     out["peak_rss_gib"] = _peak_rss() / 2**30
     out["x_still_sparse"] = adata.X.format

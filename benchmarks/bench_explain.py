@@ -154,7 +154,7 @@ def markdown_table(family: dict) -> str:
             name,
             f"{entry['test_mrr']:.3f}",
             " / ".join(
-                f"{agreement[k]:.2f}".replace("0.", ".")
+                "n/a" if agreement[k] is None else f"{agreement[k]:.2f}".replace("0.", ".")
                 for k in ("spearman", "hits_at_10", "top10_overlap")
             ),
         ]

@@ -99,8 +99,10 @@ def main() -> None:
     explainer = KGExplainer(model, explainer_config).fit(dataset)
     if explainer.evaluator_ is not None:
         agreement = explainer.evaluator_.agreement(model, dataset.test.mapped_triples.to(device))
+        rho = agreement["spearman"]  # None (undefined) when a score vector is constant
+        spearman = "n/a" if rho is None else f"{rho:.3f}"
         print(
-            f"evaluator: Spearman {agreement['spearman']:.3f}, Hits@10 of the teacher's best "
+            f"evaluator: Spearman {spearman}, Hits@10 of the teacher's best "
             f"{agreement['hits_at_10']:.2f}, top-10 overlap {agreement['top10_overlap']:.2f}"
         )
     args.out.mkdir(parents=True, exist_ok=True)

@@ -684,7 +684,9 @@ def _write_manifest(folder: Path, spec: DatasetSpec) -> None:
         file = folder / f"{split}.txt"
         files[file.name] = {"size": file.stat().st_size, "sha256": file_checksum(file)}
     manifest = {"name": spec.name, "source": spec.source, "files": files}
-    write_text_atomic(folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    write_text_atomic(
+        folder / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False) + "\n"
+    )
 
 
 def _cached(folder: Path, spec: DatasetSpec) -> bool:

@@ -49,15 +49,16 @@ class RelationStatistics:
         label: The relation label.
         num_triples: Triples with this relation, all splits, repeats counted.
         tails_per_head: :math:`\mathrm{tph}_r`, mean distinct tails per (head, relation) pair;
-            ``nan`` for a relation without triples.
-        heads_per_tail: :math:`\mathrm{hpt}_r`, mean distinct heads per (relation, tail) pair.
+            undefined (None) when the relation has no triple (:math:`0/0`).
+        heads_per_tail: :math:`\mathrm{hpt}_r`, mean distinct heads per (relation, tail) pair;
+            undefined (None) when the relation has no triple.
         cardinality: ``"1-1"``, ``"1-N"``, ``"N-1"``, ``"N-N"``, or ``"-"`` without triples.
     """
 
     label: str
     num_triples: int
-    tails_per_head: float
-    heads_per_tail: float
+    tails_per_head: float | None
+    heads_per_tail: float | None
     cardinality: str
 
 
@@ -75,8 +76,10 @@ class KGStatistics:
         split_duplicates: Repeated triples per split (rows minus distinct rows).
         unseen_entities: Entities occurring in valid/test but not in train (0 for one triple set).
         unseen_relations: Relations occurring in valid/test but not in train.
-        tails_per_head: Mean distinct tails per distinct (head, relation) pair, all relations.
-        heads_per_tail: Mean distinct heads per distinct (relation, tail) pair, all relations.
+        tails_per_head: Mean distinct tails per distinct (head, relation) pair, all relations;
+            undefined (None) when there is no triple at all (:math:`0/0`).
+        heads_per_tail: Mean distinct heads per distinct (relation, tail) pair, all relations;
+            undefined (None) when there is no triple at all.
         relations: Per-relation statistics, in relation id order.
         cardinality_counts: Number of relations of each type ``1-1``, ``1-N``, ``N-1``, ``N-N``.
     """
@@ -90,8 +93,8 @@ class KGStatistics:
     split_duplicates: dict[str, int]
     unseen_entities: int
     unseen_relations: int
-    tails_per_head: float
-    heads_per_tail: float
+    tails_per_head: float | None
+    heads_per_tail: float | None
     relations: tuple[RelationStatistics, ...]
     cardinality_counts: dict[str, int]
 
@@ -103,7 +106,8 @@ class KGStatistics:
     def to_text(self) -> str:
         """Return a plain-text report: a table of splits, the means, and a table of relations.
 
-        Relations are listed by descending triple count, then label.
+        Relations are listed by descending triple count, then label; an undefined (None) mean
+        reads ``n/a``.
         """
         lines = [
             f"knowledge graph {self.name!r}: {self.num_entities} entities, "
@@ -121,8 +125,8 @@ class KGStatistics:
             "",
             f"valid/test labels missing from train: {self.unseen_entities} entities, "
             f"{self.unseen_relations} relations",
-            f"mean tails per (head, relation): {self.tails_per_head:.3f}; mean heads per "
-            f"(relation, tail): {self.heads_per_tail:.3f}",
+            f"mean tails per (head, relation): {_fixed(self.tails_per_head)}; mean heads per "
+            f"(relation, tail): {_fixed(self.heads_per_tail)}",
             f"relation types (Bordes et al. 2013, threshold {CARDINALITY_THRESHOLD}): {types}",
             "",
         ]
@@ -132,13 +136,18 @@ class KGStatistics:
         )
         for rel in sorted(self.relations, key=lambda x: (-x.num_triples, x.label)):
             lines.append(
-                f"{rel.label:<{width}}{rel.num_triples:>9}{rel.tails_per_head:>12.3f}"
-                f"{rel.heads_per_tail:>12.3f}  {rel.cardinality}"
+                f"{rel.label:<{width}}{rel.num_triples:>9}{_fixed(rel.tails_per_head):>12}"
+                f"{_fixed(rel.heads_per_tail):>12}  {rel.cardinality}"
             )
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.to_text()
+
+
+def _fixed(value: float | None) -> str:
+    """``value`` with three decimals, or ``n/a`` where it is undefined (None)."""
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _count_distinct(values: Tensor) -> int:
@@ -159,7 +168,8 @@ def kg_statistics(data: KGDataset | TripleSet, *, name: str | None = None) -> KG
 
     :math:`T_r` is the set of distinct triples of relation :math:`r` over all splits. The overall
     means divide the number of distinct triples by the number of distinct (head, relation),
-    respectively (relation, tail), pairs.
+    respectively (relation, tail), pairs. A mean over no pair (:math:`0/0`: a relation of the
+    vocabulary without triples, or no triple at all) is undefined (None), never NaN.
 
     Args:
         data: A dataset, or a single triple set (reported as the split ``"triples"``).
@@ -217,21 +227,21 @@ def kg_statistics(data: KGDataset | TripleSet, *, name: str | None = None) -> KG
     rt_r = torch.bincount(
         torch.unique(r * num_entities + t) // num_entities, minlength=num_relations
     )
-    tph = (distinct_r / hr_r.double()).tolist()  # 0/0 = nan for a relation without triples
-    hpt = (distinct_r / rt_r.double()).tolist()
+    tph = (distinct_r / hr_r.clamp(min=1).double()).tolist()  # 0 for a relation without triples
+    hpt = (distinct_r / rt_r.clamp(min=1).double()).tolist()
 
     relations, counts = [], dict.fromkeys(_TYPES, 0)
     for rel_id, label in enumerate(first.relations.labels):
+        tph_r: float | None = tph[rel_id]
+        hpt_r: float | None = hpt[rel_id]
         if num_triples_r[rel_id] == 0:
-            kind = "-"
+            kind, tph_r, hpt_r = "-", None, None  # 0/0: no (head, relation) pair
         else:
             head_side = "N" if hpt[rel_id] >= CARDINALITY_THRESHOLD else "1"
             tail_side = "N" if tph[rel_id] >= CARDINALITY_THRESHOLD else "1"
             kind = f"{head_side}-{tail_side}"
             counts[kind] += 1
-        relations.append(
-            RelationStatistics(label, num_triples_r[rel_id], tph[rel_id], hpt[rel_id], kind)
-        )
+        relations.append(RelationStatistics(label, num_triples_r[rel_id], tph_r, hpt_r, kind))
     num_distinct = h.numel()
     num_hr = int(hr_r.sum())
     num_rt = int(rt_r.sum())
@@ -245,8 +255,8 @@ def kg_statistics(data: KGDataset | TripleSet, *, name: str | None = None) -> KG
         split_duplicates=split_duplicates,
         unseen_entities=unseen_entities,
         unseen_relations=unseen_relations,
-        tails_per_head=num_distinct / num_hr if num_hr else float("nan"),
-        heads_per_tail=num_distinct / num_rt if num_rt else float("nan"),
+        tails_per_head=num_distinct / num_hr if num_hr else None,
+        heads_per_tail=num_distinct / num_rt if num_rt else None,
         relations=tuple(relations),
         cardinality_counts=counts,
     )

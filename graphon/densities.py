@@ -244,7 +244,8 @@ def _simplex_rule(
 ) -> Iterator[float]:
     """The ordered-simplex rule (:mod:`graphon._simplex`) at each order that fits ``max_cost``.
 
-    The orders are :data:`SIMPLEX_ORDERS`; ``order`` (the product rule's) is not used.
+    The orders are :data:`SIMPLEX_ORDERS`; ``order`` (the product rule's) is not used. At least
+    two must fit (the error is the gap between the last two): fewer are refused.
     """
     k = pattern.num_vertices
     if k > SIMPLEX_MAX_VERTICES:
@@ -266,8 +267,17 @@ def _simplex_rule(
     mapping = _warp if warp else None
     for i, q in enumerate(SIMPLEX_ORDERS):
         cost = float(num_points(k, q, len(cuts) - 1)) * per_point
-        if cost > max_cost and i > 0:
+        if cost > max_cost and i > 1:
             return
+        if cost > max_cost and i == 1:  # one order has no gap to estimate its error with
+            raise GraphDataError(
+                f"max_cost: pattern {pattern.name!r} ({k} vertices, {len(cuts) - 1} panels) "
+                f"fits the ordered-simplex rule only at {SIMPLEX_ORDERS[0]} nodes per axis, and "
+                f"its error is the gap to a second order ({q} nodes per axis: about {cost:.3g} "
+                f"operations, over max_cost={max_cost:.3g}); raise max_cost to at least "
+                f"{cost:.3g}, or use graphon.monte_carlo_density for an estimate with a "
+                "confidence interval"
+            )
         if cost > max_cost:
             raise GraphDataError(
                 f"pattern {pattern.name!r} ({k} vertices, {len(cuts) - 1} panels): the "
@@ -332,7 +342,8 @@ def graphon_density(
         A :class:`DensityEstimate` (float64 arithmetic).
 
     Raises:
-        GraphDataError: On bad input or when the needed rule costs more than ``max_cost``.
+        GraphDataError: On bad input or when the needed rule costs more than ``max_cost``
+            (for the simplex rule: its two coarsest orders, whose gap is the first error).
 
     Examples:
         >>> from graphon.families import make_graphon

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -273,7 +272,11 @@ def _race(
         winner = max(alive, key=lambda name: (info[name]["best_valid_mrr"], -names.index(name)))
         write_text_atomic(
             record,
-            json.dumps({"race_epochs": horizon, "winner": winner, "candidates": info}, indent=2)
+            json.dumps(
+                {"race_epochs": horizon, "winner": winner, "candidates": info},
+                indent=2,
+                allow_nan=False,  # MRRs are finite or None (a diverged candidate)
+            )
             + "\n",
         )
     raced = out / f"race_{winner}.pt"
@@ -382,7 +385,7 @@ def _run_candidate(
             "diverged": str(err),
         }
     mrr = trainer.best_valid_mrr_
-    if not math.isfinite(mrr):  # validation is on (race_epochs checked it); a guard
+    if mrr is None:  # validation is on (race_epochs checked it); a guard
         raise GraphDataError(f"race: {name} has no validation MRR after {horizon} epochs")
     return {
         "best_valid_mrr": mrr,

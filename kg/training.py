@@ -131,7 +131,7 @@ class Trainer:
         history_: One dict per epoch: ``epoch``, ``loss``, ``seconds`` and, on validation
             epochs, ``valid_mrr``, ``valid_hits_at_10``.
         best_epoch_: The epoch of the best validation MRR (the last epoch without validation).
-        best_valid_mrr_: That MRR (NaN without validation).
+        best_valid_mrr_: That MRR; undefined (None) without validation (``eval_every=0``).
         epochs_trained_: Epochs run in total, resumed ones included.
         stopped_early_: Whether early stopping ended the run (patience ran out).
         still_improving_: Whether the run ended at the epoch cap (``config.epochs``, not
@@ -392,7 +392,7 @@ class Trainer:
         validated = state["best_mrr"] > -math.inf
         self.still_improving_ = _still_improving(state, cfg.epochs) if validated else False
         self.best_epoch_ = state["best_epoch"] if validated else state["epoch"]
-        self.best_valid_mrr_ = state["best_mrr"] if validated else math.nan
+        self.best_valid_mrr_: float | None = state["best_mrr"] if validated else None
 
     def _early_stopping(self, state: dict[str, Any], epoch: int, mrr: float) -> bool:
         """Record a validation MRR; return whether patience has run out."""
@@ -686,10 +686,13 @@ def _rewrite_log(path: str | None, history: list[dict[str, Any]]) -> None:
     """Make the JSON-lines log hold exactly ``history`` (atomic); a resumed run then appends."""
     if path is None:
         return
-    write_text_atomic(path, "".join(json.dumps(record) + "\n" for record in history))
+    # allow_nan=False: the epoch loop refuses a non-finite loss or MRR before it logs one
+    write_text_atomic(
+        path, "".join(json.dumps(record, allow_nan=False) + "\n" for record in history)
+    )
 
 
 def _append_log(path: str | None, record: dict[str, Any]) -> None:
     if path is not None:
         with open(path, "a") as handle:
-            handle.write(json.dumps(record) + "\n")
+            handle.write(json.dumps(record, allow_nan=False) + "\n")

@@ -18,8 +18,9 @@ of :class:`kg.training.Trainer` (the best validation of each trial, early stoppi
   continuation, not a replay of an uninterrupted one.
 
 After every trial it writes, atomically, ``out/trials.jsonl`` (one line per trial: number,
-state, value (for a pruned trial its last validation MRR), parameters, seconds, the epoch a
-pruned trial stopped at) and
+state, value (for a pruned trial its last validation MRR), parameters, seconds (null for a
+trial not started or not ended, such as one queued again), the epoch a pruned trial stopped
+at; strict JSON, never NaN) and
 ``out/best_config.json``, the best trial's full training configuration, which
 ``graphlib kg train --config out/best_config.json`` reads (:func:`load_train_config`).
 
@@ -43,7 +44,6 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
-import math
 import os
 import sys
 from collections.abc import Mapping
@@ -174,7 +174,7 @@ def save_train_config(
     if num_people is not None:
         data["num_people"] = num_people
     data.update({k: v for k, v in dataclasses.asdict(config).items() if k not in _NOT_IN_FILE})
-    write_text_atomic(path, json.dumps(data, indent=1) + "\n")
+    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
     return data
 
 
@@ -418,6 +418,8 @@ def tune(
             trial.set_user_attr("interrupted", True)
             study.enqueue_trial(trial.params, user_attrs={"retry_of": trial.number})
             raise
+        if trainer.best_valid_mrr_ is None:  # eval_every >= 1 was checked above; a guard
+            raise GraphDataError(f"trial {trial.number}: no validation MRR; pass eval_every >= 1")
         return float(trainer.best_valid_mrr_)
 
     def log_trial(trial: Any) -> None:
@@ -434,7 +436,7 @@ def tune(
                 {
                     **value,
                     "pruned": float(trial.state == optuna.trial.TrialState.PRUNED),
-                    **({} if math.isnan(seconds) else {"seconds": seconds}),
+                    **({} if seconds is None else {"seconds": seconds}),
                     **numeric,
                 },
                 step=trial.number,
@@ -543,9 +545,10 @@ def _retry_interrupted(optuna: Any, study: Any, storage: Any) -> None:
             study.enqueue_trial(trial.params, user_attrs={"retry_of": trial.number})
 
 
-def _seconds(trial: Any) -> float:
+def _seconds(trial: Any) -> float | None:
+    """The trial's run time; undefined (None) for a trial not started or not ended."""
     if trial.datetime_start is None or trial.datetime_complete is None:
-        return math.nan
+        return None
     return (trial.datetime_complete - trial.datetime_start).total_seconds()
 
 
@@ -572,7 +575,8 @@ def _write_outputs(
                 "fail_reason": t.system_attrs.get("fail_reason"),
             }
         )
-    write_text_atomic(folder / "trials.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    text = "".join(json.dumps(r, allow_nan=False) + "\n" for r in rows)  # values are finite
+    write_text_atomic(folder / "trials.jsonl", text)
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     if not complete:
         return

@@ -336,7 +336,8 @@ class Celcomen:
         losses_: Objective after every solver iteration ("cg"), or the mean objective per
             epoch (adam/sgd) (list of floats).
         n_iter_: Solver iterations (CG iterations, or epochs).
-        relative_gradient_: "cg": final gradient norm over the starting one (NaN otherwise).
+        relative_gradient_: "cg": final gradient norm over the starting one; undefined (None)
+            for adam/sgd, which stop after ``epochs`` and have no gradient-norm criterion.
         converged_: Whether the convergence check passed (a failed one also warns).
         var_names_: Names of the genes fitted (the ``mask_var`` selection, in ``adata``
             order) when fitted on AnnData, else None.
@@ -675,7 +676,7 @@ class Celcomen:
         # One entry per iteration, as the tracker logs them (the start is result.losses[0]).
         self.losses_ = result.losses[1:] or result.losses[:1]
         self.n_iter_ = len(result.losses) - 1
-        self.relative_gradient_ = result.relative_gradient
+        self.relative_gradient_: float | None = result.relative_gradient
         self.converged_ = result.converged
         if not result.converged:
             warnings.warn(
@@ -745,7 +746,7 @@ class Celcomen:
             if tracker is not None:
                 tracker.log_metrics({"loss": total}, step=epoch + 1)
         self.n_iter_ = cfg.epochs
-        self.relative_gradient_ = math.nan
+        self.relative_gradient_ = None  # no gradient-norm criterion
         self.converged_ = True
         if cfg.projection == "reference":  # the reference protocol's SGD never settles
             return

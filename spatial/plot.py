@@ -142,6 +142,9 @@ def recovery_scatter(
 ) -> Axes:
     """Scatter of off-diagonal fitted vs true couplings, with their Spearman correlation.
 
+    The correlation is undefined, and the title reads ``n/a``, when fewer than two couplings
+    (two genes) are off the diagonal or either side is constant.
+
     Args:
         adata: AnnData with ``varp[f"{key}_{which}"]`` and ``varp[f"{truth_key}_{which}"]``.
         which: ``"intra"`` (default) or ``"inter"``.
@@ -161,8 +164,10 @@ def recovery_scatter(
     ax.scatter(truth[upper], fitted[upper], s=8, alpha=0.7)
     ax.axhline(0, color="0.7", lw=0.5)
     ax.axvline(0, color="0.7", lw=0.5)
-    rho = spearmanr(truth[upper], fitted[upper]).statistic
-    ax.set_title(f"W_{which}: Spearman {rho:.2f} (off-diagonal)")
+    x, y = truth[upper], fitted[upper]
+    defined = x.size > 1 and np.ptp(x) > 0 and np.ptp(y) > 0  # rho divides by both spreads
+    rho = f"{spearmanr(x, y).statistic:.2f}" if defined else "n/a"
+    ax.set_title(f"W_{which}: Spearman {rho} (off-diagonal)")
     ax.set_xlabel("true")
     ax.set_ylabel("fitted")
     return ax

@@ -186,7 +186,9 @@ class World:
             "noise": {s: [list(t) for t in self.noise_splits[s]] for s in SPLITS},
             "exceptions": [list(t) for t in self.exceptions],
         }
-        write_text_atomic(path / "world.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        write_text_atomic(
+            path / "world.json", json.dumps(meta, indent=1, sort_keys=True, allow_nan=False) + "\n"
+        )
         return path
 
 

@@ -520,7 +520,7 @@ def _explain_many(
             explanation.plot(figures / f"{i:0{width}d}.png")
         print(f"wrote {len(triples)} figures to {figures}")
     if args.json:
-        text = json.dumps([e.to_dict() for e in explanations], indent=1)
+        text = json.dumps([e.to_dict() for e in explanations], indent=1, allow_nan=False)
         print(f"wrote {write_text_atomic(args.json, text)}")
     return 0
 

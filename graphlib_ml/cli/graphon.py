@@ -348,7 +348,7 @@ def _density(args: argparse.Namespace) -> int:
             "order": args.order,
             "kinks": args.kinks,
         }
-        print(json.dumps(record))
+        print(json.dumps(record, allow_nan=False))  # value and error are finite
         return 0
     print(f"t(F, W) = {est.value!r}")
     print(f"error {'bound' if bound else 'estimate'}: {est.error!r} ({est.method})")

@@ -60,7 +60,6 @@ import dataclasses
 import functools
 import io
 import json
-import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -491,7 +490,9 @@ def _train_sharded(
         save_checkpoint(out / "checkpoint.pt", checkpoint)
         write_text_atomic(
             out / "metrics.jsonl",
-            "".join(json.dumps(r) + "\n" for r in checkpoint["training"]["history"]),
+            "".join(
+                json.dumps(r, allow_nan=False) + "\n" for r in checkpoint["training"]["history"]
+            ),
         )
         _write_json(out / "test_metrics.json", metrics.to_dict())
     print(
@@ -510,7 +511,7 @@ def _end_of_run(trainer: Trainer) -> str:
     with its best validation at the last one (:attr:`Trainer.still_improving_`).
     """
     epoch, mrr = trainer.best_epoch_, trainer.best_valid_mrr_
-    if math.isnan(mrr):
+    if mrr is None:
         note = "no validation"
     elif trainer.still_improving_:
         note = (

@@ -99,6 +99,8 @@ def _run(out_dir: Path, *, seed: int, device: torch.device, settings: DemoSettin
     agreement = evaluator.agreement(
         model, dataset.test.mapped_triples.to(device), num_queries=5, max_candidates=50, seed=seed
     )
+    spearman = agreement["spearman"]  # None (undefined) when a score vector is constant
+    rho = "n/a" if spearman is None else f"{spearman:.2f}"
     lines = [
         "## Explaining predictions (KGExplainer)\n",
         'Ma et al., "Towards Synergistic Path-based Explanations for Knowledge Graph '
@@ -106,7 +108,7 @@ def _run(out_dir: Path, *, seed: int, device: torch.device, settings: DemoSettin
         f"(dim {settings.dim}, {settings.epochs} epochs 1vsAll) on the synthetic family KG "
         f"({settings.num_people} people) reaches filtered test MRR {metrics.mrr:.3f}. The "
         "relational-GNN evaluator distilled from it agrees with it at Spearman "
-        f"{agreement['spearman']:.2f} and top-10 overlap {agreement['top10_overlap']:.2f}. "
+        f"{rho} and top-10 overlap {agreement['top10_overlap']:.2f}. "
         f"{len(targets)} test triples the model ranks first, explained by at most "
         f"{explainer_config.max_paths} paths of length <= {explainer_config.max_length} "
         "(greedy search on the evaluator), over all relations and over paths of base relations "

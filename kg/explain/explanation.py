@@ -163,7 +163,7 @@ class PathExplanation:
         Returns:
             The JSON text.
         """
-        text = json.dumps(self.to_dict(), indent=1)
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=False)  # no figure is NaN
         if path is not None:
             write_text_atomic(path, text)
         return text

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 
 import pytest
@@ -69,8 +68,19 @@ def test_relation_without_triples_has_no_type():
     stats = kg_statistics(ts)
     unused = stats.relations[-1]
     assert unused.label == "unused" and unused.cardinality == "-" and unused.num_triples == 0
-    assert math.isnan(unused.tails_per_head) and math.isnan(unused.heads_per_tail)
-    assert "unused" in stats.to_text()
+    # 0/0 means (no (head, relation) pair) were NaN and printed "nan": undefined is None, "n/a".
+    assert unused.tails_per_head is None and unused.heads_per_tail is None
+    row = next(x.split() for x in stats.to_text().splitlines() if x.startswith("unused"))
+    assert row == ["unused", "0", "n/a", "n/a", "-"]
+    assert stats.relations[0].tails_per_head == 1.0 and stats.tails_per_head == 1.0
+
+
+def test_statistics_of_no_triples_are_undefined_not_nan():
+    stats = kg_statistics(TripleSet.from_labeled_triples([]))
+    assert stats.tails_per_head is None and stats.heads_per_tail is None
+    text = stats.to_text()
+    assert "mean tails per (head, relation): n/a; mean heads per (relation, tail): n/a" in text
+    assert "nan" not in text
 
 
 def test_text_report_lists_splits_types_and_relations():

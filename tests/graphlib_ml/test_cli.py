@@ -1,7 +1,7 @@
 import pytest
 
 from graphdata.synthetic import family_kg
-from graphdata.triples import KGDataset
+from graphdata.triples import KGDataset, TripleSet
 from graphlib_ml.cli import PARTS, build_parser, main
 from graphlib_ml.demo import SECTIONS, run_demo
 
@@ -37,6 +37,29 @@ def test_data_stats_reads_pykeen_and_openke_folders(tmp_path, capsys, layout):
     ds.to_folder(tmp_path / "ds", format=layout)
     assert main(["data", "stats", str(tmp_path / "ds")]) == 0
     assert "2 entities, 1 relations, 2 triples" in capsys.readouterr().out
+
+
+def test_data_stats_prints_n_a_for_a_relation_without_triples(tmp_path, capsys):
+    # A PyKEEN folder whose vocabulary holds a relation no triple uses, and an empty TSV file:
+    # the 0/0 means printed "nan"; they are undefined and read "n/a".
+    ds = KGDataset.from_labeled([("a", "r", "b")], [], [])
+    relations = ds.relations.extend(["unused"])
+    splits = [TripleSet(s.mapped_triples, ds.entities, relations) for s in ds.splits.values()]
+    KGDataset(*splits, name="t").to_folder(tmp_path / "ds", format="pykeen")
+    (tmp_path / "empty.tsv").write_text("", encoding="utf-8")
+    assert main(["data", "stats", str(tmp_path / "ds")]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out
+    assert next(x for x in out.splitlines() if x.startswith("unused")).split() == [
+        "unused",
+        "0",
+        "n/a",
+        "n/a",
+        "-",
+    ]
+    assert main(["data", "stats", str(tmp_path / "empty.tsv")]) == 0
+    out = capsys.readouterr().out
+    assert "nan" not in out and "mean tails per (head, relation): n/a;" in out
 
 
 def test_bad_input_ends_with_a_message_and_exit_code_2(tmp_path, capsys):

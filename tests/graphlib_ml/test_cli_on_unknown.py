@@ -219,6 +219,13 @@ def test_end_of_run_says_stopped_early_only_when_patience_ran_out(folder, tmp_pa
     assert "stopped early" not in printed and "raise --epochs" not in printed
 
 
+def test_end_of_run_without_validation_says_so(folder, tmp_path, capsys):
+    # best_valid_mrr_ is None (was NaN) without validation: the line names no MRR, no "nan"
+    assert _main(_train_argv(folder, tmp_path / "a", "--eval-every", "0")) == 0
+    printed = capsys.readouterr().out
+    assert "trained 3 epochs (no validation)" in printed and "nan" not in printed.lower()
+
+
 def test_only_the_dropped_triples_warning_becomes_a_line(capsys):
     with pytest.warns(RuntimeWarning, match="another warning") as record:
         with dropped_triples_as_lines():

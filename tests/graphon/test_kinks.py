@@ -162,6 +162,20 @@ def test_the_simplex_rule_refuses_large_patterns_and_costs():
         graphon_density("k4", w, max_cost=10.0)
 
 
+def test_a_budget_for_one_simplex_order_is_refused_not_an_infinite_error():
+    # t(triangle, exp(-|x - y|)) = 6 int_{x<y<z} exp(-2 (z - x)) = 3 e^-2 (closed form). A
+    # max_cost that fits only q = 6 gave that one value with error=inf (no second order to
+    # estimate it from): a non-finite result. It is refused, naming the budget that suffices.
+    w = AnalyticGraphon(lambda x, y: torch.exp(-(x - y).abs()), kinks="diagonal")
+    with pytest.raises(GraphDataError, match=r"max_cost: .* only at 6 nodes per axis") as info:
+        graphon_density("triangle", w, max_cost=3000.0)
+    needed = float(str(info.value).split("raise max_cost to at least ")[1].split(",")[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # two orders, not yet agreeing to 1e-12: it says so
+        est = graphon_density("triangle", w, max_cost=needed * 1.01)
+    assert math.isfinite(est.error) and abs(est.value - 3 * math.exp(-2)) <= est.error + 1e-15
+
+
 def test_the_anti_diagonal_warns_that_it_is_not_followed():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -109,6 +109,16 @@ def test_post_step_runs_after_every_optimiser_step():
     torch.testing.assert_close(norms, torch.ones_like(norms))
 
 
+def test_without_validation_the_best_mrr_is_undefined_not_nan(tmp_path):
+    # eval_every=0: no validation MRR exists; best_valid_mrr_ was NaN, now None (undefined), and
+    # the best epoch is the last one, as documented; the log holds no valid_mrr.
+    log = tmp_path / "metrics.jsonl"
+    trainer = train(TransE(8, 2, dim=4), _cycle_kg(), _cfg(epochs=2, log_path=str(log)))
+    assert trainer.best_valid_mrr_ is None
+    assert trainer.best_epoch_ == trainer.epochs_trained_ == 2 and not trainer.still_improving_
+    assert all("valid_mrr" not in json.loads(x) for x in log.read_text().splitlines())
+
+
 def test_history_log_and_validation(tmp_path):
     ds = _cycle_kg()
     log = tmp_path / "run" / "metrics.jsonl"

@@ -82,6 +82,28 @@ def test_a_trial_left_running_by_a_killed_process_is_failed_and_retried(tmp_path
     assert result.trials == 2  # the interrupted trial does not count
 
 
+def test_a_queued_trial_has_no_seconds_and_trials_jsonl_is_strict_json(tmp_path, dataset):
+    # A trial left running by a killed process is failed and queued again; a rerun with nothing
+    # left to run writes the queued trial (never started): its seconds were NaN, not JSON.
+    out = tmp_path / "t"
+    tune(dataset, "distmult", out=out, trials=1, overrides=FAST)
+    killed = _study(out).ask()
+    killed.suggest_categorical("dim", [32, 64, 128, 256])
+    tune(dataset, "distmult", out=out, trials=1, overrides=FAST)
+
+    def no_constants(name):
+        raise AssertionError(f"non-JSON constant {name} in trials.jsonl")
+
+    lines = (out / "trials.jsonl").read_text().splitlines()
+    rows = [json.loads(line, parse_constant=no_constants) for line in lines]
+    assert [r["state"] for r in rows] == ["complete", "fail", "waiting"]
+    assert rows[2]["seconds"] is None and rows[2]["value"] is None
+    study = _study(out)  # oracle: the stored timestamps of the ended trials
+    for row, trial in zip(rows[:2], study.get_trials(deepcopy=False)):
+        spent = (trial.datetime_complete - trial.datetime_start).total_seconds()
+        assert row["seconds"] == pytest.approx(spent) and spent >= 0
+
+
 def test_pruning_stops_trials_at_the_epoch_the_pruner_says(tmp_path, dataset):
     class PruneAfterTheFirst(optuna.pruners.BasePruner):
         def prune(self, study, trial):

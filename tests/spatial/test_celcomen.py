@@ -43,6 +43,13 @@ def test_fit_returns_self_and_is_seeded(tissue):
     assert len(est.losses_) == 20 and np.isfinite(est.losses_).all()
     assert torch.equal(est.W_intra_, est.W_intra_.T)
     assert abs(float(est.W_intra_.diagonal().sum())) < 1e-5  # reported with zero trace
+    # Adam stops after `epochs` with no gradient-norm criterion: the relative gradient is
+    # undefined (None; was NaN), and the deterministic CG fit reports a finite one.
+    assert est.relative_gradient_ is None and est.n_iter_ == 20
+    cg = Celcomen(epochs=5, progress=False)
+    with pytest.warns(UserWarning, match="fit has not converged"):
+        cg.fit(tissue.x, tissue.edge_index)
+    assert cg.relative_gradient_ is not None and 0 < cg.relative_gradient_ < float("inf")
 
 
 def test_minibatch_and_full_batch_reach_the_same_convex_optimum(tissue):

@@ -350,3 +350,22 @@ def test_perturb_default_is_the_mean_field_equilibrium_and_relaxation_options_ne
     tl.perturb(adata, {"CD74": 0.0}, ["spot30"], method="gradient", steps=5, progress=False)
     record = adata.uns["celcomen"]["perturbation"]
     assert record["method"] == "gradient" and record["steps"] == 5 and record["step_size"] > 0
+
+
+def test_recovery_scatter_title_reads_n_a_where_spearman_is_undefined():
+    # Two genes have one off-diagonal coupling, and a constant side has no rank spread: the
+    # title read "Spearman nan"; it reads n/a. Oracle where defined: scipy's rho of the pairs.
+    from scipy.stats import spearmanr
+
+    def title(truth, fitted):
+        adata = anndata.AnnData(np.zeros((3, len(truth)), dtype=np.float32))
+        adata.varp["true_intra"], adata.varp["celcomen_intra"] = truth, fitted
+        return plot.recovery_scatter(adata, "intra").get_title()
+
+    pair = np.array([[0.0, 0.3], [0.3, 0.0]])
+    assert title(pair, 2 * pair) == "W_intra: Spearman n/a (off-diagonal)"
+    truth = np.array([[0.0, 0.1, 0.2], [0.1, 0.0, 0.3], [0.2, 0.3, 0.0]])
+    assert title(truth, np.ones((3, 3))) == "W_intra: Spearman n/a (off-diagonal)"
+    fitted = np.array([[0.0, 0.2, 0.1], [0.2, 0.0, 0.3], [0.1, 0.3, 0.0]])
+    rho = spearmanr([0.1, 0.2, 0.3], [0.2, 0.1, 0.3]).statistic
+    assert title(truth, fitted) == f"W_intra: Spearman {rho:.2f} (off-diagonal)"

@@ -248,11 +248,12 @@ class DistilledEvaluator:
         num_queries: int = 20,
         max_candidates: int = 200,
         seed: int = 0,
-    ) -> dict[str, float]:
+    ) -> dict[str, float | None]:
         r"""How well the evaluator agrees with its teacher on held-out triples.
 
         * ``spearman``: Spearman's :math:`\rho` between evaluator and teacher scores over the
-          triples and one uniform tail corruption of each.
+          triples and one uniform tail corruption of each; undefined (None) when either score
+          vector is constant (:math:`\rho` divides by the spread of the ranks).
         * ``hits_at_10``: over ``num_queries`` queries :math:`(h, r, ?)` from ``triples``, the
           fraction whose teacher-best tail is in the evaluator's top 10; ``top10_overlap``:
           the mean :math:`|T_{10} \cap E_{10}| / 10` of the two top-10 sets. Candidates are all
@@ -267,7 +268,12 @@ class DistilledEvaluator:
             seed: Seeds the corruptions, query choice and candidate sample. Default 0.
 
         Returns:
-            ``{"spearman", "hits_at_10", "top10_overlap", "num_triples", "num_queries"}``.
+            ``{"spearman", "hits_at_10", "top10_overlap", "num_triples", "num_queries"}``; only
+            ``spearman`` may be None.
+
+        Raises:
+            GraphDataError: If ``triples`` is not ``[B, 3]`` or has no row, ``num_queries`` or
+                ``max_candidates`` is not an int >= 1, or a model scores NaN.
         """
         self._check_fitted()
         return agreement_figures(

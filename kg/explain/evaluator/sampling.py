@@ -9,6 +9,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from graphdata.checks import check_int
 from graphdata.errors import GraphDataError
 from graphdata.subgraph import enclosing_subgraph_chunks, k_hop_enclosing_subgraphs
 from graphdata.triples import TripleSet
@@ -362,12 +363,22 @@ def thin(
     )
 
 
-def _spearman(a: Tensor, b: Tensor) -> float:
-    """Spearman's rank correlation (average ranks for ties)."""
+def _spearman(a: Tensor, b: Tensor) -> float | None:
+    r"""Spearman's rank correlation (average ranks for ties); None where it is undefined.
+
+    :math:`\rho` divides by the standard deviations of the two rank vectors, so it is undefined
+    (None, never NaN) when fewer than two scores are given or either vector is constant.
+    """
     from scipy.stats import spearmanr
 
-    if a.numel() < 2:
-        return math.nan
+    for name, scores in (("evaluator", a), ("teacher", b)):
+        if bool(torch.isnan(scores).any()):
+            raise GraphDataError(
+                f"{name}: scored {int(torch.isnan(scores).sum())} triple(s) NaN, so the rank "
+                "correlation would be NaN; pass a model whose training did not diverge"
+            )
+    if a.numel() < 2 or bool(a.min() == a.max()) or bool(b.min() == b.max()):
+        return None
     return float(spearmanr(a.detach().cpu().double().numpy(), b.detach().cpu().double().numpy())[0])
 
 
@@ -399,8 +410,21 @@ def agreement_figures(
     num_queries: int,
     max_candidates: int,
     seed: int,
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """The body of :meth:`DistilledEvaluator.agreement` (see there), for any triple scorer."""
+    if not isinstance(triples, Tensor) or triples.dim() != 2 or triples.shape[1:] != (3,):
+        got = tuple(triples.shape) if isinstance(triples, Tensor) else type(triples).__name__
+        raise GraphDataError(
+            f"triples: expected a [B, 3] id tensor, got {got}; pass held-out id triples such as "
+            "dataset.test.mapped_triples"
+        )
+    if triples.size(0) == 0:
+        raise GraphDataError(
+            "triples: expected at least one triple, got 0 rows; the agreement over no triple "
+            "has no value: pass held-out id triples such as dataset.test.mapped_triples"
+        )
+    check_int("num_queries", num_queries, 1)
+    check_int("max_candidates", max_candidates, 1)
     generator = torch.Generator().manual_seed(seed)
     device = triples.device
     n = num_entities
@@ -430,8 +454,8 @@ def agreement_figures(
         overlap.append(len(t_top & e_top) / k)
     return {
         "spearman": spearman,
-        "hits_at_10": sum(hits) / len(hits) if hits else math.nan,
-        "top10_overlap": sum(overlap) / len(overlap) if overlap else math.nan,
+        "hits_at_10": sum(hits) / len(hits),  # at least one query: both checked above
+        "top10_overlap": sum(overlap) / len(overlap),
         "num_triples": int(triples.size(0)),
         "num_queries": len(hits),
     }

@@ -321,6 +321,51 @@ def test_agreement_figures(explainer, world, teacher):
     assert figures["num_queries"] == 2 and figures["num_triples"] == 10
 
 
+def test_agreement_is_undefined_or_refused_never_nan():
+    from scipy.stats import spearmanr
+
+    from kg.explain.evaluator.sampling import agreement_figures
+
+    torch.manual_seed(0)
+    teacher = DistMult(12, 2, dim=4)
+    triples = torch.tensor([[0, 0, 1], [2, 1, 3], [4, 0, 5], [6, 1, 7]])
+
+    def as_teacher(x):
+        return teacher(x[:, 0], x[:, 1], x[:, 2]).detach()
+
+    def noisy(x):
+        return as_teacher(x) + x[:, 2].float()
+
+    kwargs = {"num_queries": 4, "max_candidates": 11, "seed": 0}
+    # Oracle: the teacher against itself agrees perfectly; a shifted scorer gives scipy's rho
+    # over the same 8 triples (4 given, 4 tail corruptions, drawn from the seed as here).
+    same = agreement_figures(as_teacher, 12, teacher, triples, **kwargs)
+    assert same["spearman"] == pytest.approx(1.0) and same["hits_at_10"] == 1.0
+    assert same["top10_overlap"] == 1.0 and same["num_queries"] == 4
+    generator = torch.Generator().manual_seed(0)
+    tails = torch.randint(12, (4,), generator=generator)
+    corrupt = triples.clone()
+    corrupt[:, 2] = torch.where(tails == triples[:, 0], (tails + 1) % 12, tails)
+    both = torch.cat([triples, corrupt])
+    rho = spearmanr(noisy(both).numpy(), as_teacher(both).numpy())[0]
+    assert agreement_figures(noisy, 12, teacher, triples, **kwargs)["spearman"] == pytest.approx(
+        rho
+    )
+    # A constant evaluator has no rank correlation (rho divides by the rank spread): it was NaN.
+    flat = agreement_figures(lambda x: torch.zeros(len(x)), 12, teacher, triples, **kwargs)
+    assert flat["spearman"] is None
+    assert all(math.isfinite(flat[k]) for k in ("hits_at_10", "top10_overlap"))
+    # No triple or no query: every figure was NaN; the call has no meaning and is refused.
+    with pytest.raises(GraphDataError, match=r"triples: expected at least one triple, got 0 rows"):
+        agreement_figures(as_teacher, 12, teacher, triples[:0], **kwargs)
+    with pytest.raises(GraphDataError, match=r"num_queries: expected an int >= 1, got 0"):
+        agreement_figures(as_teacher, 12, teacher, triples, **{**kwargs, "num_queries": 0})
+    with pytest.raises(GraphDataError, match=r"triples: expected a \[B, 3\] id tensor, got \(4,\)"):
+        agreement_figures(as_teacher, 12, teacher, triples[:, 0], **kwargs)
+    with pytest.raises(GraphDataError, match=r"evaluator: scored 8 triple\(s\) NaN"):
+        agreement_figures(lambda x: torch.full((len(x),), math.nan), 12, teacher, triples, **kwargs)
+
+
 def test_bad_teacher_or_config(world):
     with pytest.raises(GraphDataError, match="does not fit the graph"):
         DistilledEvaluator(EvaluatorConfig(steps=1)).fit(DistMult(3, 1, dim=2), world.dataset.train)
