@@ -405,7 +405,12 @@ def evaluate_mse(
     Graphs are drawn (and scored) in chunks of ``max(1, config.eval_entries // n**2)``.
 
     Returns:
-        The mean squared error per node.
+        The mean squared error per node, summed in float64 (a float32 square of an error past
+        about 1.8e19 would overflow to infinity).
+
+    Raises:
+        GraphDataError: Where the model predicts NaN or infinity at this size (it diverged), or
+            the mean is not finite: a non-finite MSE is never a result.
     """
     model.eval()
     chunk = max(1, config.eval_entries // (n * n))
@@ -413,9 +418,19 @@ def evaluate_mse(
     for start in range(0, num_graphs, chunk):
         size = min(chunk, num_graphs - start)
         batch, y = full_random_graphs(n, size, generator=generator, dtype=config.dtype)
-        err = (model(batch).squeeze(-1) - y) ** 2
-        total += float(err.double().sum())
-        count += err.numel()
+        pred = model(batch).squeeze(-1)
+        if not bool(torch.isfinite(pred).all()):
+            raise GraphDataError(
+                f"model: its predictions on {n}-node graphs hold NaN or infinity (it diverged "
+                "or overflows at this size); lower lr or the test sizes"
+            )
+        total += float(((pred.double() - y.double()) ** 2).sum())
+        count += pred.numel()
+    if not math.isfinite(total / count):
+        raise GraphDataError(
+            f"model: its mean squared error on {n}-node graphs overflows float64 (predictions "
+            "past 1e154); it diverged: lower lr"
+        )
     return total / count
 
 

@@ -1,12 +1,16 @@
+import math
+
 import pytest
 import torch
 
+from graphdata.dense import DenseGraphBatch
 from graphdata.errors import GraphDataError, UnknownLabelError
 from graphon.homomorphism import rooted_hom_density
 from graphon.nn._regression import Standardized, cosine_lr, node_mse
 from graphon.nn.generalization import (
     SizeGeneralizationConfig,
     build_regressor,
+    evaluate_mse,
     full_random_graphs,
     signal_triangle_density,
     size_generalization,
@@ -169,3 +173,34 @@ def test_signal_triangle_density_refuses_a_mask_off_the_batch():
         signal_triangle_density(adj, x, torch.ones(1, 4))
     with pytest.raises(GraphDataError, match=r"mask: graphs \[0\] have no real node"):
         signal_triangle_density(adj, x, torch.zeros(1, 4, dtype=torch.bool))
+
+
+class _Constant(torch.nn.Module):
+    """Predicts ``value`` at every node (a stand-in for a diverged regressor)."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__()
+        self.value = value
+
+    def forward(self, batch: DenseGraphBatch) -> torch.Tensor:
+        return torch.full(batch.adj.shape[:2] + (1,), self.value, dtype=batch.adj.dtype)
+
+
+def test_evaluate_mse_squares_in_float64_and_refuses_a_diverged_model():
+    # Oracle: a constant prediction c gives MSE = mean((c - y)^2), computed here in float64 from
+    # the same graphs. A float32 square of 1e20 was inf (a non-finite result); now it is finite.
+    config = SizeGeneralizationConfig()
+    for value in (0.5, 1e20):
+        got = evaluate_mse(
+            _Constant(value), 6, 3, config, generator=torch.Generator().manual_seed(1)
+        )
+        _, y = full_random_graphs(
+            6, 3, generator=torch.Generator().manual_seed(1), dtype=config.dtype
+        )
+        expected = float(
+            ((torch.tensor(float(value), dtype=torch.float32).double() - y.double()) ** 2).mean()
+        )
+        assert math.isfinite(got) and got == pytest.approx(expected, rel=1e-12)
+    for value in (math.inf, math.nan):
+        with pytest.raises(GraphDataError, match="predictions on 6-node graphs hold NaN or inf"):
+            evaluate_mse(_Constant(value), 6, 3, config, generator=torch.Generator().manual_seed(1))
