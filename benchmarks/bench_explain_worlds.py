@@ -37,9 +37,10 @@ without reading :mod:`kg`) was run once with that session's final explainer. ``-
 clinical`` (:func:`graphdata.worlds.clinical_world`) was written in session 25 the same way and
 run once with the explainer of session 24, unchanged, and ``--worlds legal``
 (:func:`graphdata.worlds.legal_world`, written in session 25 the same way) once in session 27 with
-the explainer unchanged again. All of these are seen now. ``--worlds energy``
-(:func:`graphdata.worlds.energy_world`), written in session 27 the same way, has never been run:
-keep it for the next explainer change.
+the explainer unchanged again, and ``--worlds energy`` (:func:`graphdata.worlds.energy_world`,
+written in session 27 the same way) once after that session's change. All of these are seen now.
+``--worlds agriculture`` (:func:`graphdata.worlds.agriculture_world`), written in session 27 the
+same way, has never been run: keep it for the next explainer change.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 

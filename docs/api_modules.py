@@ -44,6 +44,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.clinical",
         "graphdata.worlds.legal",
         "graphdata.worlds.energy",
+        "graphdata.worlds.agriculture",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -614,8 +614,8 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
     ex.add_argument(
         "--dataset",
         help="folder, registered name, synthetic spec or world (academic, geography, biology, "
-        "software, corporate, media, sports, travel, commerce, clinical, legal, energy; "
-        "NAME:size=N,seed=S) (default: the one trained on)",
+        "software, corporate, media, sports, travel, commerce, clinical, legal, energy, "
+        "agriculture; NAME:size=N,seed=S) (default: the one trained on)",
     )
     from graphlib_ml.cli._datasets import add_header_flag, add_on_unknown_flag
 

@@ -37,6 +37,7 @@ SIZES = {
     "clinical": 120,
     "legal": 120,
     "energy": 120,
+    "agriculture": 120,
 }
 
 
@@ -317,6 +318,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "clinical",
         "legal",
         "energy",
+        "agriculture",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -427,6 +429,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "clinical",
         "legal",
         "energy",
+        "agriculture",
     ],
 )
 def test_world_same_seed_same_world(name: str) -> None:
