@@ -211,7 +211,8 @@ def resolve_world(
 
     Raises:
         GraphDataError: For a world spec with an unknown option or a bad size (the
-            generator's message).
+            generator's message), or a bare name that is no folder, family KG, registered
+            dataset or world (every choice listed).
 
     Examples:
         >>> resolve_world("synthetic"), resolve_world(None)
@@ -226,8 +227,14 @@ def resolve_world(
     from graphdata.worlds import WORLDS, world
 
     name = match.group("name")
-    if name == "synthetic" or datasets.canonical_name(spec) is not None or name not in WORLDS:
+    if name == "synthetic" or datasets.canonical_name(spec) is not None:
         return spec
+    if name not in WORLDS:  # no folder, family KG, benchmark or world: say every choice
+        raise GraphDataError(
+            f"--dataset: expected a folder, 'synthetic', a synthetic world ({', '.join(WORLDS)}; "
+            f"NAME:size=N,seed=S) or a registered dataset ({', '.join(datasets.names())}), got "
+            f"{spec!r} (no such folder either)"
+        )
     options: dict[str, str] = {}
     for item in (match.group("options") or "").split(",") if match.group("options") else []:
         option = _WORLD_OPTION.match(item.strip())

@@ -4,7 +4,7 @@ import pytest
 
 from graphdata.errors import GraphDataError
 from graphdata.triples import KGDataset
-from graphdata.worlds import world
+from graphdata.worlds import WORLDS, world
 from graphlib_ml.cli import main
 from graphlib_ml.cli._datasets import resolve_world, world_folder
 
@@ -57,6 +57,18 @@ def test_bad_world_spec(home):
         resolve_world("geography:depth=2")
     with pytest.raises(GraphDataError, match="geography:size=30: size=N expected an int >= 40"):
         resolve_world("geography:size=30")
+
+
+def test_an_unknown_name_lists_the_worlds_too(home):
+    # The library's message listed the folder, 'synthetic' and the registered datasets only:
+    # `graphlib kg train --dataset family` never said that the worlds are choices too.
+    with pytest.raises(GraphDataError) as caught:
+        resolve_world("family")
+    message = str(caught.value)
+    assert message.startswith("--dataset: expected a folder, 'synthetic', a synthetic world (")
+    assert all(name in message for name in WORLDS) and "fb15k237" in message
+    assert message.endswith("got 'family' (no such folder either)")
+    assert resolve_world("nations") == "nations"  # registered: left to load_dataset
 
 
 def test_train_on_a_world_folder_then_explain_with_its_rules(home, tmp_path, capsys):
