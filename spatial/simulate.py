@@ -37,6 +37,15 @@ from spatial.model import CelcomenEnergy
 if TYPE_CHECKING:
     from anndata import AnnData  # imported in to_anndata: `import spatial` stays cheap
 
+__all__ = [
+    "hex_grid",
+    "random_positions",
+    "random_couplings",
+    "langevin_sample",
+    "SimulatedTissue",
+    "simulate_tissue",
+]
+
 # Lower bounds of the memory each size holds, in bytes (arrays certainly allocated; the size
 # arguments are refused above what fits the machine's memory, graphdata.checks.check_size):
 # hex_grid: int64 row and column indices (16 B) and the float32 coordinates and their unscaled
@@ -54,16 +63,6 @@ _LANGEVIN_ROWS = 5
 def _check_steps(steps: object) -> None:
     """``steps`` in ``[0, 2**63 - 1]``: a step count is an int64, as every count of spatial."""
     check_int("steps", steps, 0, INT64_MAX)
-
-
-__all__ = [
-    "hex_grid",
-    "random_positions",
-    "random_couplings",
-    "langevin_sample",
-    "SimulatedTissue",
-    "simulate_tissue",
-]
 
 
 def hex_grid(n_cells: int, *, spacing: float = 1.0) -> Tensor:
