@@ -38,18 +38,21 @@ class Context:
 __all__: list[str] = []
 
 
-def _scores(
+def score_selection(
     scorer: Scorer,
     local: LocalStructure,
     chosen: tuple[int, ...],
     mask: Tensor,
     stop_reason: str,
 ) -> SearchResult:
-    r"""Score a fixed selection the way the pattern search scores its explanation.
+    r"""Score a fixed selection (every figure and path gain) in one batched scorer call.
+
+    The rows are the full, empty, explanation and complement graphs, each path alone and each
+    prefix of the paths.
 
     Each path's gain is :math:`g_k = f(S_k) - f(S_{k-1})`, :math:`S_k` the first :math:`k`
-    chosen paths' triples and :math:`S_0 = \varnothing` (the strategy ``"patterns"``'s
-    figures; a baseline's paths are taken in their order), never NaN.
+    chosen paths' triples and :math:`S_0 = \varnothing` (the strategy ``"patterns"`` and the
+    baselines, whose paths are taken in their order), never NaN.
     """
     device = local.edge_type.device
     k = len(chosen)
@@ -119,7 +122,7 @@ def assemble(
     if result is None:
         if context.scorer is None:
             raise GraphDataError("context: a fixed selection (result=None) needs a scorer")
-        result = _scores(context.scorer, local, chosen, mask, stop_reason)
+        result = score_selection(context.scorer, local, chosen, mask, stop_reason)
     entities, relations = context.entities, context.relations
     node_labels = [entities[i] for i in local.nodes.tolist()]
     # the three columns as lists, not a list per triple: the same labels without 100k short

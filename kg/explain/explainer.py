@@ -43,7 +43,7 @@ from graphdata.errors import GraphDataError, NotFittedError, UnknownLabelError
 from graphdata.triples import KGDataset, TripleSet
 from kg.base import KGEModel, eval_mode
 from kg.explain import baselines
-from kg.explain._assemble import Context, assemble
+from kg.explain._assemble import Context, assemble, score_selection
 from kg.explain._teacher import check_depth, check_finite_parameters
 from kg.explain.evaluator import DistilledEvaluator, EvaluatorConfig
 from kg.explain.evaluator.sampling import calibration
@@ -66,7 +66,6 @@ from kg.explain.search import (
     SELECTION,
     SELECTIONS,
     Scorer,
-    SearchResult,
     greedy_search,
 )
 
@@ -536,28 +535,7 @@ def _pattern_search(
         choice = pattern_search(local, explainer.patterns_, max_paths=max_paths, recursive=True)
     chosen = choice.chosen
     mask = pattern_mask(local, choice)
-    device = local.edge_type.device
-    full = torch.ones(1, local.num_edges, dtype=torch.bool, device=device)
-    alone = [local.edge_mask([p]) for p in chosen]
-    prefixes = [local.edge_mask(chosen[: k + 1]) for k in range(len(chosen))]
-    masks = torch.cat(
-        [full, ~full, mask.unsqueeze(0), ~mask.unsqueeze(0), *(m.unsqueeze(0) for m in alone)]
-        + [m.unsqueeze(0) for m in prefixes]
-    )
-    scores = scorer(masks).tolist()
-    k = len(chosen)
-    cumulative = [scores[1], *scores[4 + k :]]
-    result = SearchResult(
-        chosen=chosen,
-        gains=tuple(b - a for a, b in zip(cumulative, cumulative[1:])),
-        individual=tuple(scores[4 : 4 + k]),
-        full_score=scores[0],
-        empty_score=scores[1],
-        explanation_score=scores[2],
-        complement_score=scores[3],
-        stop_reason="agreement" if chosen else "no_paths",
-        num_scored=masks.size(0),
-    )
+    result = score_selection(scorer, local, chosen, mask, "agreement" if chosen else "no_paths")
     context = explainer._context(local, None)
     return assemble(context, local, result, chosen, mask, mode=mode, start=start)
 

@@ -1,16 +1,15 @@
-"""Tests for the clinical world: ground truth by brute force, design, rates, hubs, determinism.
+"""Tests for the clinical world: ground truth by brute force, design, rates, hubs.
 
-The world-agnostic checks (split guarantee, closure, symmetry and inverses, file round trips)
-run on every world of :data:`graphdata.worlds.WORLDS` in ``test_worlds.py``; these check what
-:mod:`graphdata.worlds.clinical` states, mostly against a nested-loop join that does not use
-:mod:`graphdata.rules`.
+The world-agnostic checks (split guarantee, closure, symmetry and inverses, determinism and
+file round trips) run on every world of :data:`graphdata.worlds.WORLDS` in ``test_worlds.py``;
+these check what :mod:`graphdata.worlds.clinical` states, mostly against a nested-loop join that
+does not use :mod:`graphdata.rules`.
 """
 
 from __future__ import annotations
 
 import math
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +20,6 @@ from graphdata.worlds import (
     CLINICAL_RULES,
     World,
     WorldStatistics,
-    clinical_world,
     world,
     world_statistics,
 )
@@ -410,18 +408,3 @@ def test_clinical_exception_and_noise_rates() -> None:
     for name, q in rates.items():
         k, n = withheld_n[name]
         assert abs(k / n - q) < 4 * math.sqrt(q * (1 - q) / n), (name, k, n)
-
-
-def test_clinical_same_seed_same_world_and_files(tmp_path: Path) -> None:
-    a, b, c = (clinical_world(80, seed=s) for s in (5, 5, 6))
-    for split in SPLITS:
-        assert a.dataset.splits[split].to_labeled_triples() == (
-            b.dataset.splits[split].to_labeled_triples()
-        )
-    assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
-    assert a.base_triples == b.base_triples and a.base_triples != c.base_triples
-    assert a.exceptions != c.exceptions
-    first, second = a.write(tmp_path / "a"), b.write(tmp_path / "b")
-    for name in ("train.txt", "valid.txt", "test.txt", "rules.txt", "world.json"):
-        assert (first / name).read_bytes() == (second / name).read_bytes(), name
-    assert world("clinical", size=80, seed=5).base_triples == a.base_triples

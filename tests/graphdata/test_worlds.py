@@ -432,7 +432,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "agriculture",
     ],
 )
-def test_world_same_seed_same_world(name: str) -> None:
+def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
     a, b, c = (world(name, size=80, seed=s) for s in (5, 5, 6))
     for split in SPLITS:
         assert a.dataset.splits[split].to_labeled_triples() == (
@@ -441,7 +441,11 @@ def test_world_same_seed_same_world(name: str) -> None:
     assert a.exceptions == b.exceptions and a.noise_splits == b.noise_splits
     assert a.base_triples == b.base_triples and a.rules_text == b.rules_text
     assert a.dataset.train.to_labeled_triples() != c.dataset.train.to_labeled_triples()
-    assert a.base_triples != c.base_triples
+    assert a.base_triples != c.base_triples and a.exceptions != c.exceptions
+    first, second = a.write(tmp_path / "a"), b.write(tmp_path / "b")
+    for file in ("train.txt", "valid.txt", "test.txt", "rules.txt", "world.json"):
+        assert (first / file).read_bytes() == (second / file).read_bytes(), file
+    assert WORLDS[name](80, seed=5).base_triples == a.base_triples  # the generator itself
 
 
 # ----------------------------------------------------------------------------- corporate world
