@@ -29,9 +29,9 @@ from tests.graphdata.world_oracles import (
     Groundings,
     all_triples,
     body_shares,
-    enclosing_sizes,
+    degrees_by_kind,
+    enclosing_quantiles,
     held_out,
-    neighbours,
     noise_facts,
     relation_pairs,
     train_triples,
@@ -311,10 +311,9 @@ def test_agriculture_world_has_crop_soil_and_market_hubs(
     farming: World, stats: WorldStatistics
 ) -> None:
     train = farming.dataset.train.to_labeled_triples()
-    near = neighbours(train)
-    degree = {e: len(v) for e, v in near.items()}
+    degree = degrees_by_kind(farming, train)
     top = {
-        kind: max(d for e, d in degree.items() if farming.entity_types[e] == kind)
+        kind: max(degree[kind].values())
         for kind in ("soil", "crop", "pest", "buyer", "agronomist", "market", "region")
     }
     assert top == {
@@ -326,11 +325,10 @@ def test_agriculture_world_has_crop_soil_and_market_hubs(
         "market": 35,
         "region": 33,
     }
-    farms = [d for e, d in degree.items() if farming.entity_types[e] == "farm"]
-    assert top["crop"] >= 5 * float(np.median(farms))
-    sizes = enclosing_sizes(farming, train)  # 2-hop enclosing subgraphs, by BFS
-    assert float(np.median(sizes)) == stats.subgraph_median == 1570.5  # the docstring
-    assert round(float(np.percentile(sizes, 90))) == round(stats.subgraph_p90) == 2240
+    assert top["crop"] >= 5 * float(np.median(list(degree["farm"].values())))
+    median, p90 = enclosing_quantiles(farming, train)  # 2-hop enclosing subgraphs, by BFS
+    assert median == stats.subgraph_median == 1570.5  # the docstring
+    assert p90 == round(stats.subgraph_p90) == 2240
     assert 1000 <= stats.subgraph_median and stats.subgraph_p90 <= 5000
 
 

@@ -29,9 +29,9 @@ from tests.graphdata.world_oracles import (
     Groundings,
     all_triples,
     body_shares,
-    enclosing_sizes,
+    degrees_by_kind,
+    enclosing_quantiles,
     held_out,
-    neighbours,
     noise_facts,
     relation_pairs,
     train_triples,
@@ -340,19 +340,16 @@ def test_clinical_world_has_drug_condition_hospital_and_variant_hubs(
     clinical: World, stats: WorldStatistics
 ) -> None:
     train = clinical.dataset.train.to_labeled_triples()
-    near = neighbours(train)
-    degree = {e: len(v) for e, v in near.items()}
+    degree = degrees_by_kind(clinical, train)
     top = {
-        kind: max(d for e, d in degree.items() if clinical.entity_types[e] == kind)
-        for kind in ("drug", "condition", "hospital", "variant")
+        kind: max(degree[kind].values()) for kind in ("drug", "condition", "hospital", "variant")
     }
     assert top == {"drug": 188, "condition": 171, "hospital": 84, "variant": 67}  # the docstring
-    drugs = [d for e, d in degree.items() if clinical.entity_types[e] == "drug"]
-    assert top["drug"] >= 10 * float(np.median(drugs))
+    assert top["drug"] >= 10 * float(np.median(list(degree["drug"].values())))
 
-    sizes = enclosing_sizes(clinical, train)  # 2-hop enclosing subgraphs, by BFS
-    assert float(np.median(sizes)) == stats.subgraph_median == 1055  # the docstring
-    assert round(float(np.percentile(sizes, 90))) == round(stats.subgraph_p90) == 2977
+    median, p90 = enclosing_quantiles(clinical, train)  # 2-hop enclosing subgraphs, by BFS
+    assert median == stats.subgraph_median == 1055  # the docstring
+    assert p90 == round(stats.subgraph_p90) == 2977
     assert 1000 <= stats.subgraph_median and stats.subgraph_p90 <= 5000
 
 

@@ -29,9 +29,9 @@ from tests.graphdata.world_oracles import (
     FactIndex,
     Groundings,
     all_triples,
-    enclosing_sizes,
+    degrees_by_kind,
+    enclosing_quantiles,
     held_out,
-    neighbours,
     noise_facts,
     relation_pairs,
     train_triples,
@@ -441,10 +441,9 @@ def test_energy_world_has_market_country_and_fuel_hubs(
     energy: World, stats: WorldStatistics
 ) -> None:
     train = energy.dataset.train.to_labeled_triples()
-    near = neighbours(train)
-    degree = {e: len(v) for e, v in near.items()}
+    degree = degrees_by_kind(energy, train)
     top = {
-        kind: max(d for e, d in degree.items() if energy.entity_types[e] == kind)
+        kind: max(degree[kind].values())
         for kind in ("market", "country", "area", "fuel", "operator", "buyer", "substation")
     }
     assert top == {
@@ -456,11 +455,10 @@ def test_energy_world_has_market_country_and_fuel_hubs(
         "buyer": 43,
         "substation": 33,
     }
-    plants = [d for e, d in degree.items() if energy.entity_types[e] == "plant"]
-    assert top["market"] >= 5 * float(np.median(plants))
-    sizes = enclosing_sizes(energy, train)  # 2-hop enclosing subgraphs, by BFS
-    assert float(np.median(sizes)) == stats.subgraph_median == 1054  # the docstring
-    assert round(float(np.percentile(sizes, 90))) == round(stats.subgraph_p90) == 1386
+    assert top["market"] >= 5 * float(np.median(list(degree["plant"].values())))
+    median, p90 = enclosing_quantiles(energy, train)  # 2-hop enclosing subgraphs, by BFS
+    assert median == stats.subgraph_median == 1054  # the docstring
+    assert p90 == round(stats.subgraph_p90) == 1386
     assert 1000 <= stats.subgraph_median and stats.subgraph_p90 <= 5000
 
 

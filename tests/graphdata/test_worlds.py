@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ from graphdata.worlds import (
     world_statistics,
 )
 from graphdata.worlds.base import SPLITS
+from tests.graphdata.world_oracles import neighbours
 
 SIZES = {
     "academic": 80,
@@ -718,17 +718,9 @@ def test_media_ground_truth_matches_a_brute_force_join(size: int, seed: int) -> 
             assert set(groundings(rule, target, graph)) == expected, (rule.name, target)
 
 
-def _neighbours(triples: Iterable[LabeledTriple]) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for h, _, t in triples:
-        out.setdefault(h, set()).add(t)
-        out.setdefault(t, set()).add(h)
-    return out
-
-
 def test_media_world_has_country_language_and_star_hubs(media: World) -> None:
     train = media.dataset.train.to_labeled_triples()
-    near = _neighbours(train)
+    near = neighbours(train)
     degree = {e: len(v) for e, v in near.items()}
     by_type = {
         kind: sorted((d for e, d in degree.items() if e.startswith(kind)), reverse=True)
@@ -1222,7 +1214,7 @@ def test_travel_feeder_is_a_triangle(travel: World) -> None:
 
 def test_travel_world_has_country_airport_and_airline_hubs(travel: World) -> None:
     train = travel.dataset.train.to_labeled_triples()
-    near = _neighbours(train)
+    near = neighbours(train)
     degree = {e: len(v) for e, v in near.items()}
     top = {
         kind: max(d for e, d in degree.items() if travel.entity_types[e] == kind)

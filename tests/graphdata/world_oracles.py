@@ -1,8 +1,9 @@
 """What the per-world tests share: a world's triples, and the index of a nested-loop join.
 
-``test_world_commerce.py``, ``test_world_clinical.py`` and ``test_world_legal.py`` recompute
-their world's groundings by nested loops over the facts, without :mod:`graphdata.rules`; the
-loops are each world's own, the bookkeeping around them is here.
+``test_world_commerce.py``, ``test_world_clinical.py``, ``test_world_legal.py``,
+``test_world_energy.py`` and ``test_world_agriculture.py`` recompute their world's groundings by
+nested loops over the facts, without :mod:`graphdata.rules`; the loops are each world's own, the
+bookkeeping around them (and the hub and subgraph-size counts) is here.
 """
 
 from __future__ import annotations
@@ -53,6 +54,14 @@ def neighbours(triples: Iterable[LabeledTriple]) -> dict[str, set[str]]:
     for h, _, t in triples:
         out.setdefault(h, set()).add(t)
         out.setdefault(t, set()).add(h)
+    return out
+
+
+def degrees_by_kind(w: World, triples: Iterable[LabeledTriple]) -> dict[str, dict[str, int]]:
+    """Each entity's number of distinct neighbours (either direction), by entity kind."""
+    out: dict[str, dict[str, int]] = {}
+    for entity, near in neighbours(triples).items():
+        out.setdefault(w.entity_types[entity], {})[entity] = len(near)
     return out
 
 
@@ -112,6 +121,12 @@ def enclosing_sizes(w: World, train: set[LabeledTriple], count: int = 200) -> li
         nodes = ball(h) & ball(t) | {h, t}
         sizes.append(sum(x in nodes and y in nodes for x, _, y in train))
     return sizes
+
+
+def enclosing_quantiles(w: World, train: set[LabeledTriple]) -> tuple[float, int]:
+    """Median and rounded 90th percentile of :func:`enclosing_sizes` (the docstrings' figures)."""
+    sizes = enclosing_sizes(w, train)
+    return float(np.median(sizes)), round(float(np.percentile(sizes, 90)))
 
 
 def body_shares(facts: set[LabeledTriple], first: set, second: set, noise: set) -> list[float]:
