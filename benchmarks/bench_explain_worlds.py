@@ -40,7 +40,8 @@ run once with the explainer of session 24, unchanged, and ``--worlds legal``
 the explainer unchanged again, and ``--worlds energy`` (:func:`graphdata.worlds.energy_world`,
 written in session 27 the same way) once after that session's change. All of these are seen now.
 ``--worlds agriculture`` (:func:`graphdata.worlds.agriculture_world`), written in session 27 the
-same way, has never been run: keep it for the next explainer change.
+same way, and ``--worlds maritime`` (:func:`graphdata.worlds.maritime_world`), written in session
+28 the same way, have never been run: keep them for the next explainer changes.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 

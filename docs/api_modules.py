@@ -45,6 +45,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.legal",
         "graphdata.worlds.energy",
         "graphdata.worlds.agriculture",
+        "graphdata.worlds.maritime",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

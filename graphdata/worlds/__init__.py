@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Thirteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Fourteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
@@ -68,7 +68,17 @@ produces from a length-3 field chain whose withheld facts mostly carry a recorde
 risk through the derived crops, supply from a contract or a cooperative, a local-supplier
 triangle through the derived supply, a symmetric co-member star with an inequality, GlobalGAP
 group certification anchored on ``cert_globalgap``, a correlated crop-declaration shortcut,
-region, crop and market hubs, exceptions and noise).
+region, crop and market hubs, exceptions and noise). :func:`maritime_world` was written in session
+28 the same way, without reading :mod:`kg.explain` or the explainer benchmarks, as a world held
+out for the explainer and never run with it (vessels, carriers, owners, flag states on the Paris
+MoU lists, classification societies, ports, terminals and liner services: an inverse operator
+pair whose derived side is used in two bodies, the ports a vessel calls at from its liner
+service or its berth records whose omitted calls are mostly recorded diversions, a cabotage
+triangle, port state control inspections whose body hangs ``list_black`` off the vessel through
+two steps, reefer ports anchored on ``cargo_reefer`` at the middle node of a chain through two
+derived relations, foreign flags with an inequality between the tail and a branch off the head, a
+symmetric vessel-sharing star with an inequality, a correlated AIS shortcut, port, cargo and
+carrier hubs, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -91,6 +101,7 @@ from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.energy import ENERGY_RULES, energy_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.legal import LEGAL_RULES, legal_world
+from graphdata.worlds.maritime import MARITIME_RULES, maritime_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.sports import SPORTS_RULES, sports_world
@@ -115,6 +126,7 @@ __all__ = [
     "legal_world",
     "energy_world",
     "agriculture_world",
+    "maritime_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -128,6 +140,7 @@ __all__ = [
     "LEGAL_RULES",
     "ENERGY_RULES",
     "AGRICULTURE_RULES",
+    "MARITIME_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -147,6 +160,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "legal": legal_world,
     "energy": energy_world,
     "agriculture": agriculture_world,
+    "maritime": maritime_world,
 }
 
 
@@ -163,12 +177,12 @@ def world(
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
-            ``"clinical"``, ``"legal"``, ``"energy"`` or ``"agriculture"``.
+            ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"`` or ``"maritime"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
-            farms). Default ``None``: the generator's default (400, 800, 600, 500, 450, 320, 400,
-            240, 400, 400, 400, 260, 220).
+            farms, vessels). Default ``None``: the generator's default (400, 800, 600, 500, 450,
+            320, 400, 240, 400, 400, 400, 260, 220, 340).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

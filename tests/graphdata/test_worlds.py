@@ -38,6 +38,7 @@ SIZES = {
     "legal": 120,
     "energy": 120,
     "agriculture": 120,
+    "maritime": 120,
 }
 
 
@@ -319,6 +320,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "legal",
         "energy",
         "agriculture",
+        "maritime",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -430,6 +432,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "legal",
         "energy",
         "agriculture",
+        "maritime",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
