@@ -8,9 +8,10 @@ arXiv:2404.03893): a prediction :math:`(h, r, t)` of an embedding model is expla
 relation paths from :math:`h` to :math:`t`. The paper chooses them by greedy search on a
 relational GNN that is distilled from the model (``strategy="paths"``); by default
 (``strategy="patterns"``, used here) the paths are those whose relation pattern agrees best with
-the target relation over the training graph, and the distilled GNN scores their fidelity to the
-model. On the synthetic family KG the planted Horn rules are the ground truth, so an explanation
-can be scored against them. API: :doc:`/api/kg.explain`.
+the target relation over the training graph, with at most one fact on a constant at a node of a
+path (a condition, such as the fuel of a plant that a path reaches), and the distilled GNN scores
+their fidelity to the model. On the synthetic family KG the planted Horn rules are the ground
+truth, so an explanation can be scored against them. API: :doc:`/api/kg.explain`.
 """
 
 # %%

@@ -117,8 +117,13 @@ def assemble(
     mode: str,
     start: float,
     stop_reason: str = "baseline",
+    conditions: tuple[int, ...] = (),
 ) -> PathExplanation:
-    """Build the labelled explanation; ``result=None`` scores the selection first."""
+    """Build the labelled explanation; ``result=None`` scores the selection first.
+
+    ``conditions``: positions of local triples that are condition atoms of the chosen paths
+    (:class:`kg.explain.patterns.PatternChoice`), also set in ``mask``.
+    """
     if result is None:
         if context.scorer is None:
             raise GraphDataError("context: a fixed selection (result=None) needs a scorer")
@@ -176,4 +181,5 @@ def assemble(
         mode=mode,
         seconds=time.perf_counter() - start,
         message=_message(context, local, result),
+        conditions=tuple(triples[e] for e in conditions),
     )

@@ -62,6 +62,10 @@ class Drawable(Protocol):
     def paths(self) -> Sequence[_Path]:
         """The explanation's paths, in selection order."""
 
+    @property
+    def conditions(self) -> tuple[_Triple, ...]:
+        """The triples that are facts on a constant at a node of a path."""
+
 
 def to_networkx(explanation: Drawable) -> nx.MultiDiGraph:
     """Local triples as edges (``relation``, ``in_explanation``), plus the target edge."""
@@ -124,6 +128,10 @@ def _edge_styles(
             if triple not in seen:
                 seen.add(triple)
                 edges.append((triple, f"path {i + 1}", PATH_COLORS[i % len(PATH_COLORS)]))
+    for triple in explanation.conditions:  # facts on a constant at a node of a path
+        if triple not in seen:
+            seen.add(triple)
+            edges.append((triple, "condition", "black"))
     for triple in explanation.triples:  # an edge-mask explanation has triples but no paths
         if triple not in seen:
             seen.add(triple)
@@ -231,7 +239,7 @@ def figure(explanation: Drawable, *, context: bool) -> Figure:
             shrinkA=_SHRINK,
             shrinkB=_SHRINK,
             color=color,
-            linestyle="--" if kind == "target" else "-",
+            linestyle={"target": "--", "condition": ":"}.get(kind, "-"),
             linewidth={"target": 1.5, "context": 0.8}.get(kind, 2.0),
             zorder=1 if kind == "context" else 2,
         )
@@ -275,6 +283,9 @@ def figure(explanation: Drawable, *, context: bool) -> Figure:
                 label=f"path {i + 1}: {words if len(words) <= 60 else words[:57] + '...'}",
             )
         )
+    if any(kind == "condition" for _, kind, _ in edges):
+        label = "condition: a fact on a constant"
+        handles.append(Line2D([], [], color="black", lw=2, ls=":", label=label))
     if any(kind == "explanation" for _, kind, _ in edges):
         handles.append(Line2D([], [], color="black", lw=2, label="explanation triple"))
     if context_triples:

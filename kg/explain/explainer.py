@@ -537,7 +537,9 @@ def _pattern_search(
     mask = pattern_mask(local, choice)
     result = score_selection(scorer, local, chosen, mask, "agreement" if chosen else "no_paths")
     context = explainer._context(local, None)
-    return assemble(context, local, result, chosen, mask, mode=mode, start=start)
+    return assemble(
+        context, local, result, chosen, mask, mode=mode, start=start, conditions=choice.conditions
+    )
 
 
 def _node_search(

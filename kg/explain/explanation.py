@@ -93,6 +93,9 @@ class PathExplanation:
         mode: ``"evaluator"``, ``"retrain"`` or the name of a baseline.
         seconds: Wall time of the explanation.
         message: A note for the reader (why an explanation is empty, for instance).
+        conditions: The triples of :attr:`triples` that are no step of a path: facts on a
+            constant at a node of a path (:mod:`kg.explain.patterns`, "Conditions"), such as
+            ``fuel(P, fuel_coal)`` for a path that reaches the plant ``P``. Default ``()``.
     """
 
     target: LabeledTriple
@@ -118,6 +121,7 @@ class PathExplanation:
     mode: str
     seconds: float
     message: str = ""
+    conditions: tuple[LabeledTriple, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -140,6 +144,8 @@ class PathExplanation:
                 f"  path {i}: {path.to_text()}  (alone {path.individual_score:.4f}, "
                 f"gain {path.gain:.4f})"
             )
+        for h_, r_, t_ in self.conditions:
+            lines.append(f"  condition: ({h_}, {r_}, {t_})")
         lines.append(
             f"  fid+ {self.fid_plus:.3f}  fid- {self.fid_minus:.3f}  characterization "
             f"{self.characterization:.3f}  sparsity {self.sparsity:.3f} ({len(self.triples)} of "
@@ -176,6 +182,7 @@ class PathExplanation:
         fields["triples"] = tuple(tuple(t) for t in fields["triples"])
         fields["local_entities"] = tuple(fields["local_entities"])
         fields["local_triples"] = tuple(tuple(t) for t in fields["local_triples"])
+        fields["conditions"] = tuple(tuple(t) for t in fields.get("conditions", ()))
         fields["paths"] = tuple(
             ExplainedPath(
                 triples=tuple(tuple(t) for t in p["triples"]),

@@ -357,3 +357,42 @@ def test_graph_bounds_and_bad_models_are_refused_before_distillation(toy, monkey
         broken.entity.weight[2, 1] = float("nan")
     with pytest.raises(GraphDataError, match="1 NaN or infinite value.*entity.weight"):
         KGExplainer(broken).fit(dataset)  # was: "calibration: expected finite (tau, sigma_f)"
+
+
+def test_a_condition_of_the_pattern_search_is_in_the_explanation(explainer, world, monkeypatch):
+    # The wiring from kg.explain.patterns to the explanation: a condition atom (a local triple
+    # on no chosen path) is one of the explanation's triples, counted in its fidelity mask, and
+    # listed as a condition.
+    from kg.explain import explainer as explainer_module
+    from kg.explain.patterns import PatternChoice, pattern_search
+
+    calls = []
+
+    def with_condition(local, bank, **kwargs):
+        choice = pattern_search(local, bank, **kwargs)
+        used = {e for p in choice.chosen for e in local.paths[p]}
+        spare = [e for e in range(local.num_edges) if e not in used]
+        if not choice.chosen or not spare:
+            return choice
+        calls.append(spare[0])
+        return PatternChoice(choice.chosen, choice.scores, choice.num_patterns, (spare[0],))
+
+    monkeypatch.setattr(explainer_module, "pattern_search", with_condition)
+    config = dataclasses.replace(explainer.config, strategy="patterns")
+    patterns = type(explainer)(explainer.model, config).fit(
+        world.dataset, evaluator=explainer.evaluator_
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the candidate cap
+        for target in world.derived_triples("test"):
+            found = patterns.explain(target)
+            if calls:
+                break
+    assert calls, "no test triple had a path and a spare local triple"
+    (condition,) = found.conditions
+    assert condition == found.local_triples[calls[-1]]
+    assert condition in found.triples
+    assert all(condition not in path.triples for path in found.paths)
+    on_paths = {t for path in found.paths for t in path.triples}
+    assert set(found.triples) == on_paths | {condition}
+    assert f"condition: ({', '.join(condition)})" in found.to_text()

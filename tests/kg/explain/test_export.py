@@ -10,7 +10,7 @@ from kg.explain.explanation import ExplainedPath, PathExplanation
 TARGET = ("ann", "spouse", "bob")
 
 
-def _explanation(local, paths, entities, chosen=None):
+def _explanation(local, paths, entities, chosen=None, conditions=()):
     paths = tuple(
         ExplainedPath(
             triples=tuple(triples),
@@ -25,6 +25,7 @@ def _explanation(local, paths, entities, chosen=None):
     if chosen is None:
         for path in paths:
             triples += [t for t in path.triples if t not in triples]
+        triples += list(conditions)
     return PathExplanation(
         target=TARGET,
         paths=paths,
@@ -48,6 +49,7 @@ def _explanation(local, paths, entities, chosen=None):
         stop_reason="no_gain",
         mode="evaluator",
         seconds=0.01,
+        conditions=tuple(conditions),
     )
 
 
@@ -80,11 +82,26 @@ def many_triples():
     return _explanation(local, paths, ["ann", "bob", "cy", "dee", "eve"])
 
 
+def with_condition():
+    # a path to bob and a fact on a constant at him (kg.explain.patterns, "Conditions"): the
+    # constant is on no path
+    local = [
+        ("bob", "supplies", "ann"),
+        ("bob", "fuel", "coal"),
+        ("cy", "fuel", "coal"),
+        ("ann", "trades_on", "market"),
+    ]
+    path = ([local[0]], [False], ["ann", "bob"])
+    return _explanation(
+        local, [path], ["ann", "bob", "coal", "cy", "market"], conditions=[local[1]]
+    )
+
+
 def empty():
     return _explanation([], [], ["ann", "bob"], chosen=[])
 
 
-CASES = {"one": one_triple, "two": two_triples, "many": many_triples}
+CASES = {"one": one_triple, "two": two_triples, "many": many_triples, "condition": with_condition}
 
 
 @pytest.mark.parametrize("case", [*CASES, "empty"])
@@ -132,6 +149,8 @@ def test_json_networkx_and_text_exports(case, tmp_path):
     summary = explanation.to_text()
     for path in explanation.paths:
         assert path.to_text() in summary
+    for h, r, t in explanation.conditions:
+        assert f"  condition: ({h}, {r}, {t})" in summary.splitlines()
     png = explanation.plot(tmp_path / "e.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -141,3 +160,13 @@ def test_edge_mask_matches_the_chosen_triples_in_order():
     mask = explanation.to_pyg_explanation().edge_mask
     assert mask.tolist() == [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
     assert mask.dtype == torch.float32
+
+
+def test_json_without_conditions_reads_as_none():
+    # an explanation written before conditions existed has no "conditions" key
+    data = json.loads(many_triples().to_json())
+    del data["conditions"]
+    assert PathExplanation.from_dict(data) == many_triples()
+    back = PathExplanation.from_json(with_condition().to_json())
+    assert back.conditions == (("bob", "fuel", "coal"),)
+    assert back.conditions[0] in back.triples and back.conditions[0] not in back.paths[0].triples

@@ -114,3 +114,14 @@ def test_title_and_legend_fit_inside_the_figure(case):
     box = fig.get_tightbbox(fig.canvas.get_renderer())
     assert box.y0 >= -0.01 and box.y1 <= fig.get_figheight() + 0.01
     assert box.x0 >= -0.01 and box.x1 <= fig.get_figwidth() + 0.01
+
+
+def test_a_condition_is_drawn_dotted_with_its_legend_entry():
+    from tests.kg.explain.test_export import with_condition
+
+    fig = with_condition().figure()
+    arrows = _arrows(fig)
+    assert arrows["edge:condition:bob|fuel|coal"].get_linestyle() == ":"
+    assert "edge:path 1:bob|supplies|ann" in arrows
+    entries = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "condition: a fact on a constant" in entries

@@ -1515,3 +1515,254 @@ def test_a_body_the_pool_missed_is_a_member_where_the_target_shows_it(monkeypatc
     monkeypatch.setattr(patterns_module, "_admissible_candidates", lambda *args: ())
     choice = pattern_search(local, bank, max_paths=1)
     assert [path_pattern(local, p) for p in choice.chosen] == [c]
+
+
+# ---- Conditions: a fact on a constant at a node of a path -------------------------------------
+
+
+def _brute_condition_counts(triples, relation, patterns, which, node, atom, num_nodes):
+    """(s, b) of a conjunction whose pattern ``which`` keeps node ``node`` to the holders of
+    ``atom``, by enumerating every walk (the oracle of PatternBank.condition_counts)."""
+    facts = {(h, r, t) for h, r, t in triples}
+    heads = sorted({h for h, r, _ in facts if r == relation})
+    truth = {(h, t) for h, r, t in facts if r == relation}
+    rel_c, forward_c, constant = atom
+    holders = {
+        u
+        for u in range(num_nodes)
+        if ((u, rel_c, constant) if forward_c else (constant, rel_c, u)) in facts
+    }
+
+    def reach(x, pattern, at):
+        frontier = {x}
+        for i, (rel, forward, anchor) in enumerate(pattern, start=1):
+            nxt = set()
+            for u in frontier:
+                for v in range(num_nodes):
+                    if ((u, rel, v) if forward else (v, rel, u)) in facts:
+                        nxt.add(v)
+            frontier = nxt if anchor < 0 else nxt & {anchor}
+            if i == at:
+                frontier &= holders
+        return frontier - {x}
+
+    s = b = 0
+    for x in heads:
+        joint = set.intersection(
+            *(reach(x, p, node if k == which else -1) for k, p in enumerate(patterns))
+        )
+        b += len(joint)
+        s += sum((x, y) in truth for y in joint)
+    return s, b
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_condition_counts_match_brute_force_walks(seed):
+    # A condition on each node of patterns of one to three steps (anchored ones too), alone
+    # and conjoined with another pattern, against the enumeration of every walk.
+    n, r = 9, 3
+    triples = _random_triples(20 + seed, n, r, m=55)
+    bank = PatternBank(*_graph(triples), n, r)
+    steps = [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+    patterns = [(steps[0],), (steps[3], steps[1]), (steps[2], (1, False, 4), steps[5])]
+    patterns += [(steps[4], steps[4], steps[1])]
+    atoms = [(0, True, 2), (1, False, 7), (2, True, 0)]
+    for relation in range(r):
+        for k, pattern in enumerate(patterns):
+            for node in range(1, len(pattern) + 1):
+                for atom in atoms:
+                    for conjunction, which in (([pattern], 0), ([patterns[k - 1], pattern], 1)):
+                        assert bank.condition_counts(
+                            relation, conjunction, which, node, atom
+                        ) == _brute_condition_counts(
+                            triples, relation, conjunction, which, node, atom, n
+                        )
+    with pytest.raises(GraphDataError, match="node: expected a node 1 .. 2"):
+        bank.condition_counts(0, [patterns[1]], 0, 0, atoms[0])
+
+
+def _condition_world(kept_true, kept_false, dropped_true, dropped_false):
+    """r(x, y) <- p(x, y), f(y, C) over the 4 groups of :func:`_filter_world`: the tails of the
+    first two groups hold f(y, C) for one constant C, the others f(y, D_i) for their own
+    constant. p=0, r=1, f=2; pair i is (2i, 2i + 1). The target is an extra p-pair whose tail
+    holds f(y, C), r held out."""
+    triples, pair = [], 0
+    constant, own, elsewhere = 10_000, 20_000, 30_000
+    for group, size in enumerate((kept_true, kept_false, dropped_true, dropped_false)):
+        for _ in range(size):
+            x, y = 2 * pair, 2 * pair + 1
+            triples.append((x, 0, y))
+            triples.append((x, 1, y) if group in (0, 2) else (x, 1, elsewhere + pair))
+            triples.append((y, 2, constant) if group in (0, 1) else (y, 2, own + pair))
+            pair += 1
+    x, y = 2 * pair, 2 * pair + 1
+    triples += [(x, 0, y), (y, 2, constant)]
+    return triples, (x, 1, y), elsewhere + pair + 1
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [(40, 2, 10, 12), (40, 2, 6, 14), (40, 3, 4, 16), (40, 1, 3, 20), (30, 0, 2, 28)],
+)
+def test_a_condition_joins_exactly_when_the_binomial_test_rejects(sizes):
+    # Oracle: the closed-form binomial tail at the Dice-neutral rate s / (b + n_r), as for a
+    # conjoined filter: the atom f(y, C) at the tail removes the last two groups' pairs.
+    triples, target, num_nodes = _condition_world(*sizes)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, 3)
+    body, atom = ((0, True, -1),), (2, True, 10_000)
+    kept_true, kept_false, dropped_true, dropped_false = sizes
+    s, b, n = kept_true + dropped_true, sum(sizes), sum(sizes)
+    assert bank.condition_counts(1, [body], 0, 1, atom) == (kept_true, kept_true + kept_false)
+    raises = 2 * kept_true / (kept_true + kept_false + n) > 2 * s / (b + n)
+    admitted = raises and _binom_cdf(dropped_true, dropped_true + dropped_false, s / (b + n)) < 0.05
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    choice = pattern_search(local, bank, max_paths=2)
+    assert [path_pattern(local, p) for p in choice.chosen] == [body]
+    conditions = [tuple(local.triples[e].tolist()) for e in choice.conditions]
+    assert conditions == ([(target[2], 2, 10_000)] if admitted else [])
+    mask = pattern_mask(local, choice)
+    assert sorted(tuple(t) for t in local.triples[mask].tolist()) == sorted(
+        [(target[0], 0, target[2]), *conditions]
+    )
+    if admitted:
+        assert choice.scores[-1] == pytest.approx(2 * kept_true / (kept_true + kept_false + n))
+
+
+def test_a_condition_replaces_a_path_that_joins_the_same_pairs_with_more_triples():
+    # The target's head has a second p-tail y2 that holds f(y2, C): the path p, f, f^-1 through
+    # C joins, conjoined with p, exactly the pairs of p conditioned on f(y, C) at the tail (a
+    # walk may come back to y), so the search conjoins it for want of the atom. The atom
+    # agrees as well with two triples instead of four, and replaces it.
+    triples, (x, r, y), num_nodes = _condition_world(30, 0, 0, 30)
+    # the dropped tails hold no f fact: through their own constant, p, f, f^-1 would come back
+    triples = [t for t in triples if not (t[1] == 2 and t[2] != 10_000)]
+    y2 = num_nodes
+    triples += [(x, 0, y2), (y2, 2, 10_000), (x, 1, y2)]
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes + 1, 3)
+    body, through = ((0, True, -1),), ((0, True, -1), (2, True, -1), (2, False, -1))
+    atom = (2, True, 10_000)
+    assert bank.counts(1, [body, through]) == bank.condition_counts(1, [body], 0, 1, atom)
+    local = local_structure(edge_index, edge_type, (x, r, y), hops=2, num_nodes=num_nodes + 1)
+    without = patterns_module._condition  # the search before the condition step
+    plain = pattern_search(local, bank, max_paths=2)
+    assert [path_pattern(local, p) for p in plain.chosen] == [body]
+    assert [tuple(local.triples[e].tolist()) for e in plain.conditions] == [(y, 2, 10_000)]
+    kept, condition, value = without(
+        local, bank, 1, [body, through], [plain.chosen[0], _path_with(local, through)]
+    )
+    assert kept == (0,) and tuple(local.triples[condition].tolist()) == (y, 2, 10_000)
+    assert value == pytest.approx(bank.agreement(1, [body, through]))
+
+
+def _path_with(local, pattern):
+    (path,) = [p for p in range(len(local.paths)) if path_pattern(local, p) == pattern][:1]
+    return path
+
+
+def test_an_atom_of_one_holder_or_on_the_path_is_no_condition():
+    # Only the target's tail holds f(y, C): conditioning on it would be an anchor (a candidate
+    # already); the atom is refused however well it agrees. An atom whose constant is on the
+    # chosen path (the head) is refused too.
+    triples = []
+    for i in range(20):
+        x, y = 2 * i, 2 * i + 1
+        triples += [(x, 0, y), (x, 1, y) if i < 10 else (x, 1, 500 + i), (y, 2, 600 + i)]
+    x, y = 40, 41
+    triples += [(x, 0, y), (y, 2, 1000), (y, 2, x)]
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, 1001, 3)
+    assert bank.holders((2, True, 1000)).tolist() == [y]
+    local = local_structure(edge_index, edge_type, (x, 1, y), hops=2, num_nodes=1001)
+    choice = pattern_search(local, bank, max_paths=2, anchors=False)
+    assert choice.chosen and choice.conditions == ()
+
+
+def _reference_condition(local, bank, relation, patterns, chosen):
+    """patterns._condition without bounds or shared keys: every option counted, in order."""
+    from fractions import Fraction
+
+    from scipy.stats import binom
+
+    facts = bank.num_facts(relation)
+
+    def dice(s, b):
+        return Fraction(2 * int(s), int(b + facts)) if s else Fraction(0)
+
+    support, body = bank.counts(relation, patterns)
+    heads, tails = local.edge_index.tolist()
+    width = len({e for p in chosen for e in local.paths[p]})
+    best, choice = (dice(support, body), -width), (tuple(range(len(chosen))), None, 0.0)
+    for size in range(1, len(chosen) + 1):
+        for kept in itertools.combinations(range(len(chosen)), size):
+            subset = [patterns[k] for k in kept]
+            s, b = bank.counts(relation, subset)
+            if not s:
+                continue
+            on_paths = {v for k in kept for v in local.path_nodes[chosen[k]]}
+            triples = len({e for k in kept for e in local.paths[chosen[k]]}) + 1
+            for which, k in enumerate(kept):
+                for node in range(1, len(local.path_nodes[chosen[k]])):
+                    v, tried = local.path_nodes[chosen[k]][node], set()
+                    for e in range(local.num_edges):
+                        if v not in (heads[e], tails[e]):
+                            continue
+                        forward = heads[e] == v
+                        other = tails[e] if forward else heads[e]
+                        atom = (int(local.edge_type[e]), forward, int(local.nodes[other]))
+                        if atom[0] == relation or other in on_paths or atom in tried:
+                            continue
+                        tried.add(atom)
+                        if bank.holders(atom).size < 2:
+                            continue
+                        s1, b1 = bank.condition_counts(relation, subset, which, node, atom)
+                        value = dice(s1, b1)
+                        if value <= dice(s, b) or (value, -triples) <= best:
+                            continue
+                        if binom.cdf(s - s1, b - b1, s / (b + facts)) >= ALPHA:
+                            continue
+                        best, choice = (value, -triples), (kept, e, float(value))
+    return choice
+
+
+@pytest.mark.parametrize("max_length", [2, 3])
+@pytest.mark.parametrize("budget", [0, 1 << 22])
+@pytest.mark.parametrize("seed", range(4))
+def test_condition_search_matches_counting_every_option(monkeypatch, seed, budget, max_length):
+    # Counting every atom of a node at once from the pairs' walks (budget 1 << 22), or bounding
+    # and walking the options the bounds leave (budget 0), chooses what counting every option in
+    # order chooses (the oracle above), on random graphs with planted conditions.
+    monkeypatch.setattr(patterns_module, "MIDDLE_ENDS", budget)
+    rng = np.random.default_rng(seed)
+    n, r = 40, 4
+    triples = {
+        tuple(int(v) for v in t)
+        for t in zip(rng.integers(0, n, 300), rng.integers(0, r, 300), rng.integers(0, n, 300))
+        if t[0] != t[2]
+    }
+    # relation 0 holds where relation 1 does and the tail holds 3(y, c), c = n - 1, as every
+    # even entity does, and on a few other pairs: a condition to find
+    triples = {t for t in triples if t[1] != 0 and t[2] != n - 1}
+    triples |= {(u, 3, n - 1) for u in range(0, n - 1, 2)}
+    triples |= {(h, 0, t) for h, rel, t in triples if rel == 1 and t % 2 == 0 and t != n - 1}
+    triples |= {(int(h), 0, int(t)) for h, t in rng.integers(0, n - 1, (4, 2)) if h != t}
+    triples = sorted(triples)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, n, r)
+    tried = found = 0
+    for target in [t for t in triples if t[1] == 0][:12]:
+        local = local_structure(
+            edge_index, edge_type, target, hops=2, num_nodes=n, max_length=max_length
+        )
+        plain = [
+            p for p in range(len(local.paths)) if 0 not in local.edge_type[list(local.paths[p])]
+        ]
+        for chosen in (plain[:1], plain[:2], plain[1:4], plain[-2:]):
+            if not chosen:
+                continue
+            patterns = [path_pattern(local, p) for p in chosen]
+            got = patterns_module._condition(local, bank, 0, patterns, chosen)
+            assert got == _reference_condition(local, bank, 0, patterns, chosen)
+            tried, found = tried + 1, found + (got[1] is not None)
+    assert tried >= 6 and found >= 1  # the oracle covers both outcomes
