@@ -61,7 +61,8 @@ end of a chain, wind purchase agreements anchored on a fuel in the middle of one
 connection star and a symmetric competition cycle with inequalities, a correlated bidding shortcut,
 exceptions correlated with line outages and noise). :func:`agriculture_world`
 was written in session 27 the same way, without reading :mod:`kg.explain` or the explainer
-benchmarks, as a world held out for the explainer and never run with it (farms, fields, crops
+benchmarks, as a world held out for the explainer, and run once after session 28's explainer
+change (farms, fields, crops
 and varieties, soils, regions in climate zones, weather stations, cooperatives, buyers, markets,
 agronomists, pests, treatments and certifications: an inverse advisor pair, the crops a farm
 produces from a length-3 field chain whose withheld facts mostly carry a recorded storm, pest

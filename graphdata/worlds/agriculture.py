@@ -1,12 +1,13 @@
 r"""An agriculture world: farms, fields, crops, varieties, soils, regions, cooperatives, buyers.
 
-Written in session 27 as a **held-out** world for the explainer, without reading
-:mod:`kg.explain`, the explainer benchmarks or their results, and never run with an explainer or
-trained on while it was written: designed from the farming domain (farms whose fields of six
-soil types grow varieties of twelve crops suited to five climate zones, regions with a weather
-station each, cooperatives delivering to processors and wholesale markets, supply contracts,
-agronomists, pests on host crops, treatments, certifications and the annual crop declaration),
-not from how any explainer decides. The rules (:data:`AGRICULTURE_RULES`, length = body atoms):
+Written in session 27 as a **held-out** world for the explainer, without reading :mod:`kg.explain`,
+the explainer benchmarks or their results, and never run with an explainer or trained on while it
+was written (run once after session 28's explainer change: RESULTS.md, "A condition on a constant at
+a node of a path"): designed from the farming domain (farms whose fields of six soil types grow
+varieties of twelve crops suited to five climate zones, regions with a weather station each,
+cooperatives delivering to processors and wholesale markets, supply contracts, agronomists, pests on
+host crops, treatments, certifications and the annual crop declaration), not from how any explainer
+decides. The rules (:data:`AGRICULTURE_RULES`, length = body atoms):
 
 * ``advisor_inverse: advises(A,F) <- advised_by(F,A)``, length 1, an **inverse pair**
   (recorded in :attr:`~graphdata.worlds.World.inverse_pairs`; ``advised_by`` N-1: one
