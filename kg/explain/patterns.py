@@ -625,7 +625,15 @@ class PatternBank:
 
         Args:
             atom: ``(s, forward, c)``: ``forward`` for :math:`s(u, c)`, else :math:`s(c, u)`.
+
+        Raises:
+            GraphDataError: For an atom that is not ``(relation id, bool, entity id)`` of this
+                graph.
         """
+        return self._holders(_check_atom(atom, len(self._adjacency), self.num_nodes))
+
+    def _holders(self, atom: Atom) -> np.ndarray:
+        """:meth:`holders` of a checked ``atom``."""
         rel, forward, constant = atom
         other = self._transpose[rel] if forward else self._adjacency[rel]
         return np.sort(other.indices[other.indptr[constant] : other.indptr[constant + 1]])
@@ -750,6 +758,11 @@ class PatternBank:
             node: Its node, 1 .. ``len(patterns[which])``.
             atom: ``(s, forward, c)``.
         """
+        if isinstance(which, bool) or not isinstance(which, int) or not 0 <= which < len(patterns):
+            raise GraphDataError(
+                f"which: expected the index 0 .. {len(patterns) - 1} of the conditioned pattern "
+                f"in patterns, got {which!r}"
+            )
         pattern = patterns[which]
         if not 1 <= node <= len(pattern):
             raise GraphDataError(
@@ -1135,6 +1148,26 @@ class PatternBank:
         """
         support, body = self.counts(relation, patterns, closed_world=closed_world)
         return 2.0 * support / (body + self.num_facts(relation)) if support else 0.0
+
+
+def _check_atom(atom: object, num_relations: int, num_nodes: int) -> Atom:
+    """``atom`` as ``(relation, forward, constant)`` of a graph of these sizes, or an error."""
+    parts = atom if isinstance(atom, tuple) and len(atom) == 3 else (None, None, None)
+    rel, forward, constant = parts
+
+    def index(value: object, size: int) -> bool:
+        return (
+            isinstance(value, (int, np.integer))
+            and not isinstance(value, bool)
+            and 0 <= int(value) < size
+        )
+
+    if not (isinstance(forward, bool) and index(rel, num_relations) and index(constant, num_nodes)):
+        raise GraphDataError(
+            f"atom: expected (relation id 0 .. {num_relations - 1}, forward bool, entity id "
+            f"0 .. {num_nodes - 1}), got {atom!r}; pass e.g. (2, True, 10) for s_2(u, 10)"
+        )
+    return int(rel), forward, int(constant)  # type: ignore[arg-type]
 
 
 def _keep_columns(matrix: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
@@ -1896,7 +1929,7 @@ def _condition(
                     continue
                 tried.add(atom)
                 if atom not in holders:
-                    holders[atom] = bank.holders(atom)
+                    holders[atom] = bank._holders(atom)
                 if holders[atom].size < 2:
                     continue  # one holder: an anchor, a candidate already
                 here = holders[atom][reached[holders[atom]]]
