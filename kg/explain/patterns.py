@@ -1795,6 +1795,148 @@ def pattern_search(
     )
 
 
+class _LocalAtoms:
+    """The candidate atoms at the local graph's nodes, for :func:`_condition`."""
+
+    def __init__(self, local: LocalStructure, bank: PatternBank, relation: int) -> None:
+        self._bank, self._relation = bank, relation
+        self._nodes = local.nodes.tolist()
+        self._heads, self._tails = local.edge_index.tolist()
+        self._types = local.edge_type.tolist()
+        self._at: dict[int, list[int]] = {}  # local node -> the local triples at it
+        for e, (u, v) in enumerate(zip(self._heads, self._tails)):
+            self._at.setdefault(u, []).append(e)
+            self._at.setdefault(v, []).append(e)
+        self._holders: dict[Atom, np.ndarray] = {}
+
+    def entity(self, node: int) -> int:
+        """The global id of local node ``node``."""
+        return self._nodes[node]
+
+    def at(self, node: int, prefix: Pattern) -> list[tuple[np.ndarray, list[tuple[int, int]]]]:
+        """The atoms at local node ``node``, grouped by the holders that ``prefix`` reaches.
+
+        Each local triple at the node whose relation is not :math:`r` gives the atom on its
+        other end (one holder: an anchor, a candidate already, so none). Only the holders that
+        some walk of ``prefix`` from :math:`X_r` reaches matter: atoms with the same such holders
+        join the same pairs and are one group (sorted holders, then ``(local triple, local
+        other end)`` per atom in order); an atom held by all or none of them changes nothing or
+        drops every pair, and is left out.
+        """
+        walk = self._bank._walk(self._relation, prefix)
+        reached = np.zeros(self._bank.num_nodes, dtype=bool)
+        reached[walk.indices] = True
+        count = int(reached.sum())
+        groups: dict[bytes, tuple[np.ndarray, list[tuple[int, int]]]] = {}
+        tried: set[Atom] = set()
+        for e in self._at.get(node, ()):
+            forward = self._heads[e] == node
+            other = self._tails[e] if forward else self._heads[e]
+            atom = (self._types[e], forward, self._nodes[other])
+            if self._types[e] == self._relation or atom in tried:
+                continue
+            tried.add(atom)
+            if atom not in self._holders:
+                self._holders[atom] = self._bank._holders(atom)
+            if self._holders[atom].size < 2:
+                continue
+            here = self._holders[atom][reached[self._holders[atom]]]
+            if 0 < here.size < count:
+                groups.setdefault(here.tobytes(), (here, []))[1].append((e, other))
+        return list(groups.values())
+
+
+class _NodeCounts:
+    r""":math:`s'` and :math:`b'` of conditions at one node of one pattern, for every atom.
+
+    The module docstring, "Conditions", and :func:`_condition`'s "Cost": from the pairs' middle
+    entities where they number at most :data:`MIDDLE_ENDS` (:attr:`exact`), else :math:`s'`
+    from the facts' and a lower bound on :math:`b'`, with :meth:`walked` for the exact counts.
+    ``vertex`` is the target's own entity at the node, which holds every atom there.
+    """
+
+    def __init__(
+        self, bank: PatternBank, relation: int, pattern: Pattern, node: int, vertex: int
+    ) -> None:
+        self._bank, self._relation, self._pattern, self._node = bank, relation, pattern, node
+        self._vertex = vertex
+        self._walk = bank._walk(relation, pattern[:node])  # [X, N] the prefix's walks
+        loops = bank._loops_keys(relation)
+        pairs = _absent(bank._keys(relation, pattern), loops)
+        middle = bank._middles(relation, pattern, node, pairs, MIDDLE_ENDS)
+        self.exact = middle is not None
+        if middle is None:  # the facts alone
+            pairs = _intersect(pairs, bank._facts_keys(relation))
+            middle = bank._middles(relation, pattern, node, pairs, math.inf)
+            assert middle is not None
+        self._pairs, self._middle = pairs, middle
+        rows = np.repeat(np.arange(pairs.size), np.diff(middle.indptr))
+        self._via_v = np.zeros(pairs.size, dtype=bool)  # [K] the pairs whose walks pass v
+        self._via_v[rows[middle.indices == vertex]] = True
+        self._is_fact = _contains(bank._facts_keys(relation), pairs)
+
+    def weigh(self, holders: list[np.ndarray]) -> None:
+        """Take the atoms' holders (one array per option, sorted)."""
+        sets = [here[here != self._vertex] for here in holders]
+        sizes = np.array([here.size for here in sets])
+        indicator = sp.csc_matrix(
+            (
+                np.ones(int(sizes.sum()), dtype=np.float32),
+                (np.concatenate(sets), np.repeat(np.arange(len(sets)), sizes)),
+            ),
+            shape=(self._bank.num_nodes, len(sets)),
+        )
+        passes = self._middle[~self._via_v] @ indicator  # [K', A] kept through another holder
+        passes.data[:] = 1.0
+        self._passes_t = passes.T  # [A, K'] (a CSC view: no copy)
+        if not self.exact:
+            # b' >= the pairs of the rows whose every prefix walk ends on a holder (v with them)
+            walk = self._walk
+            inside = (walk @ indicator).tocoo()
+            inside.data += (walk[:, [self._vertex]] @ np.ones((1, len(sets))))[
+                inside.row, inside.col
+            ]
+            full = inside.data == np.diff(walk.indptr)[inside.row]
+            self._whole = sp.csr_matrix(
+                (np.ones(int(full.sum())), (inside.col[full], inside.row[full])),
+                shape=(len(sets), walk.shape[0]),
+            )
+            # and b' >= the pairs through v itself
+            self._prefix = walk.tocsc()
+            self._through_v = self._bank._conditioned_keys(
+                self._relation, self._pattern, self._node, np.array([self._vertex]), self._prefix
+            )
+
+    def options(self, subset: _Subset, others: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """``[A]`` :math:`s'` and :math:`b'` (exact) or a lower bound on :math:`b'`.
+
+        ``others``: the keys of the subset's other patterns' pairs (None: the pattern alone).
+        """
+        in_subset = _contains(subset.pairs, self._pairs)
+        facts = in_subset & self._is_fact
+        s1s = int((facts & self._via_v).sum()) + self._passes_t @ facts[~self._via_v].astype(
+            np.float64
+        )
+        if self.exact:
+            b1s = int((in_subset & self._via_v).sum()) + self._passes_t @ in_subset[
+                ~self._via_v
+            ].astype(np.float64)
+            return s1s, b1s
+        through_v = self._through_v if others is None else _intersect(self._through_v, others)
+        at_v = _absent(through_v, self._bank._loops_keys(self._relation)).size
+        per_row = subset.per_row(self._bank.num_nodes).astype(np.float64)
+        return s1s, np.maximum(np.maximum(s1s, self._whole @ per_row), at_v)
+
+    def walked(self, holders: np.ndarray, others: np.ndarray | None) -> tuple[float, float]:
+        """:math:`(s', b')` of one option by its walk (:meth:`PatternBank._conditioned_keys`)."""
+        keys = self._bank._conditioned_keys(
+            self._relation, self._pattern, self._node, holders, self._prefix
+        )
+        return self._bank._key_counts(
+            self._relation, keys if others is None else _intersect(keys, others)
+        )
+
+
 @dataclass
 class _Subset:
     """A subset of the chosen patterns, as :func:`_condition` weighs conditions on it."""
@@ -1857,13 +1999,6 @@ def _condition(
     """
     facts = bank.num_facts(relation)
     support, body = bank.counts(relation, patterns)
-    nodes_global = local.nodes.tolist()
-    heads, tails = local.edge_index.tolist()
-    types = local.edge_type.tolist()
-    at: dict[int, list[int]] = {}  # local node -> the local triples at it
-    for e, (u, v) in enumerate(zip(heads, tails)):
-        at.setdefault(u, []).append(e)
-        at.setdefault(v, []).append(e)
     width = len({e for p in chosen for e in local.paths[p]})
     # the best so far: (S, -triples) and its order (subset, member, node, triple); None for the
     # chosen patterns themselves, which an option must beat, not tie
@@ -1880,7 +2015,6 @@ def _condition(
         for size in range(1, len(chosen) + 1)
         for kept in itertools.combinations(range(len(chosen)), size)
     ]
-    rows = bank._rows(relation).size
     state: dict[tuple[int, ...], _Subset] = {}
     for kept in subsets:
         s, b = bank.counts(relation, [patterns[k] for k in kept])
@@ -1897,9 +2031,9 @@ def _condition(
             triples=triples,
             facts=_intersect(joint, bank._facts_keys(relation)),
             pairs=_absent(joint, bank._loops_keys(relation)),
-            rows=rows,
+            rows=bank._rows(relation).size,
         )
-    holders: dict[Atom, np.ndarray] = {}
+    atoms = _LocalAtoms(local, bank, relation)
     for k in range(len(chosen)):
         mine = [kept for kept in subsets if k in kept and kept in state]
         if not mine:
@@ -1911,105 +2045,25 @@ def _condition(
         }
         path_nodes = local.path_nodes[chosen[k]]
         for node in range(1, len(path_nodes)):
-            v = path_nodes[node]
-            walk = bank._walk(relation, patterns[k][:node])  # [X, N] the prefix's walks
-            reached = np.zeros(bank.num_nodes, dtype=bool)
-            reached[walk.indices] = True
-            count = int(reached.sum())
-            # Only the holders some prefix walk reaches matter: atoms with the same ones join the
-            # same pairs, and the first of them (in order) is the option; an atom that all of
-            # them or none hold changes nothing or drops every pair.
-            groups: dict[bytes, tuple[np.ndarray, list[tuple[int, int]]]] = {}
-            tried: set[Atom] = set()
-            for e in at.get(v, ()):
-                forward = heads[e] == v
-                other = tails[e] if forward else heads[e]
-                atom = (types[e], forward, nodes_global[other])
-                if types[e] == relation or atom in tried:
-                    continue
-                tried.add(atom)
-                if atom not in holders:
-                    holders[atom] = bank._holders(atom)
-                if holders[atom].size < 2:
-                    continue  # one holder: an anchor, a candidate already
-                here = holders[atom][reached[holders[atom]]]
-                if 0 < here.size < count:
-                    groups.setdefault(here.tobytes(), (here, []))[1].append((e, other))
+            groups = atoms.at(path_nodes[node], patterns[k][:node])
             if not groups:
                 continue
-            # v holds every atom at it: the pairs whose walks pass v are kept by each, and the
-            # atoms differ only on the others, through their other holders
-            vertex = nodes_global[v]
-            listed = list(groups.values())
-            sets = [here[here != vertex] for here, _ in listed]
-            sizes = np.array([here.size for here in sets])
-            indicator = sp.csc_matrix(
-                (
-                    np.ones(int(sizes.sum()), dtype=np.float32),
-                    (np.concatenate(sets), np.repeat(np.arange(len(sets)), sizes)),
-                ),
-                shape=(bank.num_nodes, len(sets)),
-            )
-            # Every option's s' and b' at once where the pairs' walks are few: of the pairs the
-            # pattern joins, those a holder passes at the node, counted over each subset's pairs
-            # and facts. Otherwise s' so, b' bounded, and the pairs of an option that its
-            # bounds do not rule out walked (the same counts).
-            pattern_pairs = _absent(bank._keys(relation, patterns[k]), bank._loops_keys(relation))
-            counted = pattern_pairs
-            middle = bank._middles(relation, patterns[k], node, counted, MIDDLE_ENDS)
-            exact = middle is not None
-            if middle is None:
-                counted = _intersect(pattern_pairs, bank._facts_keys(relation))
-                middle = bank._middles(relation, patterns[k], node, counted, math.inf)
-                assert middle is not None
-            via_v = np.zeros(counted.size, dtype=bool)  # [K] pairs whose walks pass v
-            via_v[
-                np.repeat(np.arange(counted.size), np.diff(middle.indptr))[middle.indices == vertex]
-            ] = True
-            passes = middle[~via_v] @ indicator  # [K', A] pairs kept through another holder
-            passes.data[:] = 1.0
-            passes_t = passes.T  # [A, K'] (a CSC view: no copy)
-            is_fact = _contains(bank._facts_keys(relation), counted)
-            if not exact:
-                # b' >= the pairs of the rows whose every prefix walk ends on a holder
-                inside = (walk @ indicator).tocoo()
-                inside.data += (walk[:, [vertex]] @ np.ones((1, len(sets))))[inside.row, inside.col]
-                full = inside.data == np.diff(walk.indptr)[inside.row]
-                whole = sp.csr_matrix(
-                    (np.ones(int(full.sum())), (inside.col[full], inside.row[full])),
-                    shape=(len(sets), walk.shape[0]),
-                )
-                # and b' >= the pairs through v itself
-                prefix = walk.tocsc()
-                through_v = bank._conditioned_keys(
-                    relation, patterns[k], node, np.array([vertex]), prefix
-                )
+            counts = _NodeCounts(bank, relation, patterns[k], node, atoms.entity(path_nodes[node]))
+            counts.weigh([here for here, _ in groups])
             for kept in mine:
                 sub = state[kept]
                 s, b, own, rate, triples = sub.support, sub.body, sub.dice, sub.rate, sub.triples
-                in_kept = _contains(sub.pairs, counted)
-                fact_kept = in_kept & is_fact
-                support_v = int((fact_kept & via_v).sum())
-                s1s = support_v + passes_t @ fact_kept[~via_v].astype(np.float64)  # [A] s'
-                if exact:
-                    b1s = int((in_kept & via_v).sum()) + passes_t @ in_kept[~via_v].astype(
-                        np.float64
-                    )  # [A] b'
-                else:
-                    joint_v = _intersect(through_v, others[kept]) if kept in others else through_v
-                    at_v = _absent(joint_v, bank._loops_keys(relation)).size
-                    per_row = sub.per_row(bank.num_nodes).astype(np.float64)
-                    b1s = np.maximum(np.maximum(s1s, whole @ per_row), at_v)
+                s1s, b1s = counts.options(sub, others.get(kept))  # [A] s' and b' (or b' >=)
                 # S (or a bound on it) must beat S(subset) and the best so far: a float filter
                 # with a margin, then the exact comparisons
                 rough = 2 * s1s / (b1s + facts)
                 floor = max(float(own), float(best[0])) * (1 - 1e-9)
                 for a in np.flatnonzero(rough >= floor):
-                    here, members = listed[a]
+                    here, members = groups[a]
                     first = next((e for e, other in members if other not in sub.nodes), None)
                     if first is None:
                         continue
-                    s1, b1 = int(s1s[a]), int(b1s[a])
+                    s1, b1 = float(s1s[a]), float(b1s[a])
                     value = _exact_dice(s1, b1, facts)
                     order = (subsets.index(kept), k, node, first)
                     # the test's p-value falls with the pairs removed, at most b - b1
@@ -2019,14 +2073,12 @@ def _condition(
                         or binom.cdf(s - s1, b - b1, rate) >= ALPHA
                     ):
                         continue
-                    if not exact:
-                        keys = bank._conditioned_keys(relation, patterns[k], node, here, prefix)
-                        joint = _intersect(keys, others[kept]) if kept in others else keys
-                        support1, body1 = bank._key_counts(relation, joint)
-                        value = _exact_dice(support1, body1, facts)
+                    if not counts.exact:
+                        s1, b1 = counts.walked(here, others.get(kept))
+                        value = _exact_dice(s1, b1, facts)
                         if value <= own or not beats(value, triples, order):
                             continue
-                        if binom.cdf(s - support1, b - body1, rate) >= ALPHA:
+                        if binom.cdf(s - s1, b - b1, rate) >= ALPHA:
                             continue
                     best, best_order = (value, -triples), order
                     choice = (kept, first, float(value))

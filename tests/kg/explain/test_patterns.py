@@ -1761,10 +1761,16 @@ def test_condition_search_matches_counting_every_option(monkeypatch, seed, budge
         for chosen in (plain[:1], plain[:2], plain[1:4], plain[-2:]):
             if not chosen:
                 continue
-            patterns = [path_pattern(local, p) for p in chosen]
-            got = patterns_module._condition(local, bank, 0, patterns, chosen)
-            assert got == _reference_condition(local, bank, 0, patterns, chosen)
-            tried, found = tried + 1, found + (got[1] is not None)
+            plain_patterns = [path_pattern(local, p) for p in chosen]
+            # and each path of two steps or more anchored on its last intermediate node
+            anchored = [
+                path_pattern(local, p, len(local.paths[p]) - 1) if len(local.paths[p]) > 1 else q
+                for p, q in zip(chosen, plain_patterns)
+            ]
+            for patterns in (plain_patterns, anchored):
+                got = patterns_module._condition(local, bank, 0, patterns, chosen)
+                assert got == _reference_condition(local, bank, 0, patterns, chosen)
+                tried, found = tried + 1, found + (got[1] is not None)
     assert tried >= 6 and found >= 1  # the oracle covers both outcomes
 
 
