@@ -40,8 +40,10 @@ run once with the explainer of session 24, unchanged, and ``--worlds legal``
 the explainer unchanged again, and ``--worlds energy`` (:func:`graphdata.worlds.energy_world`,
 written in session 27 the same way) once after that session's change, and ``--worlds
 agriculture`` (:func:`graphdata.worlds.agriculture_world`, written in session 27 the same way)
-once after session 28's change. All of these are seen now. ``--worlds maritime``
-(:func:`graphdata.worlds.maritime_world`), written in session 28 the same way, has never been
+once after session 28's change, and ``--worlds maritime``
+(:func:`graphdata.worlds.maritime_world`, written in session 28 the same way) once in session 28
+after that session's change. All of these are seen now. ``--worlds telecom``
+(:func:`graphdata.worlds.telecom_world`), written in session 28 the same way, has never been
 run: keep it for the next explainer change.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """

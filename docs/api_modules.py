@@ -46,6 +46,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.energy",
         "graphdata.worlds.agriculture",
         "graphdata.worlds.maritime",
+        "graphdata.worlds.telecom",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,85 +1,92 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Fourteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
-lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
-enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
-:func:`geography_world` (symmetric and inverse relations, a star body around a constant, a
-body atom parallel to the head, noise and exceptions) and :func:`biology_world` (hub proteins,
-exceptions in three rules, noise in two relations, a star around a constant, a triangle), and
-:func:`software_world`, written as a held-out world after the explainer was tuned on the others
-(a derived relation in another rule's body, a head with two bodies, a length-3 chain beside a
-correlated length-2 shortcut, dependency hubs, exceptions and noise). :func:`corporate_world`
-was written as a held-out world for session 21's explainer change (ownership groups, supply
-chains and boards: two heads with two bodies each, one of them recursive, a derived length-2
-relation correlated with a length-3 head, a star with an inequality, a triangle through a
-derived relation, country hubs, exceptions and noise). :func:`media_world` was written as a
-held-out world for session 22's explainer work, without reading :mod:`kg.explain` (films, albums
-and their people: an inverse pair, a symmetric star with an inequality, a head with two disjoint
-bodies of lengths 1 and 2, a head with two mostly agreeing length-3 bodies, chains into country
-and language hubs, a correlated shortcut, exceptions and noise). :func:`sports_world` was written
-the same way as a held-out world for the explainer work after session 22 (clubs, players,
-coaches, leagues and season awards: an inverse pair fed by a length-1 rule, a symmetric star
-with an inequality, a head with two bodies one through a derived relation, a head with two
-mostly agreeing length-3 chains into league and country hubs, a derived correlated shortcut,
-exceptions and noise). :func:`travel_world` was written without reading :mod:`kg` or the
-model-default benchmark, as a held-out world to check which embedding model a training command
-picks without flags and later an explainer, never trained on while written (airports, cities,
-regions, countries, airlines, alliances, aircraft and pilots: an inverse pair, a route head with
-a hub-and-spoke body and a recursive return body, a hierarchy chain into country hubs used by
-two more chains, a symmetric alliance star with an inequality, a codeshare triangle, a
-symmetric correlated shortcut, exceptions and noise). :func:`commerce_world` was written the
-same way, without reading :mod:`kg.explain` or the explainer benchmarks, as a world held out
-for the explainer (customers, sellers, products, brands, a category tree, warehouses, cities
-and countries: an inverse listing pair whose base side a length-1 own-label rule derives, a
-symmetric base partnership completed by a length-1 rule, a symmetric competitor star with an
-inequality, a recursive category rule of finite depth, a length-3 warehouse chain into country
-hubs feeding one of a head's two bodies beside a correlated shortcut, a loyalty triangle,
-exceptions and noise). :func:`clinical_world` was written the same way, without reading
-:mod:`kg.explain` or the explainer benchmarks, as a world held out for the explainer (patients,
-clinicians, hospitals, conditions, drugs, drug classes and genetic variants: an inverse care
-pair, a symmetric base interaction relation and a symmetric colleague star with an inequality,
-standard care from diagnosis and first-line therapy whose withheld prescriptions mostly carry a
-recorded allergy, a derived prescription relation with held-out facts in four other bodies, a
-risk head with two bodies one through it, a dose head with two triangle bodies, a rule anchored
-on the constant ``class_anticoagulant``, a correlated dispensing shortcut, exceptions and
-noise). :func:`legal_world` was written the same way, without reading :mod:`kg.explain` or the
-explainer benchmarks, as a world held out for the explainer (courts in a four-level hierarchy,
-judges, cases, parties, lawyers, firms, statutes and their sections, legal areas, jurisdictions,
-cities and countries: an inverse counsel pair, a symmetric adversary relation from two mirrored
-V-shaped bodies through the case, vertical precedent as a recursive head of bounded depth with
-two bodies, a case's area from its statutes or its specialised court beside a correlated docket
-shortcut, leading cases from a citation star whose inequality is between the two citing cases,
-a lawyer's conflict of interest as a triangle through the derived adversary relation, hubs,
-exceptions and noise). :func:`energy_world` was written in session 27 the same way, without reading
-:mod:`kg.explain` or the explainer benchmarks, as a world held out for the explainer, and run once
-after that session's explainer change (power plants, fuels, generation companies, grid operators,
-substations in a five-level voltage hierarchy, lines, balancing areas, countries, markets, purchase
-agreements and outages: an inverse operator pair whose derived side is used twice in a four-node
-cycle, power flow closed transitively to the depth of the hierarchy, the areas a plant supplies from
-three bodies of lengths 1, 2 and 3 used in two more bodies, a coal exit anchored on a fuel at the
-end of a chain, wind purchase agreements anchored on a fuel in the middle of one, a symmetric
-connection star and a symmetric competition cycle with inequalities, a correlated bidding shortcut,
-exceptions correlated with line outages and noise). :func:`agriculture_world`
-was written in session 27 the same way, without reading :mod:`kg.explain` or the explainer
-benchmarks, as a world held out for the explainer, and run once after session 28's explainer
-change (farms, fields, crops
-and varieties, soils, regions in climate zones, weather stations, cooperatives, buyers, markets,
-agronomists, pests, treatments and certifications: an inverse advisor pair, the crops a farm
-produces from a length-3 field chain whose withheld facts mostly carry a recorded storm, pest
-risk through the derived crops, supply from a contract or a cooperative, a local-supplier
-triangle through the derived supply, a symmetric co-member star with an inequality, GlobalGAP
-group certification anchored on ``cert_globalgap``, a correlated crop-declaration shortcut,
-region, crop and market hubs, exceptions and noise). :func:`maritime_world` was written in session
-28 the same way, without reading :mod:`kg.explain` or the explainer benchmarks, as a world held
-out for the explainer and never run with it (vessels, carriers, owners, flag states on the Paris
-MoU lists, classification societies, ports, terminals and liner services: an inverse operator
-pair whose derived side is used in two bodies, the ports a vessel calls at from its liner
-service or its berth records whose omitted calls are mostly recorded diversions, a cabotage
-triangle, port state control inspections whose body hangs ``list_black`` off the vessel through
-two steps, reefer ports anchored on ``cargo_reefer`` at the middle node of a chain through two
-derived relations, foreign flags with an inequality between the tail and a branch off the head, a
-symmetric vessel-sharing star with an inequality, a correlated AIS shortcut, port, cargo and
-carrier hubs, exceptions and noise).
+Fifteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop enclosing
+subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
+:func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
+parallel to the head, noise and exceptions) and :func:`biology_world` (hub proteins, exceptions in
+three rules, noise in two relations, a star around a constant, a triangle), and
+:func:`software_world`, written as a held-out world after the explainer was tuned on the others (a
+derived relation in another rule's body, a head with two bodies, a length-3 chain beside a
+correlated length-2 shortcut, dependency hubs, exceptions and noise). :func:`corporate_world` was
+written as a held-out world for session 21's explainer change (ownership groups, supply chains and
+boards: two heads with two bodies each, one of them recursive, a derived length-2 relation
+correlated with a length-3 head, a star with an inequality, a triangle through a derived relation,
+country hubs, exceptions and noise). :func:`media_world` was written as a held-out world for session
+22's explainer work, without reading :mod:`kg.explain` (films, albums and their people: an inverse
+pair, a symmetric star with an inequality, a head with two disjoint bodies of lengths 1 and 2, a
+head with two mostly agreeing length-3 bodies, chains into country and language hubs, a correlated
+shortcut, exceptions and noise). :func:`sports_world` was written the same way as a held-out world
+for the explainer work after session 22 (clubs, players, coaches, leagues and season awards: an
+inverse pair fed by a length-1 rule, a symmetric star with an inequality, a head with two bodies one
+through a derived relation, a head with two mostly agreeing length-3 chains into league and country
+hubs, a derived correlated shortcut, exceptions and noise). :func:`travel_world` was written without
+reading :mod:`kg` or the model-default benchmark, as a held-out world to check which embedding model
+a training command picks without flags and later an explainer, never trained on while written
+(airports, cities, regions, countries, airlines, alliances, aircraft and pilots: an inverse pair, a
+route head with a hub-and-spoke body and a recursive return body, a hierarchy chain into country
+hubs used by two more chains, a symmetric alliance star with an inequality, a codeshare triangle, a
+symmetric correlated shortcut, exceptions and noise). :func:`commerce_world` was written the same
+way, without reading :mod:`kg.explain` or the explainer benchmarks, as a world held out for the
+explainer (customers, sellers, products, brands, a category tree, warehouses, cities and countries:
+an inverse listing pair whose base side a length-1 own-label rule derives, a symmetric base
+partnership completed by a length-1 rule, a symmetric competitor star with an inequality, a
+recursive category rule of finite depth, a length-3 warehouse chain into country hubs feeding one of
+a head's two bodies beside a correlated shortcut, a loyalty triangle, exceptions and noise).
+:func:`clinical_world` was written the same way, without reading :mod:`kg.explain` or the explainer
+benchmarks, as a world held out for the explainer (patients, clinicians, hospitals, conditions,
+drugs, drug classes and genetic variants: an inverse care pair, a symmetric base interaction
+relation and a symmetric colleague star with an inequality, standard care from diagnosis and
+first-line therapy whose withheld prescriptions mostly carry a recorded allergy, a derived
+prescription relation with held-out facts in four other bodies, a risk head with two bodies one
+through it, a dose head with two triangle bodies, a rule anchored on the constant
+``class_anticoagulant``, a correlated dispensing shortcut, exceptions and noise).
+:func:`legal_world` was written the same way, without reading :mod:`kg.explain` or the explainer
+benchmarks, as a world held out for the explainer (courts in a four-level hierarchy, judges, cases,
+parties, lawyers, firms, statutes and their sections, legal areas, jurisdictions, cities and
+countries: an inverse counsel pair, a symmetric adversary relation from two mirrored V-shaped bodies
+through the case, vertical precedent as a recursive head of bounded depth with two bodies, a case's
+area from its statutes or its specialised court beside a correlated docket shortcut, leading cases
+from a citation star whose inequality is between the two citing cases, a lawyer's conflict of
+interest as a triangle through the derived adversary relation, hubs, exceptions and noise).
+:func:`energy_world` was written in session 27 the same way, without reading :mod:`kg.explain` or
+the explainer benchmarks, as a world held out for the explainer, and run once after that session's
+explainer change (power plants, fuels, generation companies, grid operators, substations in a
+five-level voltage hierarchy, lines, balancing areas, countries, markets, purchase agreements and
+outages: an inverse operator pair whose derived side is used twice in a four-node cycle, power flow
+closed transitively to the depth of the hierarchy, the areas a plant supplies from three bodies of
+lengths 1, 2 and 3 used in two more bodies, a coal exit anchored on a fuel at the end of a chain,
+wind purchase agreements anchored on a fuel in the middle of one, a symmetric connection star and a
+symmetric competition cycle with inequalities, a correlated bidding shortcut, exceptions correlated
+with line outages and noise). :func:`agriculture_world` was written in session 27 the same way,
+without reading :mod:`kg.explain` or the explainer benchmarks, as a world held out for the
+explainer, and run once after session 28's explainer change (farms, fields, crops and varieties,
+soils, regions in climate zones, weather stations, cooperatives, buyers, markets, agronomists,
+pests, treatments and certifications: an inverse advisor pair, the crops a farm produces from a
+length-3 field chain whose withheld facts mostly carry a recorded storm, pest risk through the
+derived crops, supply from a contract or a cooperative, a local-supplier triangle through the
+derived supply, a symmetric co-member star with an inequality, GlobalGAP group certification
+anchored on ``cert_globalgap``, a correlated crop-declaration shortcut, region, crop and market
+hubs, exceptions and noise). :func:`maritime_world` was written in session 28 the same way, without
+reading :mod:`kg.explain` or the explainer benchmarks, as a world held out for the explainer, and
+run once after that session's explainer change (vessels, carriers, owners, flag states on the Paris
+MoU lists, classification societies, ports, terminals and liner services: an inverse operator pair
+whose derived side is used in two bodies, the ports a vessel calls at from its liner service or its
+berth records whose omitted calls are mostly recorded diversions, a cabotage triangle, port state
+control inspections whose body hangs ``list_black`` off the vessel through two steps, reefer ports
+anchored on ``cargo_reefer`` at the middle node of a chain through two derived relations, foreign
+flags with an inequality between the tail and a branch off the head, a symmetric vessel-sharing star
+with an inequality, a correlated AIS shortcut, port, cargo and carrier hubs, exceptions and noise).
+:func:`telecom_world` was written in session 28 the same way, without reading :mod:`kg.explain` or
+the explainer benchmarks, as a world held out for the explainer and never run with it (network and
+virtual operators, towers, spectrum bands, radio vendors, device models, cities, countries and
+subscribers: roaming agreements made symmetric by a length-1 rule and inherited by virtual operators
+from their hosts through the derived side of an inverse hosting pair, a recursive head with two
+bodies; roaming footprints through the derived agreements, band deployment rolled up from towers
+(dozens of groundings a head), device compatibility whose body has two atoms on the same operator
+and band, a subscriber's home network from two disjoint bodies one anchored on ``kind_mno``, roaming
+eligibility anchored on ``feature_roaming`` off the head through two derived relations, a correlated
+billing shortcut, feature, country, operator and band hubs, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -107,6 +114,7 @@ from graphdata.worlds.media import MEDIA_RULES, media_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.sports import SPORTS_RULES, sports_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
+from graphdata.worlds.telecom import TELECOM_RULES, telecom_world
 from graphdata.worlds.travel import TRAVEL_RULES, travel_world
 
 __all__ = [
@@ -128,6 +136,7 @@ __all__ = [
     "energy_world",
     "agriculture_world",
     "maritime_world",
+    "telecom_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -142,6 +151,7 @@ __all__ = [
     "ENERGY_RULES",
     "AGRICULTURE_RULES",
     "MARITIME_RULES",
+    "TELECOM_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -162,6 +172,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "energy": energy_world,
     "agriculture": agriculture_world,
     "maritime": maritime_world,
+    "telecom": telecom_world,
 }
 
 
@@ -178,12 +189,13 @@ def world(
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
-            ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"`` or ``"maritime"``.
+            ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"`` or
+            ``"telecom"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
-            farms, vessels). Default ``None``: the generator's default (400, 800, 600, 500, 450,
-            320, 400, 240, 400, 400, 400, 260, 220, 340).
+            farms, vessels, subscribers). Default ``None``: the generator's default (400, 800,
+            600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 
@@ -196,7 +208,7 @@ def world(
     Examples:
         >>> w = world("geography", size=60, seed=1)
         >>> w.name, sorted(WORLDS)[-3:]
-        ('geography', ['software', 'sports', 'travel'])
+        ('geography', ['sports', 'telecom', 'travel'])
     """
     make = WORLDS.get(name) if isinstance(name, str) else None
     if make is None:

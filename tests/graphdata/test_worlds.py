@@ -39,6 +39,7 @@ SIZES = {
     "energy": 120,
     "agriculture": 120,
     "maritime": 120,
+    "telecom": 120,
 }
 
 
@@ -321,6 +322,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "energy",
         "agriculture",
         "maritime",
+        "telecom",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -433,6 +435,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "energy",
         "agriculture",
         "maritime",
+        "telecom",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
