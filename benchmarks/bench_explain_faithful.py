@@ -46,6 +46,7 @@ import torch
 from scipy.stats import spearmanr
 
 from benchmarks._explain_model import EXPLAINED_DIM, explained_training
+from graphdata.atomic import write_text_atomic
 from graphdata.rules import explanation_scores
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
@@ -117,10 +118,12 @@ def path_triples(explainer: KGExplainer, target: tuple, order: list[int]) -> lis
     return [label[j] for i in order if i < len(local.paths) for j in local.paths[i]]
 
 
-def bootstrap(diffs: list[float], seed: int, resamples: int = 2000) -> tuple[float, float]:
-    """95% percentile interval of the mean of ``diffs``."""
+def bootstrap(
+    diffs: list[float], seed: int, resamples: int = 2000
+) -> tuple[float, float] | tuple[None, None]:
+    """95% percentile interval of the mean of ``diffs``; ``(None, None)`` for no diffs."""
     if not diffs:
-        return math.nan, math.nan
+        return None, None
     rng = np.random.default_rng(seed)
     arr = np.asarray(diffs)
     means = arr[rng.integers(0, arr.size, (resamples, arr.size))].mean(1)
@@ -192,21 +195,21 @@ def faithful_summary(rows: list[dict], methods: list[str], seed: int) -> dict[st
         nec_m = [r["necessity"][m] for r in done]
         suf_m = [r["sufficiency"][m] for r in done]
         entry: dict[str, Any] = {
-            "necessity_mean": statistics.fmean(nec_m) if nec_m else math.nan,
-            "necessity_median": statistics.median(nec_m) if nec_m else math.nan,
-            "sufficiency_mean_rank": statistics.fmean(suf_m) if suf_m else math.nan,
-            "sufficiency_median_rank": statistics.median(suf_m) if suf_m else math.nan,
+            "necessity_mean": statistics.fmean(nec_m) if nec_m else None,
+            "necessity_median": statistics.median(nec_m) if nec_m else None,
+            "sufficiency_mean_rank": statistics.fmean(suf_m) if suf_m else None,
+            "sufficiency_median_rank": statistics.median(suf_m) if suf_m else None,
         }
         if m != first:
             d_nec = [r["necessity"][first] - r["necessity"][m] for r in done]
             d_suf = [r["sufficiency"][first] - r["sufficiency"][m] for r in done]
-            entry["paired_necessity_diff"] = statistics.fmean(d_nec) if d_nec else math.nan
+            entry["paired_necessity_diff"] = statistics.fmean(d_nec) if d_nec else None
             entry["paired_necessity_ci"] = bootstrap(d_nec, seed)
-            entry["paired_sufficiency_diff"] = statistics.fmean(d_suf) if d_suf else math.nan
+            entry["paired_sufficiency_diff"] = statistics.fmean(d_suf) if d_suf else None
             entry["paired_sufficiency_ci"] = bootstrap(d_suf, seed)
         summary[m] = entry
     for key in ("original_rank", "control_rank", "none_rank"):
-        summary[f"mean_{key}"] = statistics.fmean(r[key] for r in done) if done else math.nan
+        summary[f"mean_{key}"] = statistics.fmean(r[key] for r in done) if done else None
     return summary
 
 
@@ -266,9 +269,8 @@ def run_world(name: str, args: argparse.Namespace) -> dict[str, Any]:
         nec_m = [r["necessity"][m] for r in done]
         f1_m = [r["f1"][m] for r in done]
         entry = summary[m]
-        entry["f1_mean"] = statistics.fmean(f1_m) if f1_m else math.nan
-        ok = len(set(nec_m)) > 1 and len(set(f1_m)) > 1
-        entry["spearman_necessity_f1"] = float(spearmanr(nec_m, f1_m).statistic) if ok else math.nan
+        entry["f1_mean"] = statistics.fmean(f1_m) if f1_m else None
+        entry["spearman_necessity_f1"] = rank_correlation(nec_m, f1_m)
     return {
         "world": name,
         "num_entities": dataset.num_entities,
@@ -282,6 +284,33 @@ def run_world(name: str, args: argparse.Namespace) -> dict[str, Any]:
         "rows": rows,
         "seconds": time.perf_counter() - start,
     }
+
+
+def _num(value: float | None, spec: str) -> str:
+    """``value`` formatted by ``spec``; ``n/a`` for None (undefined: nothing to average)."""
+    return "n/a" if value is None else format(value, spec)
+
+
+def _diff(mean: float | None, interval: tuple[float | None, float | None]) -> str:
+    """``+d [+lo, +hi]``, ``n/a`` for what is undefined."""
+    lo, hi = interval
+    return f"{_num(mean, '+.1f')} [{_num(lo, '+.1f')}, {_num(hi, '+.1f')}]"
+
+
+def _cell(entry: dict[str, Any], key: str) -> str:
+    """A table cell: ``-`` where the key is absent (no ground truth), ``n/a`` where undefined."""
+    return "-" if key not in entry else _num(entry[key], ".2f")
+
+
+def rank_correlation(necessity: list[float], f1: list[float]) -> float | None:
+    """Spearman's rho of ``necessity`` and ``f1``; None where it is undefined.
+
+    Undefined (a constant side has no ranks to correlate, e.g. a method whose F1 is 0 on every
+    target) is reported as None (JSON null, ``n/a`` in the table), never NaN.
+    """
+    if len(set(necessity)) < 2 or len(set(f1)) < 2:
+        return None
+    return float(spearmanr(necessity, f1).statistic)
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -306,17 +335,16 @@ def markdown(results: list[dict[str, Any]]) -> str:
             if m == METHOD:
                 nd = sd = "-"
             else:
-                lo, hi = e["paired_necessity_ci"]
-                nd = f"{e['paired_necessity_diff']:+.1f} [{lo:+.1f}, {hi:+.1f}]"
-                lo, hi = e["paired_sufficiency_ci"]
-                sd = f"{e['paired_sufficiency_diff']:+.1f} [{lo:+.1f}, {hi:+.1f}]"
+                nd = _diff(e["paired_necessity_diff"], e["paired_necessity_ci"])
+                sd = _diff(e["paired_sufficiency_diff"], e["paired_sufficiency_ci"])
             # no ground truth (FB15k-237): no F1 columns
-            f1 = f"{e['f1_mean']:.2f}" if "f1_mean" in e else "-"
-            rho = f"{e['spearman_necessity_f1']:.2f}" if "spearman_necessity_f1" in e else "-"
+            f1 = _cell(e, "f1_mean")
+            rho = _cell(e, "spearman_necessity_f1")
             lines.append(
-                f"| {res['world']} ({s['explained']}) | {m} | {e['necessity_mean']:.1f} "
-                f"({e['necessity_median']:.1f}) | {nd} | {e['sufficiency_mean_rank']:.1f} "
-                f"({e['sufficiency_median_rank']:.1f}) | {sd} | {f1} | {rho} |"
+                f"| {res['world']} ({s['explained']}) | {m} | {_num(e['necessity_mean'], '.1f')} "
+                f"({_num(e['necessity_median'], '.1f')}) | {nd} | "
+                f"{_num(e['sufficiency_mean_rank'], '.1f')} "
+                f"({_num(e['sufficiency_median_rank'], '.1f')}) | {sd} | {f1} | {rho} |"
             )
     return "\n".join(lines)
 
@@ -360,7 +388,7 @@ def main() -> None:
         }
         if args.out is not None:  # rewritten after every world, so a killed run keeps the rest
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(payload, indent=1, default=str))
+            write_text_atomic(args.out, json.dumps(payload, indent=1, default=str, allow_nan=False))
     print(markdown(results))
 
 
