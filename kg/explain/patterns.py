@@ -123,7 +123,11 @@ changes); a condition on the head such as clinical's ``inr_clinic`` (``prescribe
 in_class(D, class_anticoagulant)``, two atoms off the path) is still missed. On 100 FB15k-237
 targets 10 explanations gain a condition and the fidelity figures move within their noise; there
 the test admits conditions that raise :math:`S` by .006-.012 over thousands of pairs (the country
-of a film's release region taking part in an Olympic sport), as it admits such filters.
+of a film's release region taking part in an Olympic sport), as it admits such filters. A condition
+only refines the pick: a body whose chain agrees badly without its atom is never picked (the
+held-out maritime world's ``reefer_network``, F1 0); a conditioned candidate path taken whenever it
+agrees better than the explanation found it there and on biology, but replaced correct explanations
+on six other worlds (session 28's prototype, RESULTS.md), and was not kept.
 
 **Ties** (:func:`_pick`). Where the counts over :math:`X_r` cannot tell two candidates apart,
 the pairs of the other heads can. Of the candidates for a pick (every pattern for
