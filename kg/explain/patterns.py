@@ -361,6 +361,7 @@ import torch
 from scipy.stats import binom, norm
 from torch import Tensor
 
+from graphdata.checks import check_int
 from graphdata.errors import GraphDataError
 from kg.explain.local import LocalStructure
 
@@ -596,10 +597,8 @@ class PatternBank:
         if key in self._matrices:
             self._matrices.move_to_end(key)
             return self._matrices[key]
-        x = self._rows(heads)
         if not prefix:
-            ones = np.ones(x.size, dtype=np.float32)
-            return sp.csr_matrix((ones, (np.arange(x.size), x)), shape=(x.size, self.num_nodes))
+            return _one_hot(self._rows(heads), self.num_nodes)
         walk = self._walk(heads, prefix[:-1])  # [X, N] walks of the prefix but its last step
         return self._keep(key, self._advance(walk, prefix[-1]))
 
@@ -666,13 +665,7 @@ class PatternBank:
             part.sort_indices()
             rows = np.repeat(np.arange(part.shape[0], dtype=np.int64), np.diff(part.indptr))
             return rows * self.num_nodes + holders[part.indices]
-        ones = np.ones(holders.size, dtype=np.float32)
-        rest = sp.csr_matrix(
-            (ones, (np.arange(holders.size), holders)), shape=(holders.size, self.num_nodes)
-        )
-        for step in pattern[node:]:
-            rest = self._advance(rest, step)  # [H, N] walks of the rest from each holder
-        walk = part @ rest
+        walk = part @ self._walks_from(holders, pattern[node:])  # the rest from each holder
         walk.data[:] = 1.0
         return _linear(walk)
 
@@ -695,16 +688,10 @@ class PatternBank:
         """
         rows, tails = keys // self.num_nodes, keys % self.num_nodes
         if node == len(pattern):  # the tail: the pair's own (every key is a pair it joins)
-            ones = np.ones(keys.size, dtype=np.float32)
-            return sp.csr_matrix(
-                (ones, (np.arange(keys.size), tails)), shape=(keys.size, self.num_nodes)
-            )
+            return _one_hot(tails, self.num_nodes)
         if len(pattern) - node < node:  # the rest is shorter: from y backwards
             ends, at = np.unique(tails, return_inverse=True)
-            ones = np.ones(ends.size, dtype=np.float32)
-            back = sp.csr_matrix(
-                (ones, (np.arange(ends.size), ends)), shape=(ends.size, self.num_nodes)
-            )
+            back = _one_hot(ends, self.num_nodes)
             for rel, forward, anchor in reversed(pattern[node:]):
                 if anchor >= 0:  # the step ends on the constant
                     keep = np.zeros(self.num_nodes, dtype=bool)
@@ -736,15 +723,15 @@ class PatternBank:
 
     def _rest(self, relation: int, pattern: Pattern, node: int) -> _Rest:
         """The walks of ``pattern[node:]`` from every entity that ``pattern[:node]`` reaches."""
-        walk = self._walk(relation, pattern[:node])
-        starts = np.unique(walk.indices)
-        ones = np.ones(starts.size, dtype=np.float32)
-        rest = sp.csr_matrix(
-            (ones, (np.arange(starts.size), starts)), shape=(starts.size, self.num_nodes)
-        )
-        for step in pattern[node:]:
-            rest = self._advance(rest, step)
-        return _Rest(starts, _linear(rest))
+        starts = np.unique(self._walk(relation, pattern[:node]).indices)
+        return _Rest(starts, _linear(self._walks_from(starts, pattern[node:])))
+
+    def _walks_from(self, starts: np.ndarray, steps: Pattern) -> sp.csr_matrix:
+        """``[S, N]`` 0/1 walks of ``steps`` from each entity of ``starts`` (``y = x`` included)."""
+        walk = _one_hot(starts, self.num_nodes)
+        for step in steps:
+            walk = self._advance(walk, step)
+        return walk
 
     def condition_counts(
         self, relation: int, patterns: Sequence[Pattern], which: int, node: int, atom: Atom
@@ -762,12 +749,7 @@ class PatternBank:
             node: Its node, 1 .. ``len(patterns[which])``.
             atom: ``(s, forward, c)``.
         """
-        if isinstance(which, bool) or not isinstance(which, int) or not 0 <= which < len(patterns):
-            raise GraphDataError(
-                f"which: expected the index 0 .. {len(patterns) - 1} of the conditioned pattern "
-                f"in patterns, got {which!r}"
-            )
-        pattern = patterns[which]
+        pattern = patterns[check_int("which", which, 0, len(patterns) - 1)]
         if not 1 <= node <= len(pattern):
             raise GraphDataError(
                 f"node: expected a node 1 .. {len(pattern)} of pattern {which}, got {node!r}; "
@@ -1172,6 +1154,14 @@ def _check_atom(atom: object, num_relations: int, num_nodes: int) -> Atom:
             f"0 .. {num_nodes - 1}), got {atom!r}; pass e.g. (2, True, 10) for s_2(u, 10)"
         )
     return int(rel), forward, int(constant)  # type: ignore[arg-type]
+
+
+def _one_hot(columns: np.ndarray, num_columns: int) -> sp.csr_matrix:
+    """``[K, num_columns]`` 0/1: row ``i`` holds column ``columns[i]`` alone."""
+    ones = np.ones(columns.size, dtype=np.float32)
+    return sp.csr_matrix(
+        (ones, (np.arange(columns.size), columns)), shape=(columns.size, num_columns)
+    )
 
 
 def _keep_columns(matrix: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
@@ -1856,50 +1846,51 @@ class _NodeCounts:
     The module docstring, "Conditions", and :func:`_condition`'s "Cost": from the pairs' middle
     entities where they number at most :data:`MIDDLE_ENDS` (:attr:`exact`), else :math:`s'`
     from the facts' and a lower bound on :math:`b'`, with :meth:`walked` for the exact counts.
-    ``vertex`` is the target's own entity at the node, which holds every atom there.
+    ``pairs``: the sorted keys of the pairs ``y != x`` the pattern joins; ``vertex``: the target's
+    own entity at the node, which holds every atom there; ``holders``: each option's holders
+    (sorted).
     """
 
     def __init__(
-        self, bank: PatternBank, relation: int, pattern: Pattern, node: int, vertex: int
+        self,
+        bank: PatternBank,
+        relation: int,
+        pattern: Pattern,
+        pairs: np.ndarray,
+        node: int,
+        vertex: int,
+        holders: list[np.ndarray],
     ) -> None:
         self._bank, self._relation, self._pattern, self._node = bank, relation, pattern, node
         self._vertex = vertex
-        self._walk = bank._walk(relation, pattern[:node])  # [X, N] the prefix's walks
-        loops = bank._loops_keys(relation)
-        pairs = _absent(bank._keys(relation, pattern), loops)
         middle = bank._middles(relation, pattern, node, pairs, MIDDLE_ENDS)
         self.exact = middle is not None
         if middle is None:  # the facts alone
             pairs = _intersect(pairs, bank._facts_keys(relation))
             middle = bank._middles(relation, pattern, node, pairs, math.inf)
             assert middle is not None
-        self._pairs, self._middle = pairs, middle
+        self._pairs = pairs
         rows = np.repeat(np.arange(pairs.size), np.diff(middle.indptr))
         self._via_v = np.zeros(pairs.size, dtype=bool)  # [K] the pairs whose walks pass v
         self._via_v[rows[middle.indices == vertex]] = True
         self._is_fact = _contains(bank._facts_keys(relation), pairs)
-
-    def weigh(self, holders: list[np.ndarray]) -> None:
-        """Take the atoms' holders (one array per option, sorted)."""
-        sets = [here[here != self._vertex] for here in holders]
+        sets = [here[here != vertex] for here in holders]
         sizes = np.array([here.size for here in sets])
         indicator = sp.csc_matrix(
             (
                 np.ones(int(sizes.sum()), dtype=np.float32),
                 (np.concatenate(sets), np.repeat(np.arange(len(sets)), sizes)),
             ),
-            shape=(self._bank.num_nodes, len(sets)),
+            shape=(bank.num_nodes, len(sets)),
         )
-        passes = self._middle[~self._via_v] @ indicator  # [K', A] kept through another holder
+        passes = middle[~self._via_v] @ indicator  # [K', A] kept through another holder
         passes.data[:] = 1.0
         self._passes_t = passes.T  # [A, K'] (a CSC view: no copy)
         if not self.exact:
             # b' >= the pairs of the rows whose every prefix walk ends on a holder (v with them)
-            walk = self._walk
+            walk = bank._walk(relation, pattern[:node])  # [X, N] the prefix's walks
             inside = (walk @ indicator).tocoo()
-            inside.data += (walk[:, [self._vertex]] @ np.ones((1, len(sets))))[
-                inside.row, inside.col
-            ]
+            inside.data += (walk[:, [vertex]] @ np.ones((1, len(sets))))[inside.row, inside.col]
             full = inside.data == np.diff(walk.indptr)[inside.row]
             self._whole = sp.csr_matrix(
                 (np.ones(int(full.sum())), (inside.col[full], inside.row[full])),
@@ -1907,8 +1898,8 @@ class _NodeCounts:
             )
             # and b' >= the pairs through v itself
             self._prefix = walk.tocsc()
-            self._through_v = self._bank._conditioned_keys(
-                self._relation, self._pattern, self._node, np.array([self._vertex]), self._prefix
+            self._through_v = bank._conditioned_keys(
+                relation, pattern, node, np.array([vertex]), self._prefix
             )
 
     def options(self, subset: _Subset, others: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -1954,6 +1945,7 @@ class _Subset:
     facts: np.ndarray  # sorted keys of the facts it joins
     pairs: np.ndarray  # sorted keys of the pairs y != x it joins
     rows: int  # |X_r|
+    position: int  # its place in the order of the subsets (ties go to the first)
     _per_row: np.ndarray | None = None
 
     def per_row(self, num_nodes: int) -> np.ndarray:
@@ -2036,6 +2028,7 @@ def _condition(
             facts=_intersect(joint, bank._facts_keys(relation)),
             pairs=_absent(joint, bank._loops_keys(relation)),
             rows=bank._rows(relation).size,
+            position=len(state),
         )
     atoms = _LocalAtoms(local, bank, relation)
     for k in range(len(chosen)):
@@ -2048,12 +2041,14 @@ def _condition(
             if len(kept) > 1
         }
         path_nodes = local.path_nodes[chosen[k]]
+        pairs = _absent(bank._keys(relation, patterns[k]), bank._loops_keys(relation))  # y != x
         for node in range(1, len(path_nodes)):
             groups = atoms.at(path_nodes[node], patterns[k][:node])
             if not groups:
                 continue
-            counts = _NodeCounts(bank, relation, patterns[k], node, atoms.entity(path_nodes[node]))
-            counts.weigh([here for here, _ in groups])
+            vertex = atoms.entity(path_nodes[node])
+            holders = [here for here, _ in groups]
+            counts = _NodeCounts(bank, relation, patterns[k], pairs, node, vertex, holders)
             for kept in mine:
                 sub = state[kept]
                 s, b, own, rate, triples = sub.support, sub.body, sub.dice, sub.rate, sub.triples
@@ -2069,7 +2064,7 @@ def _condition(
                         continue
                     s1, b1 = float(s1s[a]), float(b1s[a])
                     value = _exact_dice(s1, b1, facts)
-                    order = (subsets.index(kept), k, node, first)
+                    order = (sub.position, k, node, first)
                     # the test's p-value falls with the pairs removed, at most b - b1
                     if (
                         value <= own

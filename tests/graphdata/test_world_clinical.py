@@ -9,7 +9,6 @@ does not use :mod:`graphdata.rules`.
 from __future__ import annotations
 
 import math
-from functools import cache
 
 import numpy as np
 import pytest
@@ -29,6 +28,7 @@ from tests.graphdata.world_oracles import (
     Groundings,
     all_triples,
     body_shares,
+    default_world,
     degrees_by_kind,
     enclosing_quantiles,
     held_out,
@@ -41,10 +41,9 @@ from tests.graphdata.world_oracles import (
 _ANTICOAGULANT = "class_anticoagulant"
 
 
-@cache
 def _default(seed: int) -> World:
-    """The world at the default size (drawn once per seed for the whole module)."""
-    return world("clinical", seed=seed)
+    """The world at the default size (drawn once per seed for the test session)."""
+    return default_world("clinical", seed)
 
 
 @pytest.fixture(scope="module")

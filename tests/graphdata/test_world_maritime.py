@@ -31,6 +31,8 @@ from tests.graphdata.world_oracles import (
     Groundings,
     all_triples,
     body_shares,
+    closure_rounds,
+    default_world,
     degrees_by_kind,
     enclosing_quantiles,
     held_out,
@@ -40,10 +42,9 @@ from tests.graphdata.world_oracles import (
 )
 
 
-@cache
 def _default(seed: int) -> World:
-    """The world at the default size (drawn once per seed for the whole module)."""
-    return world("maritime", seed=seed)
+    """The world at the default size (drawn once per seed for the test session)."""
+    return default_world("maritime", seed)
 
 
 @pytest.fixture(scope="module")
@@ -99,20 +100,8 @@ def _maritime_groundings(facts: set[LabeledTriple]) -> Groundings:
 
 @cache
 def _rounds(seed: int) -> list[set[LabeledTriple]]:
-    """The facts each round of the closure adds to the base facts of ``_default(seed)``.
-
-    Only grounded world facts, without noise: the first closure of base.py step 1.
-    """
-    w = _default(seed)
-    everything, closed = all_triples(w), set(w.base_triples)
-    added = []
-    while True:
-        found = _maritime_groundings(closed)
-        new = (set().union(*map(set, found.values())) & everything) - closed
-        if not new:
-            return added
-        added.append(new)
-        closed |= new
+    """The facts each round of the closure adds to the base facts of ``_default(seed)``."""
+    return closure_rounds(_default(seed), _maritime_groundings)
 
 
 def _diversions(w: World) -> tuple[int, int, int, int]:

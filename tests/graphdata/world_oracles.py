@@ -9,16 +9,42 @@ the hub and subgraph-size counts) is here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import cache
 
 import numpy as np
 
 from graphdata.typing import LabeledTriple
-from graphdata.worlds import World
+from graphdata.worlds import World, world
 from graphdata.worlds.base import SPLITS
 
 #: Rule name -> head triple -> the groundings' body triples in body order.
 Groundings = dict[str, dict[LabeledTriple, set[tuple[LabeledTriple, ...]]]]
+
+
+@cache
+def default_world(name: str, seed: int) -> World:
+    """World ``name`` at its default size (drawn once per ``(name, seed)`` for the test session)."""
+    return world(name, seed=seed)
+
+
+def closure_rounds(
+    w: World, groundings: Callable[[set[LabeledTriple]], Groundings]
+) -> list[set[LabeledTriple]]:
+    """The facts each round of the closure adds to the base facts of ``w``.
+
+    ``groundings`` is the world's nested-loop join (rule -> head -> groundings). Only grounded
+    world facts, without noise: the first closure of base.py step 1.
+    """
+    everything, closed = all_triples(w), set(w.base_triples)
+    added = []
+    while True:
+        found = groundings(closed)
+        new = (set().union(*map(set, found.values())) & everything) - closed
+        if not new:
+            return added
+        added.append(new)
+        closed |= new
 
 
 def all_triples(w: World) -> set[LabeledTriple]:
