@@ -2,7 +2,8 @@ r"""A telecommunications world: operators, virtual operators, towers, spectrum, 
 
 Written in session 28 as a **held-out** world for the explainer, without reading
 :mod:`kg.explain`, the explainer benchmarks or their results, and never run with an explainer or
-trained on while it was written: designed from the mobile telecommunications domain (two
+trained on while it was written (run once after session 29's explainer change: RESULTS.md,
+"Conditioned picks"): designed from the mobile telecommunications domain (two
 network operators in each of eight countries, holding spectrum licences in eight bands, some in
 use on their towers and some bands leased; virtual operators without towers hosted on a network
 operator's radio network; bilateral roaming agreements that a virtual operator inherits from its
