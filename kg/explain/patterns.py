@@ -1933,6 +1933,7 @@ class _Middles(NamedTuple):
     def of(
         cls, bank: PatternBank, relation: int, pattern: Pattern, node: int, pairs: np.ndarray
     ) -> _Middles:
+        """The middles of ``pattern`` at ``node``: of every pair of ``pairs`` if they fit."""
         middle = bank._middles(relation, pattern, node, pairs, MIDDLE_ENDS)
         if middle is not None:
             return cls.exact_of(bank, relation, middle, pairs)
