@@ -47,6 +47,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.agriculture",
         "graphdata.worlds.maritime",
         "graphdata.worlds.telecom",
+        "graphdata.worlds.aviation",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Fifteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Sixteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop enclosing
 subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -87,6 +87,17 @@ bodies; roaming footprints through the derived agreements, band deployment rolle
 and band, a subscriber's home network from two disjoint bodies one anchored on ``kind_mno``, roaming
 eligibility anchored on ``feature_roaming`` off the head through two derived relations, a correlated
 billing shortcut, feature, country, operator and band hubs, exceptions and noise).
+:func:`aviation_world` was written in session 29 the same way, without reading :mod:`kg.explain` or
+the explainer benchmarks, as a world held out for the explainer and never run with it (network,
+low-cost and regional carriers, alliances, codeshares, airports in cities under their country's
+authority, slot coordination, aircraft types and manufacturers, airframes and pilots: an inverse
+capacity-purchase pair whose derived side feeds one of two bodies of the airports where an
+airline's code is sold, the other through a codeshare relation made symmetric by a length-1 rule;
+fleets rolled up from airframes (several groundings a head), the types a pilot flies as a triangle
+through the derived fleet with an atom parallel to the head, slots anchored on ``level_3``, lounge
+access from a star on the alliance, foreign operator permits with an inequality between two
+authorities reached by one relation, a correlated simulator-check shortcut, aircraft-type, airline,
+authority and airport hubs, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -101,6 +112,7 @@ from collections.abc import Callable
 from graphdata.errors import GraphDataError
 from graphdata.worlds.academic import ACADEMIC_RULES, academic_world
 from graphdata.worlds.agriculture import AGRICULTURE_RULES, agriculture_world
+from graphdata.worlds.aviation import AVIATION_RULES, aviation_world
 from graphdata.worlds.base import World, build_world
 from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
 from graphdata.worlds.clinical import CLINICAL_RULES, clinical_world
@@ -137,6 +149,7 @@ __all__ = [
     "agriculture_world",
     "maritime_world",
     "telecom_world",
+    "aviation_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -152,6 +165,7 @@ __all__ = [
     "AGRICULTURE_RULES",
     "MARITIME_RULES",
     "TELECOM_RULES",
+    "AVIATION_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -173,6 +187,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "agriculture": agriculture_world,
     "maritime": maritime_world,
     "telecom": telecom_world,
+    "aviation": aviation_world,
 }
 
 
@@ -189,13 +204,13 @@ def world(
     Args:
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
-            ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"`` or
-            ``"telecom"``.
+            ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
+            ``"telecom"`` or ``"aviation"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
-            farms, vessels, subscribers). Default ``None``: the generator's default (400, 800,
-            600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400).
+            farms, vessels, subscribers, aircraft). Default ``None``: the generator's default
+            (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -40,6 +40,7 @@ SIZES = {
     "agriculture": 120,
     "maritime": 120,
     "telecom": 120,
+    "aviation": 120,
 }
 
 
@@ -323,6 +324,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "agriculture",
         "maritime",
         "telecom",
+        "aviation",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -436,6 +438,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "agriculture",
         "maritime",
         "telecom",
+        "aviation",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
