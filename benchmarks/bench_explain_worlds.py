@@ -43,8 +43,9 @@ agriculture`` (:func:`graphdata.worlds.agriculture_world`, written in session 27
 once after session 28's change, and ``--worlds maritime``
 (:func:`graphdata.worlds.maritime_world`, written in session 28 the same way) once in session 28
 after that session's change, and ``--worlds telecom`` (:func:`graphdata.worlds.telecom_world`,
-written in session 28 the same way) once after session 29's change. All of these are seen now: a
-next held-out world has to be written.
+written in session 28 the same way) once after session 29's change, and ``--worlds aviation``
+(:func:`graphdata.worlds.aviation_world`, written in session 29 the same way) once with that
+change. All of these are seen now: a next held-out world has to be written.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 

@@ -2,7 +2,8 @@ r"""A civil aviation world: airlines, alliances, airports, aircraft, pilots, aut
 
 Written in session 29 as a **held-out** world for the explainer, without reading
 :mod:`kg.explain`, the explainer benchmarks or their results, and never run with an explainer or
-trained on while it was written: designed from the civil aviation domain (a network carrier in
+trained on while it was written (run once in session 29 with that session's explainer: RESULTS.md,
+"A seventeenth world, aviation"): designed from the civil aviation domain (a network carrier in
 each of fourteen countries and more network, low-cost and regional carriers; regional carriers
 flying for a mainline partner under capacity purchase agreements; three alliances of network
 carriers; bilateral codeshare agreements; hubs and bases; airports in cities, under the
