@@ -164,9 +164,10 @@ def figure(explanation: Drawable, *, context: bool) -> Figure:
     Every edge is its own arrow: edges between the same two nodes are bent apart (``arc3``
     arcs of alternating sign), so a length-1 path beside the target is a visible arc, not
     hidden under the dashed target. Relation labels sit at their arc's midpoint in a white
-    box; node labels sit under their node; overlapping labels are then moved apart on the
-    rendered canvas. The legend names the target, each path (by its text), context triples and
-    the node roles.
+    box; node labels sit under their node (above it where every triple of the node comes from
+    below, as a condition's constant above its path); overlapping labels are then moved apart
+    on the rendered canvas. The legend names the target, each path (by its text), context
+    triples and the node roles.
     """
     import networkx as nx
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -211,22 +212,29 @@ def figure(explanation: Drawable, *, context: bool) -> Figure:
         linewidths=0.8,
         zorder=3,
     )
+    edges = _edge_styles(explanation, context_triples)
+    # a node whose every triple comes from below (a condition's constant above its path) takes
+    # its label above it, clear of the arrows
+    below: dict[str, list[bool]] = {}
+    for (a, _, b), _, _ in edges:
+        below.setdefault(a, []).append(pos[b][1] < pos[a][1])
+        below.setdefault(b, []).append(pos[a][1] < pos[b][1])
     labels: list[Text] = []
     for n in nodes:
+        up = bool(below.get(n)) and all(below[n])
         note = ax.annotate(
             n,
             pos[n],
-            xytext=(0, -15),
+            xytext=(0, 15 if up else -15),
             textcoords="offset points",
             ha="center",
-            va="top",
+            va="bottom" if up else "top",
             fontsize=7,
             zorder=5,
         )
         note.set_gid(f"node:{n}")
         labels.append(note)
 
-    edges = _edge_styles(explanation, context_triples)
     xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
     for ((a, r, b), kind, color), rad in zip(edges, _curvatures(edges)):
         (x1, y1), (x2, y2) = pos[a], pos[b]

@@ -125,3 +125,45 @@ def test_a_condition_is_drawn_dotted_with_its_legend_entry():
     assert "edge:path 1:bob|supplies|ann" in arrows
     entries = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "condition: a fact on a constant" in entries
+
+
+@pytest.mark.parametrize("case", ["condition", "reefer"])
+def test_a_node_label_sits_above_a_node_whose_triples_all_come_from_below(case):
+    # A condition's constant drawn above its path would have its label under it, across the
+    # dotted arrow (session 29's maritime figure): a node whose every neighbour lies below it
+    # takes its label above it; every other node keeps it below.
+    from tests.kg.explain.test_export import _explanation, with_condition
+
+    if case == "condition":
+        explanation = with_condition()
+    else:
+        # maritime's figure: the target's head ann is a carrier and its tail bob a port
+        local = [
+            ("vessel", "operated_by", "ann"),
+            ("vessel", "calls_at", "bob"),
+            ("vessel", "carries", "cargo_reefer"),
+            ("vessel", "ais_reported", "bob"),
+        ]
+        path = (local[:2], [False, True], ["ann", "vessel", "bob"])
+        explanation = _explanation(
+            local, [path], ["ann", "vessel", "bob", "cargo_reefer"], conditions=[local[2]]
+        )
+    fig = explanation.figure()
+    ax = fig.axes[0]
+    notes = {
+        t.get_gid()[len("node:") :]: t for t in ax.texts if (t.get_gid() or "").startswith("node:")
+    }
+    assert notes
+    ups = 0
+    for name, note in notes.items():
+        x, y = note.xy
+        neighbours = [
+            (a if b == name else b)
+            for a, _, b in [*explanation.local_triples, explanation.target]
+            if name in (a, b) and (a if b == name else b) in notes
+        ]
+        ys = [notes[m].xy[1] for m in neighbours]
+        up = bool(ys) and all(v < y for v in ys)
+        assert (note.get_va(), note.xyann[1] > 0) == (("bottom", True) if up else ("top", False))
+        ups += up
+    assert ups >= (1 if case == "reefer" else 0)
