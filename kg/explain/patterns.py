@@ -1516,6 +1516,16 @@ class _Union:
         r"""``(d_1, d)``: the facts and the pairs (``y != x``) that ``pattern`` adds."""
         return self._added_counts(pattern)
 
+    def added_to_fixed(self, pattern: Pattern) -> tuple[float, float]:
+        """:meth:`added` for a union that no member joins later, by popcounts.
+
+        The set bits of ``pattern``'s bit rows outside the union's, the pairs themselves not kept
+        (no appended member will narrow them): the same two integers.
+        """
+        reached, bits = self._bank._bits(self._relation, pattern)
+        free = bits & ~self._blocked_bits()[reached]
+        return float(_popcount(free & self._facts_bits()[reached])), float(_popcount(free))
+
     def _added_counts(self, pattern: Pattern) -> tuple[float, float]:
         cached = self._added.get(pattern)
         blocked = self._blocked_bits()
@@ -2505,7 +2515,7 @@ def _admissible_candidates(
         if pattern not in known:
             if union is None:
                 union = _Union(bank, relation, list(members))
-            known[pattern] = union.added(pattern)
+            known[pattern] = union.added_to_fixed(pattern)
         d1, d = known[pattern]
         if _disjunct_p_value(d1, d, dice) < ALPHA and _dice(s + d1, b + d, facts) > dice:
             admitted.append(pattern)

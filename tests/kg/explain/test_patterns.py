@@ -1960,3 +1960,26 @@ def test_conditioned_pick_matches_counting_every_option(seed, max_length):
             assert (None if got is None else (got.kept[0], got.edge, got.value)) == want
             tried, found = tried + 1, found + (got is not None)
     assert tried >= 6 and found >= 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("wide", [False, True])
+def test_what_a_pattern_adds_to_a_fixed_union_by_popcounts(seed, wide):
+    # _Union.added_to_fixed (the admission of the target's candidates against a rule set that
+    # stays fixed) against union_counts() of the lists, with one word a row and with several
+    # (over 64 heads); anchored patterns included where the rows fit one word.
+    n, r = (200, 3) if wide else (9, 3)
+    triples = _wide_triples(seed, n, r) if wide else _random_triples(80 + seed, n, r, m=55)
+    bank = PatternBank(*_graph(triples), n, r)
+    patterns = _pool_patterns(r, anchored=not wide)
+    rng = np.random.default_rng(seed)
+    for relation in range(r):
+        order = [patterns[i] for i in rng.permutation(len(patterns))]
+        members = order[:3]
+        union = patterns_module._Union(bank, relation, members)
+        before = bank.union_counts(relation, members)
+        for pattern in order[3:20]:
+            after = bank.union_counts(relation, [*members, pattern])
+            want = (after[0] - before[0], after[1] - before[1])
+            assert union.added_to_fixed(pattern) == want
+            assert union.added(pattern) == want
