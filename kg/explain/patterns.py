@@ -164,8 +164,9 @@ search ends before the node that would pass it, and the candidates left, of lowe
 weighed. On the fifteen worlds it ends 102 of 757 searches and changes none of their explanations
 (against no budget); at a quarter of it two of maritime's changed. On FB15k-237 it bounds the
 hubs' searches (one target took 32 s without it): the mean time per explanation .35-.38 s -> .44
-s, the slowest 1.78-1.83 s -> 1.95-1.97 s, all 100 within 2 s; 8 of 100 explanations change and
-their fidelity figures move within noise.
+s, the slowest 1.78-1.83 s -> 1.95-1.97 s, all 100 within 2 s at load .3-.95 (at load 1.4, 98-99
+until the rule-set admission counted by popcounts, `_Union.added_to_fixed`); 8 of 100
+explanations change and their fidelity figures move within noise.
 
 **Ties** (:func:`_pick`). Where the counts over :math:`X_r` cannot tell two candidates apart,
 the pairs of the other heads can. Of the candidates for a pick (every pattern for
