@@ -1860,15 +1860,11 @@ def pattern_search(
         if placed is not None
         else _exact_dice(*bank.counts(relation, chosen_patterns), bank.num_facts(relation))
     )
-    pick = _conditioned_pick(local, bank, relation, bare, atoms, agreed, width)
-    if pick is None:
+    found = _conditioned_pick(local, bank, relation, bare, atoms, agreed, width)
+    if found is None:
         return choice
-    path = pick.kept[0]
-    pattern = path_pattern(local, path)
-    keys = _absent(
-        bank._conditioned_keys(relation, pattern, pick.node, pick.holders),
-        bank._loops_keys(relation),
-    )
+    path, pick = found
+    keys = _placed_keys(bank, relation, [path_pattern(local, path)], pick)
     explanation = _placed_keys(bank, relation, chosen_patterns, placed)
     if not _takes_place(local, bank, relation, first, chosen_patterns[kept[0]], keys, explanation):
         return choice
@@ -1888,6 +1884,7 @@ class _LocalAtoms:
             self._at.setdefault(u, []).append(e)
             self._at.setdefault(v, []).append(e)
         self._holders: dict[Atom, np.ndarray] = {}
+        self._reached: dict[Pattern, tuple[np.ndarray, int]] = {}  # prefix -> entities, count
 
     def entity(self, node: int) -> int:
         """The global id of local node ``node``."""
@@ -1903,10 +1900,11 @@ class _LocalAtoms:
         other end)`` per atom in order); an atom held by all or none of them changes nothing or
         drops every pair, and is left out.
         """
-        walk = self._bank._walk(self._relation, prefix)
-        reached = np.zeros(self._bank.num_nodes, dtype=bool)
-        reached[walk.indices] = True
-        count = int(reached.sum())
+        if prefix not in self._reached:
+            reached = np.zeros(self._bank.num_nodes, dtype=bool)
+            reached[self._bank._walk(self._relation, prefix).indices] = True
+            self._reached[prefix] = (reached, int(reached.sum()))
+        reached, count = self._reached[prefix]
         groups: dict[bytes, tuple[np.ndarray, list[tuple[int, int]]]] = {}
         tried: set[Atom] = set()
         for e in self._at.get(node, ()):
@@ -2094,8 +2092,7 @@ class _Placed:
     """Where a condition sits, and :math:`S` (``value``) of the conditioned conjunction.
 
     Pattern ``member``'s node ``node`` is kept to ``holders`` by the local triple ``edge``, on
-    the subset ``kept`` of the patterns weighed (for :func:`_conditioned_pick`, the candidate's
-    path).
+    the subset ``kept`` (positions) of the patterns weighed.
     """
 
     kept: tuple[int, ...]
@@ -2288,7 +2285,7 @@ def _conditioned_pick(
     atoms: _LocalAtoms,
     value: Fraction,
     triples: int,
-) -> _Placed | None:
+) -> tuple[int, _Placed] | None:
     r"""The best conditioned candidate path that agrees better than the explanation, if any.
 
     Module docstring, "Conditioned picks": over the ``candidates`` (plain pattern and local path,
@@ -2297,8 +2294,10 @@ def _conditioned_pick(
     :func:`_condition` (the same test against the pattern alone), the admissible option of
     largest :math:`S`, then fewest triples, then first in order, that beats ``value`` with
     ``triples`` (:math:`S` and the triples of the explanation). A candidate whose
-    :math:`2 s / (s + n_r)` cannot beat the best so far is not counted. Its ``kept`` is the
-    candidate's path.
+    :math:`2 s / (s + n_r)` cannot beat the best so far is not counted.
+
+    Returns:
+        The candidate's local path and its condition, placed on ``[its pattern]``; or None.
     """
     facts = bank.num_facts(relation)
     best = _Best(value, triples)
@@ -2307,6 +2306,13 @@ def _conditioned_pick(
     # the paths of a pattern through one entity at a node share its atoms and their counts
     counted: dict[tuple[Pattern, int, int], tuple[list, _NodeCounts | None]] = {}
     spent = 0  # the middle entries counted so far, of PICK_ENDS
+
+    def found() -> tuple[int, _Placed] | None:
+        """The best option's candidate path (its order starts with the position) and place."""
+        if best.placed is None or best.order is None:
+            return None
+        return candidates[best.order[0]][1], best.placed
+
     # the candidates by decreasing bound 2 s / (s + n_r) on S, so that a good option found early
     # rules out the rest; the choice is the same in any order (ties go to the first position)
     bounds = [
@@ -2331,7 +2337,7 @@ def _conditioned_pick(
                             relation, pattern, node, sub.pairs, PICK_ENDS - spent
                         )
                         if middle is None:
-                            return best.placed  # the budget is spent (module docstring)
+                            return found()  # the budget is spent (module docstring)
                         spent += middle.nnz
                         middles[pattern, node] = _Middles.exact_of(
                             bank, relation, middle, sub.pairs
@@ -2341,7 +2347,7 @@ def _conditioned_pick(
                     held = np.bincount(np.concatenate(holders), minlength=bank.num_nodes)
                     spent += int(held[middles[pattern, node].middle.indices].sum())
                     if spent > PICK_ENDS:
-                        return best.placed
+                        return found()
                     vertex = atoms.entity(path_nodes[node])
                     counts = _NodeCounts(
                         bank, relation, pattern, sub.pairs, node, vertex, holders, middles
@@ -2349,8 +2355,8 @@ def _conditioned_pick(
                 counted[key] = (groups, counts)
             groups, counts = counted[key]
             if counts is not None:
-                best.weigh(counts, groups, sub, None, facts, ((path,), 0, node))
-    return best.placed
+                best.weigh(counts, groups, sub, None, facts, ((0,), 0, node))
+    return found()
 
 
 def _placed_keys(
@@ -2391,9 +2397,7 @@ def _takes_place(
     ``explanation`` (the pairs of the explanation); else ``keys`` than ``explanation``
     (:func:`significantly_better`'s test).
     """
-    members = bank.rule_set(relation, local.max_length)
-    if pick not in members:
-        members += _admissible_candidates(bank, relation, members, candidates, local.max_length)
+    members = _members(local, bank, relation, candidates, pick)
     if len(members) >= 2 and pick in members:
         rest = bank._union_keys(relation, [m for m in members if m != pick])
         keys, explanation = np.union1d(rest, keys), np.union1d(rest, explanation)
@@ -2463,10 +2467,9 @@ def _member_instead(
     it replaces :math:`\pi_1` when :math:`B_r` agrees significantly better than :math:`B_r`
     with :math:`m` replaced by :math:`\pi_1` (:func:`significantly_better` on the unions).
     """
-    members = bank.rule_set(relation, local.max_length)
-    if pick in members:
+    if pick in bank.rule_set(relation, local.max_length):
         return None
-    members += _admissible_candidates(bank, relation, members, candidates, local.max_length)
+    members = _members(local, bank, relation, candidates, pick)
     if len(members) < 2 or pick in members:
         return None
     joined = [m for m in members if m in candidates]
@@ -2475,6 +2478,24 @@ def _member_instead(
     member = max(joined, key=lambda m: bank.agreement(relation, [m]))
     swapped = [pick if m == member else m for m in members]
     return member if _union_significantly_better(bank, relation, members, swapped) else None
+
+
+def _members(
+    local: LocalStructure,
+    bank: PatternBank,
+    relation: int,
+    candidates: dict[Pattern, int],
+    pick: Pattern,
+) -> tuple[Pattern, ...]:
+    """The rule set, and the target's admissible ``candidates`` where ``pick`` is no member.
+
+    Module docstring, "Heads with several bodies": :meth:`PatternBank.rule_set` with
+    :func:`_admissible_candidates` appended.
+    """
+    members = bank.rule_set(relation, local.max_length)
+    if pick in members:
+        return members
+    return members + _admissible_candidates(bank, relation, members, candidates, local.max_length)
 
 
 def _admissible_candidates(

@@ -1957,7 +1957,8 @@ def test_conditioned_pick_matches_counting_every_option(seed, max_length):
                 local, bank, 0, candidates, atoms, value, triples_
             )
             want = _reference_pick(local, bank, 0, candidates, value, triples_)
-            assert (None if got is None else (got.kept[0], got.edge, got.value)) == want
+            assert (None if got is None else (got[0], got[1].edge, got[1].value)) == want
+            assert got is None or (got[1].kept, got[1].member) == ((0,), 0)
             tried, found = tried + 1, found + (got is not None)
     assert tried >= 6 and found >= 1
 
