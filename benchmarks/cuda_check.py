@@ -958,6 +958,10 @@ def _dist_worker(rank: int, init_file: str, device_type: str, out: str) -> None:
                 },
                 Path(out) / "rank0.pt",
             )
+        # both ranks leave together: a rank that tore the group down while the other still
+        # used it aborted it (SIGABRT, "terminate called without an active exception", 1 run
+        # in 3 on a loaded 2-core machine)
+        torch.distributed.barrier()
     finally:
         torch.distributed.destroy_process_group()
 
