@@ -39,6 +39,7 @@ Run: ``.venv/bin/python -m benchmarks.bench_kg_distributed [--world 1,2 --model 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -57,6 +58,7 @@ from graphdata.errors import UnknownLabelsDropped
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from kg import _epochs
+from kg.distributed import leave_together
 from kg.evaluation import evaluate
 from kg.training import Trainer, TrainingConfig, build_model
 
@@ -77,7 +79,7 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
         dist.init_process_group(
             "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world
         )
-    try:
+    with leave_together() if world > 1 else contextlib.nullcontext():
         _, dataset = _dataset(Path(spec["data"]))
         config = TrainingConfig.from_defaults(
             spec["model"],
@@ -168,9 +170,6 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
         Path(out, f"w{world}_r{rank}.json").write_text(json.dumps(record))
         if rank == 0:  # the trained parameters, compared across sides in main()
             torch.save(model.state_dict(), Path(out, f"w{world}_params.pt"))
-    finally:
-        if world > 1:
-            dist.destroy_process_group()
 
 
 def run_side(world: int, spec: dict[str, Any]) -> dict[str, Any]:

@@ -70,6 +70,7 @@ import torch.multiprocessing as mp
 from benchmarks.bench_kg_large import MODELS, _PeakRSS, _rss, add_graph_arguments, synthetic_kg
 from graphdata.atomic import write_text_atomic
 from kg import _epochs
+from kg.distributed import leave_together
 from kg.sharded import ShardedTable, train_sharded
 from kg.training import Trainer, TrainingConfig
 
@@ -132,7 +133,7 @@ class _Counted:
 def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: str) -> None:
     torch.set_num_threads(spec["threads"])
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=world)
-    try:
+    with leave_together():
         dataset = synthetic_kg(
             spec["entities"], spec["relations"], spec["triples"], zipf=spec["zipf"], seed=0
         )
@@ -222,8 +223,6 @@ def _worker(rank: int, world: int, init_file: str, spec: dict[str, Any], out: st
                 comm.buffer_bytes["relation_gradient"] / 4 / max(comm.steps, 1) - 1
             ) / spec["dim"]
         Path(out, f"{spec['side']}_r{rank}.json").write_text(json.dumps(record))
-    finally:
-        dist.destroy_process_group()
 
 
 def run_side(side: str, spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -928,7 +928,7 @@ def _dist_setup() -> tuple[Any, Any, Any]:
 
 def _dist_worker(rank: int, init_file: str, device_type: str, out: str) -> None:
     """One rank of :func:`section_distributed`: NCCL on its own GPU, or gloo on the CPU."""
-    from kg.distributed import evaluate_sharded
+    from kg.distributed import evaluate_sharded, leave_together
     from kg.training import Trainer
 
     torch.set_num_threads(1)
@@ -940,7 +940,7 @@ def _dist_worker(rank: int, init_file: str, device_type: str, out: str) -> None:
     torch.distributed.init_process_group(
         backend, init_method=f"file://{init_file}", rank=rank, world_size=2
     )
-    try:
+    with leave_together():
         dataset, model, config = _dist_setup()
         trainer = Trainer(model.to(device), config).fit(dataset)
         metrics = evaluate_sharded(
@@ -958,12 +958,6 @@ def _dist_worker(rank: int, init_file: str, device_type: str, out: str) -> None:
                 },
                 Path(out) / "rank0.pt",
             )
-        # both ranks leave together: a rank that tore the group down while the other still
-        # used it aborted it (SIGABRT, "terminate called without an active exception", 1 run
-        # in 3 on a loaded 2-core machine)
-        torch.distributed.barrier()
-    finally:
-        torch.distributed.destroy_process_group()
 
 
 def section_distributed(ctx: Context) -> None:

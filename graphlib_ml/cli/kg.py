@@ -100,7 +100,7 @@ from graphlib_ml.outputs import json_text
 from kg.checkpoint import save_checkpoint
 from kg.config import LOSSES, REGULARIZERS, SPARSE_OPTIMIZERS, TrainingConfig
 from kg.datasets import load_checkpoint_with_dataset, load_dataset
-from kg.distributed import init_from_env, launch
+from kg.distributed import init_from_env, launch, leave_together
 from kg.distributed import rank as dist_rank
 from kg.distributed import world_size as dist_world_size
 from kg.evaluation import RANK_TYPES, evaluate
@@ -154,11 +154,8 @@ def _train(args: argparse.Namespace) -> int:
         device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
         torch.cuda.set_device(device)
     if init_from_env(device):
-        try:
-            with user_warnings_as_lines():
-                return _train_ranks(args, device)
-        finally:
-            torch.distributed.destroy_process_group()
+        with leave_together(), user_warnings_as_lines():
+            return _train_ranks(args, device)
     with _run_folder(args) as out, user_warnings_as_lines():
         return _train_locked(args, out, device)
 

@@ -9,8 +9,10 @@ sharded ranks equal exactly (integers), both ranks bit-equal to each other.
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import json
 import math
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,13 @@ from graphdata.errors import GraphDataError
 from graphdata.synthetic import family_kg
 from graphdata.triples import KGDataset
 from kg.distmult import DistMult
-from kg.distributed import evaluate_sharded, init_from_env, launch, shard_bounds
+from kg.distributed import (
+    evaluate_sharded,
+    init_from_env,
+    launch,
+    leave_together,
+    shard_bounds,
+)
 from kg.evaluation import NonFiniteScoreError, evaluate
 from kg.training import Trainer, TrainingConfig
 from kg.transe import TransE
@@ -101,8 +109,9 @@ def _model(cls: type, dataset: KGDataset) -> torch.nn.Module:
 
 def _worker(rank: int, init_file: str, out: str) -> None:
     torch.set_num_threads(1)
+    faulthandler.enable()  # a native abort (SIGABRT) prints every thread's Python stack
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
-    try:
+    with leave_together():
         dataset = _dataset()
         result: dict[str, Any] = {}
         for name, (cls, overrides) in CASES.items():
@@ -145,8 +154,6 @@ def _worker(rank: int, init_file: str, out: str) -> None:
         dist.barrier()
         Trainer(_model(cls, dataset), cfg).fit(dataset)
         torch.save(result, Path(out) / f"rank{rank}.pt")
-    finally:
-        dist.destroy_process_group()
 
 
 @pytest.fixture(scope="module")
@@ -225,6 +232,40 @@ def test_batch_norm_and_dropout_are_named_under_two_ranks(two_ranks: Any) -> Non
     for rank in range(WORLD):
         [message] = [m for m in results[rank]["warnings"] if "step for step" in m]
         assert "BatchNorm1d, Dropout layers see one rank's slice" in message
+
+
+def _leave_worker(rank: int, init_file: str, out: str) -> None:
+    """Rank 1 ends each block later than rank 0: normally 1 s later, by an error 2 s later."""
+    faulthandler.enable()
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=2)
+    with leave_together():
+        if rank == 1:
+            time.sleep(1.0)
+        arrived = time.time()
+    record = {"arrived": arrived, "left": time.time(), "group_after": dist.is_initialized()}
+    dist.init_process_group("gloo", init_method=f"file://{init_file}2", rank=rank, world_size=2)
+    try:
+        with leave_together():
+            if rank == 1:
+                time.sleep(2.0)
+            record["raised"] = time.time()
+            raise ValueError(f"rank {rank}")
+    except ValueError as err:
+        record["error"] = str(err)
+    record["error_left"] = time.time()
+    record["group_after_error"] = dist.is_initialized()
+    Path(out, f"leave{rank}.json").write_text(json.dumps(record))
+
+
+def test_leave_together_waits_for_every_rank_then_destroys(tmp_path: Path) -> None:
+    """A normal exit leaves only once the last rank arrives; an error leaves without waiting."""
+    mp.spawn(_leave_worker, args=(str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
+    r0, r1 = (json.loads((tmp_path / f"leave{r}.json").read_text()) for r in range(2))
+    assert r0["left"] >= r1["arrived"]  # rank 0 waited at the barrier for the later rank 1
+    assert not r0["group_after"] and not r1["group_after"]
+    assert r0["error"] == "rank 0" and r1["error"] == "rank 1"  # the block's error goes on
+    assert r0["error_left"] < r1["raised"]  # rank 0 did not wait for rank 1
+    assert not r0["group_after_error"] and not r1["group_after_error"]
 
 
 def test_init_from_env_and_launch_reject_bad_settings(monkeypatch: pytest.MonkeyPatch) -> None:

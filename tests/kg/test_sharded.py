@@ -9,6 +9,7 @@ gradient sums in another order) and kg.evaluation.evaluate (ranks and metrics ex
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
 import warnings
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from graphdata.tripleset import TripleSet
 from graphdata.vocabulary import Vocabulary
 from kg.base import KGEModel
 from kg.distmult import DistMult
+from kg.distributed import leave_together
 from kg.evaluation import NonFiniteScoreError, evaluate
 from kg.sharded import CommStats, ShardedTable, evaluate_sharded_table, train_sharded
 from kg.training import Trainer, TrainingConfig
@@ -147,8 +149,9 @@ def _eval_models(dataset: KGDataset) -> dict[str, tuple[KGEModel, dict[str, Any]
 
 def _worker(rank: int, init_file: str, out: str) -> None:
     torch.set_num_threads(1)
+    faulthandler.enable()  # a native abort (SIGABRT) prints every thread's Python stack
     dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
-    try:
+    with leave_together():
         result: dict[str, Any] = {}
         for name, (cls, kwargs, extra, overrides) in CASES.items():
             dataset = _dataset(extra)
@@ -181,8 +184,6 @@ def _worker(rank: int, init_file: str, out: str) -> None:
         to_zero = table.gather(dst=0)
         result["hand_to_zero"] = None if to_zero is None else to_zero.entity.weight.detach()
         torch.save(result, Path(out) / f"rank{rank}.pt")
-    finally:
-        dist.destroy_process_group()
 
 
 @pytest.fixture(scope="module")
