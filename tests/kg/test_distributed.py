@@ -12,6 +12,7 @@ import dataclasses
 import faulthandler
 import json
 import math
+import os
 import time
 import warnings
 from pathlib import Path
@@ -37,7 +38,7 @@ from kg.evaluation import NonFiniteScoreError, evaluate
 from kg.training import Trainer, TrainingConfig
 from kg.transe import TransE
 from kg.tucker import TuckER
-from tests.kg.conftest import assert_ranks_take_one_process_steps
+from tests.kg.conftest import assert_ranks_take_one_process_steps, spawn_ranks
 
 WORLD = 2
 
@@ -158,8 +159,7 @@ def _worker(rank: int, init_file: str, out: str) -> None:
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
-    out = tmp_path_factory.mktemp("distributed")
-    mp.spawn(_worker, args=(str(out / "init"), str(out)), nprocs=WORLD, join=True)
+    out = spawn_ranks(_worker, tmp_path_factory.mktemp("distributed"), WORLD)
     return out, [torch.load(out / f"rank{r}.pt") for r in range(WORLD)]
 
 
@@ -393,3 +393,22 @@ def _equal(x: Any, y: Any) -> bool:
     if isinstance(x, torch.Tensor):
         return isinstance(y, torch.Tensor) and x.dtype == y.dtype and torch.equal(x, y)
     return bool(x == y)
+
+
+def _abort_first_try(rank: int, init_file: str, out: str) -> None:
+    """Rank 1 aborts natively in the first folder; every rank raises in a folder named bad."""
+    if "bad" in out:
+        raise ValueError("a Python error")
+    if rank == 1 and out.endswith("try1"):
+        os.abort()
+    Path(out, f"rank{rank}").touch()
+
+
+def test_spawn_ranks_retries_a_native_abort_once(tmp_path: Path) -> None:
+    """The fixtures' retry: a signal death runs the ranks again (warned); an error fails."""
+    with pytest.warns(RuntimeWarning, match="rank 1 died of SIGABRT"):
+        out = spawn_ranks(_abort_first_try, tmp_path, 2)
+    assert out.name == "try2" and sorted(p.name for p in out.glob("rank*")) == ["rank0", "rank1"]
+    (tmp_path / "bad").mkdir()
+    with pytest.raises(mp.ProcessRaisedException, match="a Python error"):
+        spawn_ranks(_abort_first_try, tmp_path / "bad", 2)

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from graphdata.errors import GraphDataError
 from graphdata.synthetic import family_kg
@@ -32,7 +31,7 @@ from kg.sharded import CommStats, ShardedTable, evaluate_sharded_table, train_sh
 from kg.training import Trainer, TrainingConfig
 from kg.transe import TransE
 from kg.tucker import TuckER
-from tests.kg.conftest import assert_ranks_take_one_process_steps
+from tests.kg.conftest import assert_ranks_take_one_process_steps, spawn_ranks
 
 WORLD = 2
 
@@ -188,8 +187,7 @@ def _worker(rank: int, init_file: str, out: str) -> None:
 
 @pytest.fixture(scope="module")
 def two_ranks(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    out = tmp_path_factory.mktemp("sharded")
-    mp.spawn(_worker, args=(str(out / "init"), str(out)), nprocs=WORLD, join=True)
+    out = spawn_ranks(_worker, tmp_path_factory.mktemp("sharded"), WORLD)
     return [torch.load(out / f"rank{r}.pt") for r in range(WORLD)]
 
 
