@@ -82,7 +82,14 @@ def load(name: str, size: int | None, people: int, seed: int) -> tuple[KGDataset
     w = world(name, seed=seed, size=size)
 
     def f1_world(triples: list, target: tuple) -> float:
-        score = explanation_scores(triples, target, w.rules, w.train_graph)
+        score = explanation_scores(
+            triples,
+            target,
+            w.rules,
+            w.train_graph,
+            symmetric=w.symmetric,
+            inverse_pairs=w.inverse_pairs,
+        )
         return 0.0 if score is None else score.f1
 
     targets = [t for t in w.targets("test") if w.groundings(t)]

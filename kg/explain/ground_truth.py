@@ -60,6 +60,7 @@ from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 
 from graphdata.errors import GraphDataError
+from graphdata.rules import canonical_form
 from graphdata.synthetic import FamilyKG, HornRule
 from graphdata.typing import LabeledTriple
 
@@ -131,11 +132,7 @@ def canonical_triple(
         >>> canonical_triple(("bo", "spouse", "al"), classes)
         ('al', 'spouse', 'bo')
     """
-    x, r, y = triple
-    group = classes.get((r, False))
-    if group is None:
-        return (x, r, y)
-    return min((y, rel, x) if flipped else (x, rel, y) for rel, flipped in group)
+    return canonical_form(triple, classes)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,14 @@ from graphdata.rules import (
     RuleGraph,
     RuleSyntaxError,
     Term,
+    canonical_form,
     derived,
     explanation_scores,
     groundings,
     parse_rule,
     parse_rules,
     read_rules,
+    relation_classes,
     score_targets,
 )
 from graphdata.synthetic import FAMILY_RULES, family_kg
@@ -335,3 +337,128 @@ def test_length_bucket_is_the_targets_shortest_grounding_not_the_explanations() 
     assert row is not None and row.rule_length == 2 and row.f1 == 1.0
     assert row.target_length == 1
     assert list(table.by_length) == [1] and table.by_length[1].f1 == 1.0
+
+
+# ----------------------------------------------------------------------------- equivalent triples
+
+
+def test_relation_classes_join_only_what_implies_both_ways() -> None:
+    rules = parse_rules(
+        """
+        roams(X,Y) <- roams(Y,X)
+        hosts(O,M) <- hosted_by(M,O)
+        plays_for(P,T) <- captain_of(P,T)
+        a(X,Y) <- b(Y,X)
+        b(X,Y) <- c(X,Y)
+        c(X,Y) <- a(Y,X)
+        near(X,Y) <- near(Y,X), X != Y
+        fixed(X,k) <- fixed(k,X)
+        gp(X,Z) <- p(X,Y), p(Y,Z)
+        """
+    )
+    classes = relation_classes(rules)
+    assert classes[("roams", False)] == {("roams", False), ("roams", True)}
+    # a <- b^-1 <- c^-1 <- a: a cycle of one-way rules is an equivalence
+    assert classes[("a", False)] == {("a", False), ("b", True), ("c", True)}
+    assert classes[("a", True)] == {("a", True), ("b", False), ("c", False)}
+    # one way only, a constraint, a constant, a longer rule: nothing joined
+    for relation in ("hosts", "hosted_by", "plays_for", "captain_of", "near", "fixed", "gp"):
+        assert (relation, False) not in classes
+    stated = relation_classes(rules, symmetric=["near"], inverse_pairs=[("hosted_by", "hosts")])
+    assert stated[("near", True)] == {("near", False), ("near", True)}
+    assert stated[("hosts", True)] == {("hosts", True), ("hosted_by", False)}
+    # the closure of stated and ruled joins: a stated inverse of roams joins its class
+    both = relation_classes(rules, inverse_pairs=[("roams", "roamed_by")])
+    assert both[("roamed_by", False)] == {
+        ("roams", False),
+        ("roams", True),
+        ("roamed_by", False),
+        ("roamed_by", True),
+    }
+
+
+def test_canonical_form_names_every_rendering_alike() -> None:
+    classes = relation_classes(parse_rules("a(X,Y) <- b(Y,X)\nb(X,Y) <- a(Y,X)"), symmetric=["s"])
+    rng = random.Random(0)
+    for _ in range(200):
+        x, y = rng.sample("pqrstuvw", 2)
+        for forms in ([(x, "a", y), (y, "b", x)], [(x, "s", y), (y, "s", x)]):
+            names = {canonical_form(t, classes) for t in forms}
+            assert len(names) == 1 and names.pop() in forms  # one name, itself a rendering
+        assert canonical_form((x, "a", y), classes) != canonical_form((y, "a", x), classes)
+        assert canonical_form((x, "z", y), classes) == (x, "z", y)  # no class: as written
+
+
+def test_scores_count_a_fact_named_the_other_way() -> None:
+    rules = parse_rules(
+        """
+        roams(X,Y) <- roams(Y,X)
+        hosts(O,M) <- hosted_by(M,O)
+        plays_for(P,T) <- captain_of(P,T)
+        covers(O,C) <- roams(O,P), home(P,C)
+        backs(O,C) <- hosts(O,M), home(M,C)
+        member(P,C) <- plays_for(P,T), based(T,C)
+        """
+    )
+    graph = [
+        ("o", "roams", "p"), ("p", "roams", "o"), ("p", "home", "c"),
+        ("m", "hosted_by", "o"), ("o", "hosts", "m"), ("m", "home", "c"),
+        ("x", "captain_of", "t"), ("x", "plays_for", "t"), ("t", "based", "c"),
+    ]  # fmt: skip
+    explanations = {
+        ("o", "covers", "c"): [("p", "roams", "o"), ("p", "home", "c")],  # body names (o, p)
+        ("o", "backs", "c"): [("m", "hosted_by", "o"), ("m", "home", "c")],
+        ("x", "member", "c"): [("x", "captain_of", "t"), ("t", "based", "c")],
+    }
+    strict = score_targets(explanations, rules, graph, equivalent=False)
+    ruled = score_targets(explanations, rules, graph)
+    stated = score_targets(explanations, rules, graph, inverse_pairs=[("hosted_by", "hosts")])
+    f1 = {
+        name: {t[1]: row.f1 for t, row in table.rows.items() if row is not None}
+        for name, table in (("strict", strict), ("ruled", ruled), ("stated", stated))
+    }
+    # hand counts: one of two body triples named as written -> P = R = 1/2
+    assert f1["strict"] == {"covers": 0.5, "backs": 0.5, "member": 0.5}
+    assert f1["ruled"] == {"covers": 1.0, "backs": 0.5, "member": 0.5}  # the symmetric rule
+    assert f1["stated"] == {"covers": 1.0, "backs": 1.0, "member": 0.5}  # captain_of says more
+    # a fact named both ways counts once: P = 2/2, not 2/3
+    both = explanation_scores(
+        [("o", "roams", "p"), ("p", "roams", "o"), ("p", "home", "c")], ("o", "covers", "c"),
+        rules, graph,
+    )  # fmt: skip
+    assert both is not None and (both.precision, both.recall) == (1.0, 1.0)
+    with pytest.raises(GraphDataError, match="symmetric: expected relation names"):
+        score_targets(explanations, rules, graph, symmetric="roams")
+    with pytest.raises(GraphDataError, match="inverse_pairs: expected"):
+        score_targets(explanations, rules, graph, inverse_pairs=["hosts"])  # type: ignore[list-item]
+
+
+def test_equivalent_scores_agree_with_family_ground_truth_on_every_rendering() -> None:
+    """The family module joins every length-1 rule: child_of/parent and spouse both ways."""
+    from kg.explain.ground_truth import ground_truth_scores
+
+    world = family_kg(120, seed=3)
+    rules = parse_rules(_family_rules_as_text())
+    train = world.dataset.train.to_labeled_triples()
+    index = RuleGraph(train)
+    rng = random.Random(1)
+    flip = {"parent": "child_of", "child_of": "parent", "spouse": "spouse"}
+    checked = renamed = 0
+    for target in world.derived_triples("test"):
+        bodies = sorted({b for e in world.explanations_for(target) for b in e.path})
+        for _ in range(3):
+            guess = rng.sample(bodies, rng.randint(1, len(bodies))) + rng.sample(train, 1)
+            # name some facts the other way: (x, parent, y) as (y, child_of, x), spouse mirrored
+            guess = [
+                (t, flip[t_r], h) if t_r in flip and rng.random() < 0.5 else (h, t_r, t)
+                for h, t_r, t in guess
+            ]
+            renamed += sum(r in flip for _, r, _ in guess)
+            ours = explanation_scores(
+                guess, target, rules, index, inverse_pairs=[("parent", "child_of")]
+            )
+            theirs = ground_truth_scores(guess, world, target, symmetric_targets=False)
+            assert ours is not None
+            assert ours.f1 == pytest.approx(theirs.best_f1), (target, guess)
+            checked += 1
+    assert checked > 20 and renamed > 20
