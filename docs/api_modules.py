@@ -48,6 +48,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.maritime",
         "graphdata.worlds.telecom",
         "graphdata.worlds.aviation",
+        "graphdata.worlds.publishing",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Sixteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Seventeen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop enclosing
 subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -99,6 +99,17 @@ triangle through the derived fleet with an atom parallel to the head, slots anch
 lounge access from a star on the alliance, foreign operator permits with an inequality between two
 authorities reached by one relation, a correlated simulator-check shortcut, aircraft-type, airline,
 authority and airport hubs, exceptions and noise).
+:func:`publishing_world` was written in session 30 the same way, without reading :mod:`kg.explain`
+or the explainer benchmarks, as a world held out for the explainer and never run with it (authors,
+works and series, editions and translations in four formats, imprints of multinational and
+independent groups, literary agencies and their co-agents abroad, translators, national and
+translated-fiction prizes, countries and languages: an inverse representation pair, a symmetric
+co-agent relation from two length-1 bodies reading an appointment both ways and a chain through it,
+series membership recursive through its own head relation, translations told from originals by an
+inequality between two body variables, prize eligibility from a chain or from a rule with a constant
+in the head through the derived translations, rights sales with an existential branch, legal
+deposit with an inequality against a constant, a correlated sales shortcut, language, country,
+format and imprint hubs, exceptions and noise).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -124,6 +135,7 @@ from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.legal import LEGAL_RULES, legal_world
 from graphdata.worlds.maritime import MARITIME_RULES, maritime_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
+from graphdata.worlds.publishing import PUBLISHING_RULES, publishing_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.sports import SPORTS_RULES, sports_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
@@ -151,6 +163,7 @@ __all__ = [
     "maritime_world",
     "telecom_world",
     "aviation_world",
+    "publishing_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -167,6 +180,7 @@ __all__ = [
     "MARITIME_RULES",
     "TELECOM_RULES",
     "AVIATION_RULES",
+    "PUBLISHING_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -189,6 +203,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "maritime": maritime_world,
     "telecom": telecom_world,
     "aviation": aviation_world,
+    "publishing": publishing_world,
 }
 
 
@@ -206,12 +221,13 @@ def world(
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
-            ``"telecom"`` or ``"aviation"``.
+            ``"telecom"``, ``"aviation"`` or ``"publishing"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
-            farms, vessels, subscribers, aircraft). Default ``None``: the generator's default
-            (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400).
+            farms, vessels, subscribers, aircraft, works). Default ``None``: the generator's
+            default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400,
+            400, 300).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -41,6 +41,7 @@ SIZES = {
     "maritime": 120,
     "telecom": 120,
     "aviation": 120,
+    "publishing": 120,
 }
 
 
@@ -325,6 +326,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "maritime",
         "telecom",
         "aviation",
+        "publishing",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -439,6 +441,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "maritime",
         "telecom",
         "aviation",
+        "publishing",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
