@@ -1984,3 +1984,57 @@ def test_what_a_pattern_adds_to_a_fixed_union_by_popcounts(seed, wide):
             want = (after[0] - before[0], after[1] - before[1])
             assert union.added_to_fixed(pattern) == want
             assert union.added(pattern) == want
+
+
+def _mirror_world(held: int, both_ways: bool) -> list[tuple[int, int, int]]:
+    """A ring of 40 agencies: agency i appoints i + 1 (relation 0), and co (relation 1) holds
+    both ways between them. co(i, i + 1) is held out for i < ``held``; with ``both_ways``,
+    co(i + 1, i) for ``held`` <= i < 2 ``held`` too (the other reading's facts held out)."""
+    triples = []
+    for i in range(40):
+        a, b = i, (i + 1) % 40
+        triples.append((a, 0, b))
+        if not (both_ways and held <= i < 2 * held):
+            triples.append((b, 1, a))
+        if i >= held:
+            triples.append((a, 1, b))
+    return triples
+
+
+@pytest.mark.parametrize("union_test", [True, False])
+def test_a_mirror_pick_gives_way_to_the_rule_set_member_that_grounds_the_target(
+    monkeypatch, union_test
+):
+    # Module docstring, "Heads with several bodies", the mirror. co: 68 facts, 34 each way.
+    # The mirror co^-1 joins the 68 pairs whose reverse is a fact, of which the 28 pairs held
+    # both ways are facts both ways (56): D = 112 / 136. Each appointment reading joins 40
+    # pairs, 34 facts (D = 68 / 108); together every fact, 80 pairs: D_B = 136 / 148. The
+    # mirror is the first pick by D alone and no member of B, so the member the target has
+    # (the appointment, read forwards) takes its place.
+    # Here the member swap's union test alone would also make the change (6 facts only the
+    # set joins); on the publishing world it did not (8 facts, against 4 other pairs), so the
+    # second run takes that test away: the mirror step alone must make it.
+    if not union_test:
+        monkeypatch.setattr(patterns_module, "_member_instead", lambda *args: None)
+    forward, backward, mirror = ((0, True, -1),), ((0, False, -1),), ((1, False, -1),)
+    edge_index, edge_type = _graph(_mirror_world(6, both_ways=True))
+    bank = PatternBank(edge_index, edge_type, 40, 2)
+    assert bank.num_facts(1) == 68
+    assert bank.counts(1, [mirror]) == (56, 68) and bank.counts(1, [forward]) == (34, 40)
+    assert bank.agreement(1, [mirror]) == pytest.approx(112 / 136)
+    assert set(bank.rule_set(1)) == {forward, backward}
+    assert bank.union_agreement(1, [forward, backward]) == pytest.approx(136 / 148)
+    for target, body in (((0, 1, 1), forward), ((20, 1, 21), forward), ((9, 1, 8), backward)):
+        local = local_structure(edge_index, edge_type, target, hops=1, num_nodes=40)
+        candidates = {path_pattern(local, p) for p in range(len(local.paths))}
+        assert body in candidates and mirror in candidates, target
+        choice = pattern_search(local, bank, max_paths=3)
+        assert [path_pattern(local, p) for p in choice.chosen] == [body], target
+    # A mirror that is a member stays: with the reverse facts all kept, the set is the mirror
+    # and the backward reading (every fact, as the two readings join), and the pick the mirror.
+    edge_index, edge_type = _graph(_mirror_world(8, both_ways=False))
+    bank = PatternBank(edge_index, edge_type, 40, 2)
+    assert mirror in bank.rule_set(1)
+    local = local_structure(edge_index, edge_type, (0, 1, 1), hops=1, num_nodes=40)
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [mirror]
