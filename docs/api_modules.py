@@ -49,6 +49,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.telecom",
         "graphdata.worlds.aviation",
         "graphdata.worlds.publishing",
+        "graphdata.worlds.banking",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

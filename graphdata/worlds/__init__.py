@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Seventeen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Eighteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop enclosing
 subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -110,6 +110,11 @@ inequality between two body variables, prize eligibility from a chain or from a 
 in the head through the derived translations, rights sales with an existential branch, legal
 deposit with an inequality against a constant, a correlated sales shortcut, language, country,
 format and imprint hubs, exceptions and noise).
+:func:`banking_world` was written in session 30 the same way, held out for the explainer and never
+run with it (retail and commercial banking: customers, their accounts at the branches of
+international and local banks, loans with their borrowers, guarantors and collateral, cards,
+card payments to merchants, employers, spouses and the watch lists of countries; its rules are
+in its module docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -125,6 +130,7 @@ from graphdata.errors import GraphDataError
 from graphdata.worlds.academic import ACADEMIC_RULES, academic_world
 from graphdata.worlds.agriculture import AGRICULTURE_RULES, agriculture_world
 from graphdata.worlds.aviation import AVIATION_RULES, aviation_world
+from graphdata.worlds.banking import BANKING_RULES, banking_world
 from graphdata.worlds.base import World, build_world
 from graphdata.worlds.biology import BIOLOGY_RULES, biology_world
 from graphdata.worlds.clinical import CLINICAL_RULES, clinical_world
@@ -164,6 +170,7 @@ __all__ = [
     "telecom_world",
     "aviation_world",
     "publishing_world",
+    "banking_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -181,6 +188,7 @@ __all__ = [
     "TELECOM_RULES",
     "AVIATION_RULES",
     "PUBLISHING_RULES",
+    "BANKING_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -204,6 +212,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "telecom": telecom_world,
     "aviation": aviation_world,
     "publishing": publishing_world,
+    "banking": banking_world,
 }
 
 
@@ -221,13 +230,13 @@ def world(
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
-            ``"telecom"``, ``"aviation"`` or ``"publishing"``.
+            ``"telecom"``, ``"aviation"``, ``"publishing"`` or ``"banking"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
-            farms, vessels, subscribers, aircraft, works). Default ``None``: the generator's
-            default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400,
-            400, 300).
+            farms, vessels, subscribers, aircraft, works, customers). Default ``None``: the
+            generator's default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220,
+            340, 400, 400, 300, 320).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -42,6 +42,7 @@ SIZES = {
     "telecom": 120,
     "aviation": 120,
     "publishing": 120,
+    "banking": 120,
 }
 
 
@@ -327,6 +328,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "telecom",
         "aviation",
         "publishing",
+        "banking",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -442,6 +444,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "telecom",
         "aviation",
         "publishing",
+        "banking",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
