@@ -49,7 +49,11 @@ once after session 28's change, and ``--worlds maritime``
 after that session's change, and ``--worlds telecom`` (:func:`graphdata.worlds.telecom_world`,
 written in session 28 the same way) once after session 29's change, and ``--worlds aviation``
 (:func:`graphdata.worlds.aviation_world`, written in session 29 the same way) once with that
-change. All of these are seen now: a next held-out world has to be written.
+change, and ``--worlds publishing`` (:func:`graphdata.worlds.publishing_world`, written in
+session 30 the same way) once with the explainer of session 29, unchanged, and ``--worlds
+banking`` (:func:`graphdata.worlds.banking_world`, written in session 30 the same way) once after
+that session's change (the mirror step). All of these are seen now: a next held-out world has to
+be written.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 
