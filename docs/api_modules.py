@@ -50,6 +50,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.aviation",
         "graphdata.worlds.publishing",
         "graphdata.worlds.banking",
+        "graphdata.worlds.railways",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -43,6 +43,7 @@ SIZES = {
     "aviation": 120,
     "publishing": 120,
     "banking": 120,
+    "railways": 120,
 }
 
 
@@ -329,6 +330,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "aviation",
         "publishing",
         "banking",
+        "railways",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -445,6 +447,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "aviation",
         "publishing",
         "banking",
+        "railways",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
