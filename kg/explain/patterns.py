@@ -287,23 +287,23 @@ pruned local structures it kept geography's ``capital_rule`` at F1 1.00, .83 wit
 pick was the other reading of the symmetric ``borders`` and no member); on 100 FB15k-237 targets the
 rule sets change 7 explanations, 14 without the test.
 
-*The mirror* (:func:`_member_for_mirror`), before the member swap. Where :math:`r` is symmetric, the
-mirror :math:`r^{-1}` (the target's own fact read the other way) joins every pair whose reverse is a
-fact, so as one pattern it agrees better than each of :math:`r`'s bodies when these are several: on
-the held-out publishing world (session 30) ``co_agents(G, H)`` holds when either agency appointed
-the other, each reading of ``appointed_coagent`` alone agrees .62-.66, the mirror .84 and the two
-readings together .89. The rule set :math:`B_r` then holds the two readings and not the mirror, but
-the member swap's union test cannot tell :math:`B_r` (90 of the 90 facts of :math:`X_r`, 112 pairs)
-from the mirror with the other reading (82 facts, 100 pairs), and all 9 ``co_agents`` explanations
-were the mirror, F1 0. A pattern through :math:`r` is the last resort, as a recursive body is: when
-the pick is :math:`r^{-1}` and no member of :math:`B_r`, the member of :math:`B_r` (with the
-target's admissible candidates) without an :math:`r` step among the target's candidates, the first
-of largest :math:`D_m`, replaces it, with no test; the symmetry is the reason only where :math:`B_r`
-holds it (a relation stored both ways, completed by ``r(X,Y) <- r(Y,X)``: the mirrors of the family,
-biology, clinical, commerce, corporate, geography, software, travel, telecom and aviation worlds'
-symmetric relations are members). Measured on the eighteen worlds (seed 0): publishing's 9
-``co_agents`` explanations change (F1 at length 1 .50 -> 1.00), no explanation of the other
-seventeen worlds changes, none of 100 FB15k-237 explanations (all within 2 s, slowest 1.71 ->
+*The mirror* (:func:`_member_instead`), in place of the member swap. Where :math:`r` is symmetric,
+the mirror :math:`r^{-1}` (the target's own fact read the other way) joins every pair whose reverse
+is a fact, so as one pattern it agrees better than each of :math:`r`'s bodies when these are
+several: on the held-out publishing world (session 30) ``co_agents(G, H)`` holds when either agency
+appointed the other, each reading of ``appointed_coagent`` alone agrees .62-.66, the mirror .84 and
+the two readings together .89. The rule set :math:`B_r` then holds the two readings and not the
+mirror, but the member swap's union test cannot tell :math:`B_r` (90 of the 90 facts of :math:`X_r`,
+112 pairs) from the mirror with the other reading (82 facts, 100 pairs), and all 9 ``co_agents``
+explanations were the mirror, F1 0. A pattern through :math:`r` is the last resort, as a recursive
+body is: when the pick is :math:`r^{-1}` and no member of :math:`B_r`, the member of :math:`B_r`
+(with the target's admissible candidates) without an :math:`r` step among the target's candidates,
+the first of largest :math:`D_m`, replaces it, with no test; the symmetry is the reason only where
+:math:`B_r` holds it (a relation stored both ways, completed by ``r(X,Y) <- r(Y,X)``: the mirrors of
+the family, biology, clinical, commerce, corporate, geography, software, travel, telecom and
+aviation worlds' symmetric relations are members). Measured on the eighteen worlds (seed 0):
+publishing's 9 ``co_agents`` explanations change (F1 at length 1 .50 -> 1.00), no explanation of the
+other seventeen worlds changes, none of 100 FB15k-237 explanations (all within 2 s, slowest 1.71 ->
 1.82 s), and none of the held-out banking world's.
 
 *Folding* (:func:`_folded_member`) comes last. When the pick :math:`\pi_1` (or the member that
@@ -1797,10 +1797,6 @@ def pattern_search(
         return PatternChoice((), (), 0)
     bank._pool_counts(relation, distinct)  # each candidate's counts, by bit rows
     top, pi = _pick(bank, relation, [], [(bank.agreement(relation, [pi]), pi) for pi in distinct])
-    if not recursive and pi == _mirror(relation):  # "Heads with several bodies", the mirror
-        instead = _member_for_mirror(local, bank, relation, first, pi)
-        if instead is not None:
-            top, pi = bank.agreement(relation, [instead]), instead
     member = None if recursive else _member_instead(local, bank, relation, first, pi)
     if member is not None:  # "Heads with several bodies"
         top, pi = bank.agreement(relation, [member]), member
@@ -2485,51 +2481,35 @@ def _member_instead(
     r"""The member of the rule set that replaces the first pick, or None.
 
     Module docstring, "Heads with several bodies". With :math:`B_r` the rule set
-    (:meth:`PatternBank.rule_set`) and :math:`\pi_1` = ``pick``: when :math:`B_r` has two
-    members or more, :math:`\pi_1 \notin B_r` and some member is
-    among the target's ``candidates``, :math:`m` is the first of these of largest :math:`D_m`;
-    it replaces :math:`\pi_1` when :math:`B_r` agrees significantly better than :math:`B_r`
-    with :math:`m` replaced by :math:`\pi_1` (:func:`significantly_better` on the unions).
+    (:meth:`PatternBank.rule_set`) with the target's admissible candidates (:func:`_members`)
+    and :math:`\pi_1` = ``pick`` no member of :math:`B_r`, :math:`m` is the first of largest
+    :math:`D_m` of the members among the target's ``candidates``.
+
+    * The swap: when :math:`B_r` has two members or more and :math:`\pi_1` is none of them,
+      :math:`m` replaces :math:`\pi_1` when :math:`B_r` agrees significantly better than
+      :math:`B_r` with :math:`m` replaced by :math:`\pi_1` (:func:`significantly_better` on the
+      unions).
+    * The mirror: when :math:`\pi_1` is :math:`r^{-1}`, :math:`m` (of the members without an
+      :math:`r` step) replaces it with no test.
     """
     if pick in bank.rule_set(relation, local.max_length):
         return None
     members = _members(local, bank, relation, candidates, pick)
-    if len(members) < 2 or pick in members:
+    mirror = pick == ((relation, False, -1),)
+    if not mirror and (len(members) < 2 or pick in members):
         return None
-    joined = [m for m in members if m in candidates]
+    joined = [
+        m
+        for m in members
+        if m in candidates and not (mirror and any(step[0] == relation for step in m))
+    ]
     if not joined:
         return None
     member = max(joined, key=lambda m: bank.agreement(relation, [m]))
+    if mirror:  # a path through r is the last resort (module docstring, "the mirror")
+        return member
     swapped = [pick if m == member else m for m in members]
     return member if _union_significantly_better(bank, relation, members, swapped) else None
-
-
-def _mirror(relation: int) -> Pattern:
-    """The pattern of the length-1 path that reads another fact of ``relation`` backwards."""
-    return ((relation, False, -1),)
-
-
-def _member_for_mirror(
-    local: LocalStructure,
-    bank: PatternBank,
-    relation: int,
-    candidates: dict[Pattern, int],
-    pick: Pattern,
-) -> Pattern | None:
-    r"""The member of the rule set that replaces a pick of the mirror :math:`r^{-1}`, or None.
-
-    Module docstring, "Heads with several bodies", the mirror: when :math:`r^{-1}` is no member
-    of :math:`B_r` and :math:`B_r` (with the target's admissible candidates, :func:`_members`)
-    has a member without an :math:`r` step among the target's ``candidates``, the first of these
-    of largest :math:`D_m`.
-    """
-    if pick in bank.rule_set(relation, local.max_length):
-        return None
-    members = _members(local, bank, relation, candidates, pick)
-    joined = [m for m in members if m in candidates and all(step[0] != relation for step in m)]
-    if not joined:
-        return None
-    return max(joined, key=lambda m: bank.agreement(relation, [m]))
 
 
 def _members(
