@@ -9,10 +9,13 @@ cache: loaded when it exists, else distilled (library defaults but ``hops``/``ma
 written there, so a second run (e.g. with another ``--strategy``) skips the distillation.
 Issues 18 (last bullet) and 22 ("Explanations at scale").
 
-* **Configuration**: ``hops=1``, ``max_length=2`` by default, not the library's 2 / 3: around
-  FB15k-237's hubs the 2-hop enclosing subgraph holds tens of thousands of triples (the
-  ``--hub-targets`` part measures them), too many for the evaluator's batched scoring within the
-  issue's 2 s per explanation. ``--strategy`` defaults to the library's default.
+* **Configuration**: the library's ``hops`` and ``max_length`` (:class:`ExplainerConfig`, 2 and
+  3) by default. Until session 31 the defaults were 1 and 2: around FB15k-237's hubs the 2-hop
+  enclosing subgraph holds tens of thousands of triples (the ``--hub-targets`` part measures
+  them), which the explanations now prune (:mod:`kg.explain.local`, "Pruning") but the
+  evaluator's agreement step scored whole and ran out of memory; it now scores the subgraphs cut
+  as the distillation cuts them (:meth:`DistilledEvaluator.score_triples` with the teacher).
+  ``--strategy`` defaults to the library's default.
 
 * **Targets**: test triples the model ranks first (filtered tail rank 1), ``--targets`` of them
   drawn with ``--seed``.
@@ -568,8 +571,8 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--evaluator-steps", type=int, default=EvaluatorConfig.steps)
     parser.add_argument("--strategy", default=None, choices=STRATEGIES, help="default: library's")
-    parser.add_argument("--hops", type=int, default=1)
-    parser.add_argument("--max-length", type=int, default=2)
+    parser.add_argument("--hops", type=int, default=ExplainerConfig.hops)
+    parser.add_argument("--max-length", type=int, default=ExplainerConfig.max_length)
     parser.add_argument("--max-candidates", type=int, default=ExplainerConfig.max_candidates)
     parser.add_argument("--targets", type=int, default=100)
     parser.add_argument("--max-seconds", type=float, default=None, help="explanation loop limit")

@@ -274,6 +274,31 @@ def test_batched_perturbations_equal_one_by_one(explainer, world):
         )
 
 
+def test_scores_with_the_teacher_are_those_of_the_explainers_pruned_local_graph(
+    explainer, world, teacher, monkeypatch
+):
+    # score_triples(teacher=...) cuts a subgraph of more than B L triples to the union of its
+    # top B candidate paths by the teacher's edge probabilities, as the distillation cuts it;
+    # with B the explainer's budget that is the explainer's own pruned local graph
+    # (kg.explain.local, "Pruning"), scored by score_local with every triple kept: the oracle.
+    from kg.explain.evaluator import sampling
+
+    evaluator = explainer.evaluator_
+    budget = explainer.config.max_candidates
+    monkeypatch.setattr(sampling, "CANDIDATE_BUDGET", budget)
+    target = world.derived_triples("test")[0]
+    with pytest.warns(UserWarning, match=f"max_candidates={budget}"):  # every path, as there
+        local = explainer.local_structure(target, through_relation=True)
+    assert local.truncated and local.pruning.triples[0] > budget * local.max_length
+    triple = torch.tensor([local.target])
+    full = torch.ones(1, local.num_edges, dtype=torch.bool)
+    with torch.no_grad():
+        cut = evaluator.score_triples(triple, teacher=teacher)
+        torch.testing.assert_close(cut, evaluator.score_local(local, full), rtol=1e-4, atol=1e-5)
+        # the whole enclosing subgraph scores otherwise: the cut is what is compared
+        assert (cut - evaluator.score_triples(triple)).abs().item() > 1e-3
+
+
 def test_fit_state_persistence_and_compatibility(explainer, world, teacher, tmp_path):
     evaluator = explainer.evaluator_
     with pytest.raises(NotFittedError, match="not fitted"):
