@@ -51,6 +51,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.publishing",
         "graphdata.worlds.banking",
         "graphdata.worlds.railways",
+        "graphdata.worlds.parliament",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Nineteen worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
+Twenty worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family world
 lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop enclosing
 subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -119,6 +119,12 @@ in its module docstring).
 never run with it (passenger railways: stations in towns of four countries, lines and their
 managers, operators and their services, unit classes, units and depots, drivers; its rules are in
 its module docstring).
+:func:`parliament_world` was written in session 31 by a helper the same way, without reading
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+(parliamentary politics: politicians of four countries in the constituencies of their regions,
+parties and coalitions, ministries and committees with their policy areas, bills with their
+sponsors, stages and recorded votes, lobby groups and their meetings; its rules are in its module
+docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -145,6 +151,7 @@ from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.legal import LEGAL_RULES, legal_world
 from graphdata.worlds.maritime import MARITIME_RULES, maritime_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
+from graphdata.worlds.parliament import PARLIAMENT_RULES, parliament_world
 from graphdata.worlds.publishing import PUBLISHING_RULES, publishing_world
 from graphdata.worlds.railways import RAILWAYS_RULES, railways_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
@@ -177,6 +184,7 @@ __all__ = [
     "publishing_world",
     "banking_world",
     "railways_world",
+    "parliament_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -196,6 +204,7 @@ __all__ = [
     "PUBLISHING_RULES",
     "BANKING_RULES",
     "RAILWAYS_RULES",
+    "PARLIAMENT_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -221,6 +230,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "publishing": publishing_world,
     "banking": banking_world,
     "railways": railways_world,
+    "parliament": parliament_world,
 }
 
 
@@ -238,14 +248,14 @@ def world(
         name: ``"academic"``, ``"geography"``, ``"biology"``, ``"software"``,
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
-            ``"telecom"``, ``"aviation"``, ``"publishing"``, ``"banking"`` or
-            ``"railways"``.
+            ``"telecom"``, ``"aviation"``, ``"publishing"``, ``"banking"``, ``"railways"`` or
+            ``"parliament"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
-            farms, vessels, subscribers, aircraft, works, customers, stations). Default ``None``:
-            the generator's default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260,
-            220, 340, 400, 400, 300, 320, 240).
+            farms, vessels, subscribers, aircraft, works, customers, stations, politicians).
+            Default ``None``: the generator's default (400, 800, 600, 500, 450, 320, 400, 240,
+            400, 400, 400, 260, 220, 340, 400, 400, 300, 320, 240, 320).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -44,6 +44,7 @@ SIZES = {
     "publishing": 120,
     "banking": 120,
     "railways": 120,
+    "parliament": 120,
 }
 
 
@@ -331,6 +332,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "publishing",
         "banking",
         "railways",
+        "parliament",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -448,6 +450,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "publishing",
         "banking",
         "railways",
+        "parliament",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
