@@ -163,8 +163,14 @@ class DistilledEvaluator:
 
         Returns:
             ``[B]`` scores in teacher units.
+
+        Raises:
+            GraphDataError: Without a graph (a loaded evaluator), or for a ``teacher`` other than
+                the model distilled.
         """
         self._check_fitted()
+        if teacher is not None:
+            self._check_teacher(teacher)
         graph = graph if graph is not None else self.graph_
         if graph is None:
             raise GraphDataError(
@@ -234,6 +240,17 @@ class DistilledEvaluator:
 
     # ---- compatibility, agreement, persistence -------------------------------------------
 
+    def _check_teacher(self, teacher: KGEModel) -> None:
+        """Refuse a model other than the one this evaluator was distilled from."""
+        fingerprint = model_fingerprint(teacher)
+        if fingerprint != self.teacher_fingerprint_:
+            raise GraphDataError(
+                f"evaluator: it was distilled from another model (fingerprint "
+                f"{self.teacher_fingerprint_[:12]}..., this {teacher!r} has "
+                f"{fingerprint[:12]}...); "
+                "distil one from this model with DistilledEvaluator(config).fit(model, graph)"
+            )
+
     def check_compatible(self, teacher: KGEModel, graph: TripleSet) -> None:
         """Refuse a model or graph other than the ones this evaluator was distilled from.
 
@@ -246,14 +263,7 @@ class DistilledEvaluator:
             NotFittedError: Before :meth:`fit`.
         """
         self._check_fitted()
-        fingerprint = model_fingerprint(teacher)
-        if fingerprint != self.teacher_fingerprint_:
-            raise GraphDataError(
-                f"evaluator: it was distilled from another model (fingerprint "
-                f"{self.teacher_fingerprint_[:12]}..., this {teacher!r} has "
-                f"{fingerprint[:12]}...); "
-                "distil one from this model with DistilledEvaluator(config).fit(model, graph)"
-            )
+        self._check_teacher(teacher)
         fingerprint = graph_fingerprint(graph)
         if fingerprint != self.graph_fingerprint_:
             raise GraphDataError(

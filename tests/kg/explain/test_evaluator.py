@@ -297,6 +297,12 @@ def test_scores_with_the_teacher_are_those_of_the_explainers_pruned_local_graph(
         torch.testing.assert_close(cut, evaluator.score_local(local, full), rtol=1e-4, atol=1e-5)
         # the whole enclosing subgraph scores otherwise: the cut is what is compared
         assert (cut - evaluator.score_triples(triple)).abs().item() > 1e-3
+    # the cut follows the teacher's edge probabilities: another model's is refused
+    other = DistMult(teacher.num_entities, teacher.num_relations, dim=16)
+    with pytest.raises(GraphDataError, match="distilled from another model"):
+        evaluator.score_triples(triple, teacher=other)
+    with pytest.raises(GraphDataError, match="distilled from another model"):
+        evaluator.agreement(other, world.dataset.test.mapped_triples[:2])
 
 
 def test_fit_state_persistence_and_compatibility(explainer, world, teacher, tmp_path):
