@@ -35,8 +35,11 @@ from tests.graphdata.world_oracles import (
     default_world,
     degrees_by_kind,
     enclosing_quantiles,
+    entity_kinds,
+    exception_pairs,
     held_out,
     noise_facts,
+    noise_pairs,
     relation_pairs,
     train_triples,
 )
@@ -119,21 +122,6 @@ def stats(banking: World) -> WorldStatistics:
     return world_statistics(banking, max_targets=200)
 
 
-def _kinds(w: World) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for kind in w.entity_types.values():
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return kinds
-
-
-def _lost(w: World, relation: str) -> set[tuple[str, str]]:
-    return {(x, y) for x, r, y in w.exceptions if r == relation}
-
-
-def _noise(w: World, relation: str) -> set[tuple[str, str]]:
-    return {(x, y) for x, r, y in noise_facts(w) if r == relation}
-
-
 # ----------------------------------------------------------------------------- design
 
 
@@ -142,7 +130,7 @@ def test_banking_world_sizes_lengths_and_cardinalities(
 ) -> None:
     s = stats
     assert (s.num_entities, s.num_relations) == (1358, 22)  # the docstring's numbers at seed 0
-    assert _kinds(banking) == {
+    assert entity_kinds(banking) == {
         "account": 547,
         "person": 246,
         "loan": 204,
@@ -239,7 +227,7 @@ def test_banking_holders_are_inverse_and_co_borrowers_symmetric(banking: World) 
     expected = {(c, d) for cs in borrowers.values() for c in cs for d in cs if c != d}
     co = relation_pairs(w, "co_borrower")
     assert co == expected and co == {(d, c) for c, d in co} and len(co) == 50
-    assert not _noise(w, "co_borrower") and not _lost(w, "co_borrower")
+    assert not noise_pairs(w, "co_borrower") and not exception_pairs(w, "co_borrower")
     # The closure: holds, liabilities, loan relationships, co-borrowers, occupancy and
     # foreign spending in round one; account relationships (through holds) and what the loan
     # relationships feed in round two; what the account relationships feed in round three.
@@ -271,7 +259,7 @@ def test_banking_relationships_have_two_bodies_one_through_derived_holds(
     lender = dict(relation_pairs(banking, "lent_by"))
     expected = {(c, bank[at[a]]) for a, c in relation_pairs(banking, "held_by")}
     expected |= {(c, lender[loan]) for c, loan in relation_pairs(banking, "borrower_on")}
-    lost = _lost(banking, "banks_with")
+    lost = exception_pairs(banking, "banks_with")
     assert {(c, b) for c, _, b in facts - noise} == expected - lost
     assert (len(facts), len(facts & noise), len(lost)) == (480, 10, 11)
 
@@ -281,7 +269,7 @@ def test_banking_liability_has_two_length_one_bodies(banking: World) -> None:
     borrowers = relation_pairs(banking, "borrower_on")
     guarantors = relation_pairs(banking, "guarantor_of")
     assert not borrowers & guarantors  # a guarantor is never a borrower on the same loan
-    noise, lost = _noise(banking, "liable_for"), _lost(banking, "liable_for")
+    noise, lost = noise_pairs(banking, "liable_for"), exception_pairs(banking, "liable_for")
     assert facts - noise == (borrowers | guarantors) - lost
     assert (len(borrowers), len(guarantors), len(facts), len(noise), len(lost)) == (
         238,
@@ -304,7 +292,7 @@ def test_banking_owner_occupation_is_a_star_on_the_loan_with_a_constant(banking:
         if kind[loan] == "loan_residential" and loan in secured
     }
     facts = relation_pairs(banking, "occupies")
-    noise, lost = _noise(banking, "occupies"), _lost(banking, "occupies")
+    noise, lost = noise_pairs(banking, "occupies"), exception_pairs(banking, "occupies")
     assert facts - noise == expected - lost
     let = {loan for loan, t in kind.items() if t == "loan_buy_to_let"}
     assert all(loan in secured for loan in let)  # secured, but the rule's constant skips them
@@ -320,7 +308,7 @@ def test_banking_foreign_spend_compares_a_head_and_a_body_variable(banking: Worl
         (c, country[m]) for c, m in relation_pairs(banking, "paid") if country[m] != country[c]
     }
     facts = relation_pairs(banking, "spends_abroad")
-    noise, lost = _noise(banking, "spends_abroad"), _lost(banking, "spends_abroad")
+    noise, lost = noise_pairs(banking, "spends_abroad"), exception_pairs(banking, "spends_abroad")
     assert facts - noise == expected - lost
     home = {(c, k) for c, k in noise if country[c] == k}
     assert (len(facts), len(noise), len(lost), len(home)) == (600, 18, 41, 1)
@@ -339,7 +327,7 @@ def test_banking_due_diligence_reads_a_constant_subject(banking: World) -> None:
     country = dict(relation_pairs(banking, "located_in"))
     expected = {(b, c) for c, b in relation_pairs(banking, "banks_with") if country[c] in grey}
     facts = relation_pairs(banking, "reviews")
-    noise, lost = _noise(banking, "reviews"), _lost(banking, "reviews")
+    noise, lost = noise_pairs(banking, "reviews"), exception_pairs(banking, "reviews")
     assert facts - noise == expected - lost
     assert (len(facts), len(noise), len(lost)) == (84, 3, 2)
 
@@ -353,7 +341,7 @@ def test_banking_staff_programme_is_a_triangle(banking: World) -> None:
         if f == e and (c, b) in banks
     }
     facts = relation_pairs(banking, "in_programme")
-    noise, lost = _noise(banking, "in_programme"), _lost(banking, "in_programme")
+    noise, lost = noise_pairs(banking, "in_programme"), exception_pairs(banking, "in_programme")
     assert facts - noise == expected - lost
     assert (len(facts), len(noise), len(lost)) == (118, 6, 15)
 
@@ -411,7 +399,7 @@ def test_banking_size_is_bounded_below_and_the_smallest_world_covers_every_count
     with pytest.raises(GraphDataError, match=r"size: expected an int >= 60, got 59"):
         banking_world(59)
     w = banking_world(60, seed=1)
-    kinds = _kinds(w)
+    kinds = entity_kinds(w)
     assert (kinds["person"] + kinds["business"], kinds["merchant"], kinds["bank"]) == (60, 30, 18)
     country = dict(relation_pairs(w, "located_in"))
     banks = [b for b in country if w.entity_types[b] == "bank"]

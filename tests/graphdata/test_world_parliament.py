@@ -35,8 +35,11 @@ from tests.graphdata.world_oracles import (
     default_world,
     degrees_by_kind,
     enclosing_quantiles,
+    entity_kinds,
+    exception_pairs,
     held_out,
     noise_facts,
+    noise_pairs,
     relation_pairs,
     train_triples,
 )
@@ -112,21 +115,6 @@ def stats(parliament: World) -> WorldStatistics:
     return world_statistics(parliament, max_targets=200)
 
 
-def _kinds(w: World) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for kind in w.entity_types.values():
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return kinds
-
-
-def _lost(w: World, relation: str) -> set[tuple[str, str]]:
-    return {(x, y) for x, r, y in w.exceptions if r == relation}
-
-
-def _noise(w: World, relation: str) -> set[tuple[str, str]]:
-    return {(x, y) for x, r, y in noise_facts(w) if r == relation}
-
-
 # ----------------------------------------------------------------------------- design
 
 
@@ -135,7 +123,7 @@ def test_parliament_world_sizes_lengths_and_cardinalities(
 ) -> None:
     s = stats
     assert (s.num_entities, s.num_relations) == (926, 22)  # the docstring's numbers at seed 0
-    assert _kinds(parliament) == {
+    assert entity_kinds(parliament) == {
         "politician": 320,
         "constituency": 228,
         "bill": 192,
@@ -225,7 +213,7 @@ def test_parliament_seats_are_inverse_and_co_sponsors_symmetric(parliament: Worl
     represents = relation_pairs(w, "represents")
     assert relation_pairs(w, "represented_by") == {(c, p) for p, c in represents}
     assert not any(t[1] == "represented_by" for t in w.base_triples)  # all derived
-    assert not _noise(w, "represented_by") and not _lost(w, "represented_by")
+    assert not noise_pairs(w, "represented_by") and not exception_pairs(w, "represented_by")
     members: dict[str, set[str]] = {}
     for p, c in represents:
         members.setdefault(c, set()).add(p)
@@ -240,7 +228,7 @@ def test_parliament_seats_are_inverse_and_co_sponsors_symmetric(parliament: Worl
     expected = {(p, q) for ps in sponsors.values() for p in ps for q in ps if p != q}
     co = relation_pairs(w, "co_sponsor")
     assert co == expected and co == {(q, p) for p, q in co} and len(co) == 396
-    assert not _noise(w, "co_sponsor") and not _lost(w, "co_sponsor")
+    assert not noise_pairs(w, "co_sponsor") and not exception_pairs(w, "co_sponsor")
     # The closure: the rules over base relations in round one; the seats' parties (through
     # the derived holders) and the votes (through the derived parties of a bill) in round two.
     rounds = [{t[1] for t in new} for new in _rounds(0)]
@@ -256,12 +244,12 @@ def test_parliament_seat_party_reads_the_derived_holders(parliament: World) -> N
     party = dict(relation_pairs(parliament, "member_of"))
     expected = {(c, party[p]) for p, c in relation_pairs(parliament, "represents")}
     facts = relation_pairs(parliament, "held_by")
-    noise, lost = _noise(parliament, "held_by"), _lost(parliament, "held_by")
+    noise, lost = noise_pairs(parliament, "held_by"), exception_pairs(parliament, "held_by")
     assert facts - noise == expected - lost
     assert (len(facts), len(noise), len(lost)) == (252, 8, 14)
     region = dict(relation_pairs(parliament, "located_in"))
     elected = {(p, region[c]) for p, c in relation_pairs(parliament, "represents")}
-    lost = _lost(parliament, "elected_in")
+    lost = exception_pairs(parliament, "elected_in")
     assert relation_pairs(parliament, "elected_in") == elected - lost and len(lost) == 3
 
 
@@ -293,7 +281,7 @@ def test_parliament_voice_has_two_bodies_one_a_star_with_a_constant(parliament: 
         for p, b in relation_pairs(parliament, "sponsored")
         if stages[b] == "stage_enacted"
     }
-    noise, lost = _noise(parliament, "speaks_on"), _lost(parliament, "speaks_on")
+    noise, lost = noise_pairs(parliament, "speaks_on"), exception_pairs(parliament, "speaks_on")
     assert relation_pairs(parliament, "speaks_on") - noise == expected - lost
     assert (len(facts), len(noise), len(lost)) == (133, 5, 6)
     # The other stages are in the world too: a sponsor of a defeated bill is no voice.
@@ -318,7 +306,7 @@ def test_parliament_declared_interest_is_a_triangle(parliament: World) -> None:
         if q == p and (g, c) in lobbied
     }
     facts = relation_pairs(parliament, "declares")
-    noise, lost = _noise(parliament, "declares"), _lost(parliament, "declares")
+    noise, lost = noise_pairs(parliament, "declares"), exception_pairs(parliament, "declares")
     assert facts - noise == expected - lost
     assert (len(facts), len(noise), len(lost), len(relation_pairs(parliament, "met_with"))) == (
         303,
@@ -335,12 +323,12 @@ def test_parliament_votes_split_by_party_through_the_derived_endorsements(
     endorsing: dict[str, set[str]] = {}
     for p, b in relation_pairs(parliament, "sponsored"):
         endorsing.setdefault(b, set()).add(party[p])
-    lost = _lost(parliament, "endorses")
+    lost = exception_pairs(parliament, "endorses")
     assert (
         relation_pairs(parliament, "endorses")
         == {(x, b) for b, xs in endorsing.items() for x in xs} - lost
     )
-    assert len(lost) == 10 and not _noise(parliament, "endorses")
+    assert len(lost) == 10 and not noise_pairs(parliament, "endorses")
     cross = next(r for r in parliament.rules if r.name == "cross_party")
     (ineq,) = cross.inequalities
     assert ineq.left.name not in cross.head.variables  # two body variables
@@ -354,7 +342,7 @@ def test_parliament_votes_split_by_party_through_the_derived_endorsements(
         ("voted_across", across, (776, 23, 39)),
     ):
         facts = relation_pairs(parliament, relation)
-        noise, lost = _noise(parliament, relation), _lost(parliament, relation)
+        noise, lost = noise_pairs(parliament, relation), exception_pairs(parliament, relation)
         assert facts - noise == expected - lost, relation
         assert (len(facts), len(noise), len(lost)) == counts, relation
     assert len(votes) == 1261 and len(with_party & across) == 431
@@ -428,7 +416,7 @@ def test_parliament_size_is_bounded_below_and_the_smallest_world_covers_every_co
     with pytest.raises(GraphDataError, match="expected a sum below 1"):
         parliament_world(80, valid_fraction=0.6, test_fraction=0.4)
     w = parliament_world(60, seed=1)
-    kinds = _kinds(w)
+    kinds = entity_kinds(w)
     assert (kinds["politician"], kinds["bill"], kinds["lobby_group"]) == (60, 36, 12)
     where = dict(relation_pairs(w, "located_in"))
     politicians = [p for p in where if w.entity_types[p] == "politician"]

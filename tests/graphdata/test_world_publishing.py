@@ -35,6 +35,7 @@ from tests.graphdata.world_oracles import (
     default_world,
     degrees_by_kind,
     enclosing_quantiles,
+    entity_kinds,
     held_out,
     noise_facts,
     relation_pairs,
@@ -114,13 +115,6 @@ def stats(publishing: World) -> WorldStatistics:
     return world_statistics(publishing, max_targets=200)
 
 
-def _kinds(w: World) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for kind in w.entity_types.values():
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return kinds
-
-
 # ----------------------------------------------------------------------------- design
 
 
@@ -129,7 +123,7 @@ def test_publishing_world_sizes_lengths_and_cardinalities(
 ) -> None:
     s = stats
     assert (s.num_entities, s.num_relations) == (1343, 22)  # the docstring's numbers at seed 0
-    assert _kinds(publishing) == {
+    assert entity_kinds(publishing) == {
         "edition": 747,
         "work": 300,
         "author": 75,
@@ -450,7 +444,7 @@ def test_publishing_size_is_bounded_below_and_the_smallest_world_covers_every_ma
     with pytest.raises(GraphDataError, match=r"size: expected an int >= 60, got 59"):
         publishing_world(59)
     w = publishing_world(60, seed=1)
-    kinds = _kinds(w)
+    kinds = entity_kinds(w)
     assert (kinds["work"], kinds["author"], kinds["agency"], kinds["translator"]) == (
         60,
         30,

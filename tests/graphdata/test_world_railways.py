@@ -34,8 +34,11 @@ from tests.graphdata.world_oracles import (
     default_world,
     degrees_by_kind,
     enclosing_quantiles,
+    entity_kinds,
+    exception_pairs,
     held_out,
     noise_facts,
+    noise_pairs,
     relation_pairs,
     train_triples,
 )
@@ -110,21 +113,6 @@ def stats(railways: World) -> WorldStatistics:
     return world_statistics(railways, max_targets=200)
 
 
-def _kinds(w: World) -> dict[str, int]:
-    kinds: dict[str, int] = {}
-    for kind in w.entity_types.values():
-        kinds[kind] = kinds.get(kind, 0) + 1
-    return kinds
-
-
-def _lost(w: World, relation: str) -> set[tuple[str, str]]:
-    return {(x, y) for x, r, y in w.exceptions if r == relation}
-
-
-def _noise(w: World, relation: str) -> set[tuple[str, str]]:
-    return {(x, y) for x, r, y in noise_facts(w) if r == relation}
-
-
 # ----------------------------------------------------------------------------- design
 
 
@@ -134,7 +122,7 @@ def test_railways_world_sizes_lengths_and_cardinalities(
     s = stats
     assert (s.num_entities, s.num_relations) == (1169, 22)  # the docstring's numbers at seed 0
     assert s.split_triples == {"train": 6916, "valid": 227, "test": 225}
-    assert _kinds(railways) == {
+    assert entity_kinds(railways) == {
         "unit": 415,
         "station": 240,
         "service": 240,
@@ -220,7 +208,7 @@ def test_railways_allocation_is_inverse_and_interchanges_are_symmetric(railways:
     expected = {(a, b) for ls in lines_at.values() for a in ls for b in ls if a != b}
     inter = relation_pairs(w, "interchange_with")
     assert inter == expected and inter == {(b, a) for a, b in inter} and len(inter) == 266
-    assert not _noise(w, "interchange_with") and not _lost(w, "interchange_with")
+    assert not noise_pairs(w, "interchange_with") and not exception_pairs(w, "interchange_with")
     # The closure: allocation, competence, interchanges, charges, diesel calls and towns in
     # round one; maintenance (through allocation) and drivers (through competence) in round two.
     rounds = [{t[1] for t in new} for new in _rounds(0)]
@@ -237,7 +225,7 @@ def test_railways_competence_has_two_bodies_and_feeds_the_triangle(railways: Wor
     parent = dict(relation_pairs(railways, "variant_of"))
     expected = trained | {(x, c) for x, k in trained for c, p in parent.items() if p == k}
     facts = relation_pairs(railways, "can_drive")
-    noise, lost = _noise(railways, "can_drive"), _lost(railways, "can_drive")
+    noise, lost = noise_pairs(railways, "can_drive"), exception_pairs(railways, "can_drive")
     assert facts - noise == expected - lost
     only_variant = expected - trained
     assert (len(facts), len(noise), len(lost), len(only_variant)) == (396, 12, 17, 212)
@@ -247,7 +235,7 @@ def test_railways_competence_has_two_bodies_and_feeds_the_triangle(railways: Wor
     formed = dict(relation_pairs(railways, "formed_of"))
     drives = {(x, v) for x, v in relation_pairs(railways, "rostered_on") if (x, formed[v]) in facts}
     facts = relation_pairs(railways, "drives")
-    noise, lost = _noise(railways, "drives"), _lost(railways, "drives")
+    noise, lost = noise_pairs(railways, "drives"), exception_pairs(railways, "drives")
     assert facts - noise == drives - lost
     assert (len(facts), len(noise), len(lost)) == (360, 11, 22)
 
@@ -258,7 +246,7 @@ def test_railways_maintenance_goes_through_the_derived_allocation(railways: Worl
     of_class = dict(relation_pairs(railways, "of_class"))
     expected = {(d, of_class[u]) for u, d in relation_pairs(railways, "allocated_to")}
     facts = relation_pairs(railways, "maintains")
-    noise, lost = _noise(railways, "maintains"), _lost(railways, "maintains")
+    noise, lost = noise_pairs(railways, "maintains"), exception_pairs(railways, "maintains")
     assert facts - noise == expected - lost
     assert (len(facts), len(noise), len(lost)) == (122, 5, 5)
 
@@ -273,7 +261,7 @@ def test_railways_access_charges_compare_a_head_and_a_body_variable(railways: Wo
     expected = {(v, manager[line]) for v, line in runs if manager[line] != operator[v]}
     own = {(v, manager[line]) for v, line in runs if manager[line] == operator[v]}
     facts = relation_pairs(railways, "charged_by")
-    noise, lost = _noise(railways, "charged_by"), _lost(railways, "charged_by")
+    noise, lost = noise_pairs(railways, "charged_by"), exception_pairs(railways, "charged_by")
     assert facts - noise == expected - lost
     assert not facts & own  # an integrated railway's own services on its own lines
     assert (len(facts), len(noise), len(lost), len(own)) == (220, 4, 8, 60)
@@ -288,7 +276,7 @@ def test_railways_diesel_calls_read_a_constant(railways: World) -> None:
     expected = {(v, s) for v, s in calls if traction[formed[v]] == "traction_diesel"}
     bimode = {(v, s) for v, s in calls if traction[formed[v]] == "traction_bimode"}
     facts = relation_pairs(railways, "diesel_at")
-    noise, lost = _noise(railways, "diesel_at"), _lost(railways, "diesel_at")
+    noise, lost = noise_pairs(railways, "diesel_at"), exception_pairs(railways, "diesel_at")
     assert facts - noise == expected - lost and not facts & bimode
     assert (len(facts), len(noise), len(lost), len(bimode)) == (331, 7, 14, 201)
 
@@ -298,7 +286,7 @@ def test_railways_towns_served_are_a_chain_through_the_calls(railways: World) ->
     town = dict(relation_pairs(railways, "located_in"))
     expected = {(operator[v], town[s]) for v, s in relation_pairs(railways, "calls_at")}
     facts = relation_pairs(railways, "serves_town")
-    noise, lost = _noise(railways, "serves_town"), _lost(railways, "serves_town")
+    noise, lost = noise_pairs(railways, "serves_town"), exception_pairs(railways, "serves_town")
     assert facts - noise == expected - lost
     assert (len(facts), len(noise), len(lost)) == (225, 7, 4)
 
@@ -353,7 +341,7 @@ def test_railways_size_is_bounded_below_and_the_smallest_world_covers_every_coun
     with pytest.raises(GraphDataError, match=r"size: expected an int >= 60, got 59"):
         railways_world(59)
     w = railways_world(60, seed=1)
-    kinds = _kinds(w)
+    kinds = entity_kinds(w)
     assert (kinds["station"], kinds["town"], kinds["line"], kinds["service"]) == (60, 20, 12, 60)
     region = dict(relation_pairs(w, "located_in"))
     towns = [y for y, kind in w.entity_types.items() if kind == "town"]

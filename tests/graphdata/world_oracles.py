@@ -10,6 +10,7 @@ are each world's own, the bookkeeping around them (and the hub and subgraph-size
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import cache
 
@@ -67,6 +68,21 @@ def relation_pairs(w: World, relation: str, split: str | None = None) -> set[tup
 def noise_facts(w: World) -> set[LabeledTriple]:
     """The noise facts of every split."""
     return {t for s in SPLITS for t in w.noise_splits[s]}
+
+
+def noise_pairs(w: World, relation: str) -> set[tuple[str, str]]:
+    """The ``(head, tail)`` pairs of ``relation``'s noise facts."""
+    return {(x, y) for x, r, y in noise_facts(w) if r == relation}
+
+
+def exception_pairs(w: World, relation: str) -> set[tuple[str, str]]:
+    """The ``(head, tail)`` pairs of ``relation``'s facts that the rules' exceptions withheld."""
+    return {(x, y) for x, r, y in w.exceptions if r == relation}
+
+
+def entity_kinds(w: World) -> dict[str, int]:
+    """How many entities of each kind the world has."""
+    return dict(Counter(w.entity_types.values()))
 
 
 def held_out(w: World, relation: str | None = None) -> list[LabeledTriple]:
