@@ -524,11 +524,11 @@ def _pattern_search(
     the local graph has no path without another :math:`r` fact: the local structure is then
     rebuilt with such paths as candidates (on FB15k-237, 37 of 100 targets had no other path).
     The first pick may be a member of the relation's rule set, the bodies whose union agrees
-    best with it (:mod:`kg.explain.patterns`, "Heads with several bodies"), which the bank
-    builds at the relation's first target. The explanation may hold one condition, a fact on a
-    constant at a node of a path: refining the chosen paths ("Conditions"), or with another
-    candidate path in their place where the two agree significantly better ("Conditioned
-    picks").
+    best with it (:mod:`kg.explain.patterns.rule_sets`), which the bank builds at the
+    relation's first target. The explanation may hold one condition, a fact on a constant at a
+    node of a path (:mod:`kg.explain.patterns.conditions`): refining the chosen paths
+    ("Conditions"), or with another candidate path in their place where the two agree
+    significantly better ("Conditioned picks").
     """
     max_paths = explainer.config.max_paths
     choice = pattern_search(local, explainer.patterns_, max_paths=max_paths)

@@ -94,7 +94,7 @@ class PathExplanation:
         seconds: Wall time of the explanation.
         message: A note for the reader (why an explanation is empty, for instance).
         conditions: The triples of :attr:`triples` that are no step of a path: facts on a
-            constant at a node of a path (:mod:`kg.explain.patterns`, "Conditions"), such as
+            constant at a node of a path (:mod:`kg.explain.patterns.conditions`), such as
             ``fuel(P, fuel_coal)`` for a path that reaches the plant ``P``. Default ``()``.
     """
 

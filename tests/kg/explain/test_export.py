@@ -83,7 +83,7 @@ def many_triples():
 
 
 def with_condition():
-    # a path to bob and a fact on a constant at him (kg.explain.patterns, "Conditions"): the
+    # a path to bob and a fact on a constant at him (kg.explain.patterns.conditions): the
     # constant is on no path
     local = [
         ("bob", "supplies", "ann"),
