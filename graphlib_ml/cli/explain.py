@@ -7,8 +7,9 @@ KGExplainer, prints the paths with their scores and fidelity figures, and writes
 ``--rules FILE`` (Horn rules of any body shape, :mod:`graphdata.rules`) it prints the target's
 groundings in train and the explanation's precision, recall and F1 against the best-matching
 one, on any dataset (a fact named the other way counts where the file's length-1 rules make
-the two names imply each other, e.g. ``r(X,Y) <- r(Y,X)``: :mod:`graphdata.rules`, "Equivalent
-triples"); without it, the planted ground truth when the dataset is the synthetic family KG.
+the two names imply each other, e.g. ``r(X,Y) <- r(Y,X)``: :mod:`graphdata.rules.scoring`,
+"Equivalent triples"); without it, the planted ground truth when the dataset is the synthetic
+family KG.
 
 ``--triples FILE`` explains many targets with one fitted explainer (one evaluator): FILE holds
 one ``head relation tail`` per line (whitespace- or tab-separated labels; blank lines and lines
