@@ -55,6 +55,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.banking",
         "graphdata.worlds.railways",
         "graphdata.worlds.parliament",
+        "graphdata.worlds.construction",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

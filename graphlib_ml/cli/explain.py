@@ -617,8 +617,8 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
         "--dataset",
         help="folder, registered name, synthetic spec or world (academic, geography, biology, "
         "software, corporate, media, sports, travel, commerce, clinical, legal, energy, "
-        "agriculture, maritime, telecom, aviation, publishing, banking, railways, parliament; "
-        "NAME:size=N,seed=S) (default: the one trained on)",
+        "agriculture, maritime, telecom, aviation, publishing, banking, railways, parliament, "
+        "construction; NAME:size=N,seed=S) (default: the one trained on)",
     )
     from graphlib_ml.cli._datasets import add_header_flag, add_on_unknown_flag
 

@@ -45,6 +45,7 @@ SIZES = {
     "banking": 120,
     "railways": 120,
     "parliament": 120,
+    "construction": 120,
 }
 
 
@@ -333,6 +334,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "banking",
         "railways",
         "parliament",
+        "construction",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -451,6 +453,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "banking",
         "railways",
         "parliament",
+        "construction",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
