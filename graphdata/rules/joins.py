@@ -235,6 +235,7 @@ def groundings(
         ``()`` when the rule's head does not match the target or nothing grounds it.
 
     Examples:
+        >>> from graphdata.rules import parse_rule
         >>> graph = RuleGraph([("s", "supplier_of", "a"), ("s", "supplier_of", "b"),
         ...                    ("a", "same_sector", "b")])
         >>> rule = parse_rule(
@@ -267,6 +268,7 @@ def derived(
         The derived labelled triples.
 
     Examples:
+        >>> from graphdata.rules import parse_rules
         >>> sorted(derived(parse_rules("gp(X,Z) <- p(X,Y), p(Y,Z)"),
         ...                [("a", "p", "b"), ("b", "p", "c")]))
         [('a', 'gp', 'c')]

@@ -138,6 +138,7 @@ def relation_classes(
         Each oriented relation in a class of two or more, mapped to its class.
 
     Examples:
+        >>> from graphdata.rules import parse_rules
         >>> rules = parse_rules('''
         ... hosts(O,M) <- hosted_by(M,O)
         ... roams(X,Y) <- roams(Y,X)
@@ -306,6 +307,7 @@ def explanation_scores(
         truth to compare with, and such targets should be left out of the means.
 
     Examples:
+        >>> from graphdata.rules import parse_rules
         >>> rules = parse_rules("gp(X,Z) <- p(X,Y), p(Y,Z)")
         >>> graph = [("a", "p", "b"), ("b", "p", "c"), ("a", "q", "c")]
         >>> s = explanation_scores([("a", "p", "b"), ("a", "q", "c")], ("a", "gp", "c"), rules,
@@ -395,6 +397,7 @@ def score_targets(
         The :class:`TargetScores`.
 
     Examples:
+        >>> from graphdata.rules import parse_rules
         >>> rules = parse_rules('''
         ... gp(X,Z) <- p(X,Y), p(Y,Z)
         ... sib(X,Y) <- p(P,X), p(P,Y), X != Y
