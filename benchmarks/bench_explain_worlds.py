@@ -54,9 +54,11 @@ session 30 the same way) once with the explainer of session 29, unchanged, and `
 banking`` (:func:`graphdata.worlds.banking_world`, written in session 30 the same way) once after
 that session's change (the mirror step), and ``--worlds railways``
 (:func:`graphdata.worlds.railways_world`, written in session 30 the same way) once in session 31
-with the explainer unchanged. All of these are seen now. ``--worlds parliament``
-(:func:`graphdata.worlds.parliament_world`, written in session 31 the same way) has not been run:
-it is the held-out world for the next explainer change (run it once, at the end).
+with the explainer unchanged, and ``--worlds parliament``
+(:func:`graphdata.worlds.parliament_world`, written in session 31 the same way) once in session
+32 with the explainer unchanged. All of these are seen now. ``--worlds construction``
+(:func:`graphdata.worlds.construction_world`, written in session 32 the same way) has not been
+run: it is the held-out world for the next explainer change (run it once, at the end).
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 

@@ -112,7 +112,7 @@ from kg.explain.patterns.conditions import (
     _placed_keys,
     _takes_place,
 )
-from kg.explain.patterns.rule_sets import _folded_member, _member_instead
+from kg.explain.patterns.rule_sets import _folded_conjuncts, _folded_member, _member_instead
 from kg.explain.patterns.significance import ALPHA, significantly_better
 
 if TYPE_CHECKING:
@@ -256,6 +256,9 @@ def pattern_search(
                     better = (value, other)
             if better[1] is not None:
                 chosen_patterns[i], chosen[i], scores[-1] = better[1], first[better[1]], better[0]
+    if not recursive:  # "Folding the conjuncts" (kg.explain.patterns.rule_sets)
+        for k, m in _folded_conjuncts(bank, relation, first, chosen_patterns, local.max_length):
+            chosen_patterns[k], chosen[k] = m, first[m]
     _orient(local, bank, relation, routes, chosen_patterns, chosen)
     scores[-1] = bank.agreement(relation, chosen_patterns)
     atoms = _LocalAtoms(local, bank, relation)

@@ -1493,6 +1493,54 @@ def test_a_member_that_unfolds_a_shorter_member_is_folded_where_the_fact_is_pres
         assert bank.agreement(4, [unfolded]) > bank.agreement(4, [folded])
 
 
+def _party_world():
+    # kg.explain.patterns.rule_sets, "Folding the conjuncts". Relations: voted_for 0, member_of 1,
+    # sponsored 2, endorses 3, voted_with_party 4. Politician p (0..19) is in party 100 (p < 10)
+    # or 101 and sponsors bill 200 + p; endorses(X, B) <- sponsored(Q, B), member_of(Q, X), held
+    # out for the bills 200, 201, 210 and 211. Each p votes for the next three bills of its own
+    # party and of the other (cyclically); voted_with_party(P, B) <- voted_for(P, B),
+    # member_of(P, X), endorses(X, B), with the complete endorses: the 60 own-party votes.
+    triples = []
+    for p in range(20):
+        own, other = (0, 10) if p < 10 else (10, 0)
+        triples += [(p, 1, 100 + p // 10), (p, 2, 200 + p)]
+        if p % 10 > 1:
+            triples.append((100 + p // 10, 3, 200 + p))
+        for d in (1, 2, 3):
+            triples += [(p, 0, 200 + own + (p + d) % 10), (p, 4, 200 + own + (p + d) % 10)]
+            triples.append((p, 0, 200 + other + (p + d) % 10))
+    return triples
+
+
+@pytest.mark.parametrize("fold", [True, False])
+def test_a_conjunct_that_unfolds_a_fact_of_the_graph_reads_the_fact(monkeypatch, fold):
+    if not fold:
+        monkeypatch.setattr(search_module, "_folded_conjuncts", lambda *args: [])
+    voted, party = ((0, True, -1),), ((1, True, -1), (3, True, -1))  # member_of, endorses
+    unfolded = ((1, True, -1), (1, False, -1), (2, True, -1))  # member_of, its inverse, sponsored
+    edge_index, edge_type = _graph(_party_world())
+    bank = PatternBank(edge_index, edge_type, 220, 5)
+    # 60 facts; voted_for joins the 120 votes (D = 120 / 180), the first pick; the party's bills
+    # as sponsored join 10 bills a politician, 3 of them facts (60, 200); as endorsed 8, the held-
+    # out ones missing (48, 160). With voted_for: (60, 60), D = 1, against (48, 48), D = 96 / 108.
+    assert bank.num_facts(4) == 60
+    assert bank.counts(4, [voted]) == (60, 120)
+    assert bank.counts(4, [unfolded]) == (60, 200) and bank.counts(4, [party]) == (48, 160)
+    assert bank.counts(4, [voted, unfolded]) == (60, 60)
+    assert bank.counts(4, [voted, party]) == (48, 48)
+    assert rule_set(bank, 3) == (((1, False, -1), (2, True, -1)),)  # endorses' own body
+    assert rule_sets_module._unfolds(bank, unfolded, party, 3)
+    # where the party's endorsement is in the graph, folding reads it; politician 9's vote for
+    # bill 200, whose endorsement is held out, keeps the unfolding
+    for target, present in (((2, 4, 203), True), ((12, 4, 213), True), ((9, 4, 200), False)):
+        local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=220)
+        candidates = {path_pattern(local, p) for p in range(len(local.paths))}
+        assert unfolded in candidates and (party in candidates) == present
+        choice = pattern_search(local, bank, max_paths=3)
+        want = party if fold and present else unfolded
+        assert [path_pattern(local, p) for p in choice.chosen] == [voted, want], target
+
+
 def test_a_body_the_pool_missed_is_a_member_where_the_target_shows_it(monkeypatch):
     # Module docstring, "Heads with several bodies": the target's own candidates that the rule
     # set's admission test admits count as members. Relations a = 0, m = 1, c = 2, r = 3; r
