@@ -1,24 +1,24 @@
 r"""An eleventh tissue simulator: a MERFISH / CosMx-like section of a layered cortex.
 
-The held-out world of ``bench_celcomen_counts --world merfish`` (session 27), written by a helper
-who did not read the library's Celcomen code (``spatial/celcomen.py``, ``_inputs.py``,
-``objectives.py``, ``_solver.py``, ``model.py``, ``tools.py``, ``tl.py``) and never fitted it on
-this world. It looks like an imaging-based (MERFISH / CosMx) single-cell slide of a **cortex**:
-a **10 um section of a 3-D tissue**, so the cells are spheres cut by the slab and each keeps only
-the **fraction of its volume the section holds**; **laminae** L1-L6 and white matter with their
-own cell densities and cell types; a targeted panel of 120-500 genes of which ``G`` are coupled
-(``var['highly_variable']``). Its stages differ from the other ten: the layout (a 3-D hard-core
-process in wavy laminae, projected); a **log-generalised-inverse-Gaussian site potential**
-(:math:`\beta t - \kappa \cosh t`); couplings that are **not quadratic**: products of **Hill
-functions** of the genes' expression (a reciprocal gene regulatory network of transcription
-factors and their targets, and ligand-receptor pairs between cells), so the field is the
-stationary law of a **gene-regulatory stochastic differential equation** and the truth is its
-drift's mean Jacobian; a **kinetic Langevin sampler** (generalised HMC: partial momentum refresh,
-one leapfrog step, a Metropolis test per cell); and **imaging detection**: section capture,
-per-gene decoding efficiency, **optical crowding** (detection falls with the local density of
-transcripts) and **false-positive codewords**. Neither ``spatial.simulate`` nor ``spatial.model``
-is imported; the graph comes from :func:`graphdata.spatial.knn_graph`, the colouring from
-:mod:`benchmarks.tissue_metropolis`.
+The world of ``bench_celcomen_counts --world merfish`` (session 27), written by a helper who did not
+read the library's Celcomen code (``spatial/celcomen.py``, ``_inputs.py``, ``objectives.py``,
+``_solver.py``, ``model.py``, ``tools.py``, ``tl.py``) and never fitted it on this world; held out
+until its one run in session 32 with the code unchanged (``benchmarks/RESULTS.md``). It looks like
+an imaging-based (MERFISH / CosMx) single-cell slide of a **cortex**: a **10 um section of a 3-D
+tissue**, so the cells are spheres cut by the slab and each keeps only the **fraction of its volume
+the section holds**; **laminae** L1-L6 and white matter with their own cell densities and cell
+types; a targeted panel of 120-500 genes of which ``G`` are coupled (``var['highly_variable']``).
+Its stages differ from the other ten: the layout (a 3-D hard-core process in wavy laminae,
+projected); a **log-generalised-inverse-Gaussian site potential** (:math:`\beta t - \kappa \cosh
+t`); couplings that are **not quadratic**: products of **Hill functions** of the genes' expression
+(a reciprocal gene regulatory network of transcription factors and their targets, and
+ligand-receptor pairs between cells), so the field is the stationary law of a **gene-regulatory
+stochastic differential equation** and the truth is its drift's mean Jacobian; a **kinetic Langevin
+sampler** (generalised HMC: partial momentum refresh, one leapfrog step, a Metropolis test per
+cell); and **imaging detection**: section capture, per-gene decoding efficiency, **optical
+crowding** (detection falls with the local density of transcripts) and **false-positive codewords**.
+Neither ``spatial.simulate`` nor ``spatial.model`` is imported; the graph comes from
+:func:`graphdata.spatial.knn_graph`, the colouring from :mod:`benchmarks.tissue_metropolis`.
 
 **Layout** (:func:`cortex_cells`; units um). A strip of cortex, ``x`` along the surface, ``d``
 the depth below the pia, ``z`` across the section. Laminae bounded at depths 120, 360, 500, 700
