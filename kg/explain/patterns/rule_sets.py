@@ -110,20 +110,20 @@ explanation of the six other worlds.
 
 *Folding the conjuncts* (:func:`_folded_conjuncts`), after the exchange pass. A further pattern
 :math:`\pi_k` (:math:`k \ge 2`) filters the pairs of the first; where it reads a derivation of an
-:math:`s` fact, it agrees better than the fact's own reading only by the pairs whose :math:`s`
-fact is held out. So a conjunct that equals a shorter plain candidate :math:`m` of the target
-with one step unfolded (:func:`_unfolds`, as above) gives way to :math:`m` (the shortest, ties by
-larger :math:`D_m`; no membership of :math:`B_r` is asked, a conjunct is no body of its own). On
-the parliament world (session 32) ``party_line``, ``voted_with_party(P, B) <= voted_for(P, B),
-member_of(P, X), endorses(X, B)``, was explained with ``endorses`` unfolded into its own rule's
-body, ``member_of(Q, X), sponsored(Q, B)`` (F1 .57 on 6 targets, 1.00 folded). On the
-twenty-one worlds (seed 0) it changes those 6 explanations, one of clinical's (F1 .22 -> .25)
-and one of energy's (.22 -> .29), and no other; with seed 1 on nine of them, 13 explanations of
-parliament, energy and banking, none for the worse; on the held-out construction world and on
-100 FB15k-237 targets, none. The pick is not folded this way: a first
-pattern that unfolds a shorter candidate was a correlated base relation's reading on three
-worlds (session 29: academic's ``wrote, published_in`` folded into ``publishes_at``, F1 1 -> .40),
-where the first pick's folding above asks both readings to be members of :math:`B_r`.
+:math:`s` fact, it agrees better than the fact's own reading only by the pairs whose :math:`s` fact
+is held out. So a conjunct that equals a shorter plain candidate :math:`m` of the target (no
+:math:`r` step) with one step unfolded (:func:`_unfolds`, as above) gives way to :math:`m` (the
+shortest, ties by larger :math:`D_m`; no membership of :math:`B_r` is asked, a conjunct is no body
+of its own). On the parliament world (session 32) ``party_line``, ``voted_with_party(P, B) <=
+voted_for(P, B), member_of(P, X), endorses(X, B)``, was explained with ``endorses`` unfolded into
+its own rule's body, ``member_of(Q, X), sponsored(Q, B)`` (F1 .57 on 6 targets, 1.00 folded). On the
+twenty-one worlds (seed 0) it changes those 6 explanations, one of clinical's (F1 .22 -> .25) and
+one of energy's (.22 -> .29), and no other; with seed 1 on nine of them, 13 explanations of
+parliament, energy and banking, none for the worse; on the held-out construction world and on 100
+FB15k-237 targets, none. The pick is not folded this way: a first pattern that unfolds a shorter
+candidate was a correlated base relation's reading on three worlds (session 29: academic's ``wrote,
+published_in`` folded into ``publishes_at``, F1 1 -> .40), where the first pick's folding above asks
+both readings to be members of :math:`B_r`.
 """
 
 from __future__ import annotations
