@@ -56,9 +56,10 @@ that session's change (the mirror step), and ``--worlds railways``
 (:func:`graphdata.worlds.railways_world`, written in session 30 the same way) once in session 31
 with the explainer unchanged, and ``--worlds parliament``
 (:func:`graphdata.worlds.parliament_world`, written in session 31 the same way) once in session
-32 with the explainer unchanged. All of these are seen now. ``--worlds construction``
-(:func:`graphdata.worlds.construction_world`, written in session 32 the same way) has not been
-run: it is the held-out world for the next explainer change (run it once, at the end).
+32 with the explainer unchanged, and ``--worlds construction``
+(:func:`graphdata.worlds.construction_world`, written in session 32 the same way) once after that
+session's change (folding the conjuncts). All of these are seen now; the next explainer change
+needs a new world, written without reading :mod:`kg.explain` and run once, at the end.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 
