@@ -76,6 +76,30 @@ def noise_pairs(w: World, relation: str) -> set[tuple[str, str]]:
     return {(x, y) for x, r, y in noise_facts(w) if r == relation}
 
 
+def check_noise_counts(
+    w: World, closed: set[LabeledTriple], seed: int, tolerance: float = 0.02
+) -> None:
+    """Noise drawn to the count from the first closure's facts (base.py step 2), checked.
+
+    ``closed`` is the first closure of ``w``'s base facts, without noise. The noise relations are
+    those of ``w.noise_rates`` and none of their noise facts is grounded in ``closed``; with
+    :math:`n` a relation's closure-derived facts and :math:`k` its noise facts, :math:`k` is
+    :math:`\nu n / (1 - \nu)` rounded, or up to two below it (a noise fact that another noise fact
+    grounds becomes a derived one), and :math:`k` over all its derived facts is within
+    ``tolerance`` of :math:`\nu`.
+    """
+    everything, base = all_triples(w), set(w.base_triples)
+    noise = noise_facts(w)
+    assert {t[1] for t in noise} == set(w.noise_rates)
+    assert not closed & noise
+    for relation, nu in w.noise_rates.items():
+        k = sum(t[1] == relation for t in noise)
+        n = sum(t[1] == relation for t in closed - base)
+        assert 0 <= round(nu * n / (1 - nu)) - k <= 2, (seed, relation, k, n)
+        total = sum(t[1] == relation for t in everything - base)
+        assert abs(k / total - nu) < tolerance, (seed, relation, k, total)
+
+
 def exception_pairs(w: World, relation: str) -> set[tuple[str, str]]:
     """The ``(head, tail)`` pairs of ``relation``'s facts that the rules' exceptions withheld."""
     return {(x, y) for x, r, y in w.exceptions if r == relation}

@@ -129,7 +129,7 @@ both readings to be members of :math:`B_r`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -614,14 +614,8 @@ def _folded_member(
     members = rule_set(bank, relation, local.max_length)
     if len(members) < 2 or pick not in members:
         return None
-    shorter = sorted(
-        (m for m in members if len(m) < len(pick) and m in candidates),
-        key=lambda m: (len(m), -bank.agreement(relation, [m])),
-    )
-    for member in shorter:
-        if _unfolds(bank, pick, member, local.max_length):
-            return member
-    return None
+    options = (m for m in members if m in candidates)
+    return _shortest_folding(bank, relation, pick, options, local.max_length)
 
 
 def _folded_conjuncts(
@@ -641,26 +635,34 @@ def _folded_conjuncts(
     Returns:
         ``(k, m)`` for each conjunct :math:`\pi_k` (``k >= 1``) that :math:`m` replaces.
     """
+    plain = [
+        m
+        for m in candidates
+        if all(anchor < 0 for _, _, anchor in m) and all(step != relation for step, _, _ in m)
+    ]
     folded: list[tuple[int, Pattern]] = []
     taken = set(chosen)
     for k, longer in enumerate(chosen[1:], start=1):
-        shorter = sorted(
-            (
-                m
-                for m in candidates
-                if len(m) < len(longer)
-                and m not in taken
-                and all(anchor < 0 for _, _, anchor in m)
-                and all(step != relation for step, _, _ in m)
-            ),
-            key=lambda m: (len(m), -bank.agreement(relation, [m])),
-        )
-        for m in shorter:
-            if _unfolds(bank, longer, m, max_length):
-                folded.append((k, m))
-                taken.add(m)
-                break
+        options = (m for m in plain if m not in taken)
+        m = _shortest_folding(bank, relation, longer, options, max_length)
+        if m is not None:
+            folded.append((k, m))
+            taken.add(m)
     return folded
+
+
+def _shortest_folding(
+    bank: PatternBank, relation: int, longer: Pattern, options: Iterable[Pattern], max_length: int
+) -> Pattern | None:
+    """The first of ``options`` shorter than ``longer`` that it unfolds (:func:`_unfolds`).
+
+    Tried shortest first, ties by larger :math:`D_m` with ``relation``: both folds' order.
+    """
+    shorter = sorted(
+        (m for m in options if len(m) < len(longer)),
+        key=lambda m: (len(m), -bank.agreement(relation, [m])),
+    )
+    return next((m for m in shorter if _unfolds(bank, longer, m, max_length)), None)
 
 
 def _unfolds(bank: PatternBank, longer: Pattern, shorter: Pattern, max_length: int) -> bool:
