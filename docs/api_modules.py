@@ -56,6 +56,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.railways",
         "graphdata.worlds.parliament",
         "graphdata.worlds.construction",
+        "graphdata.worlds.ecology",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Twenty-one worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
+Twenty-two worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
 world lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -132,6 +132,13 @@ meetings; its rules are in its module docstring).
 districts of cities in three countries, developers, main contractors and subcontractors, lenders,
 building authorities and development corporations with their permits and inspectors; its rules
 are in its module docstring).
+:func:`ecology_world` was written in session 33 by a helper the same way, without reading
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+(ecology and wildlife conservation: species of seven classes with their habitats and food web,
+native and introduced ranges in the regions of four countries, protected areas with their
+corridors and flyway stopovers, field stations with their monitoring programmes and
+researchers, Red List and EU annex listings, citizen-science reports; its rules are in its
+module docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -154,6 +161,7 @@ from graphdata.worlds.clinical import CLINICAL_RULES, clinical_world
 from graphdata.worlds.commerce import COMMERCE_RULES, commerce_world
 from graphdata.worlds.construction import CONSTRUCTION_RULES, construction_world
 from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
+from graphdata.worlds.ecology import ECOLOGY_RULES, ecology_world
 from graphdata.worlds.energy import ENERGY_RULES, energy_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
 from graphdata.worlds.legal import LEGAL_RULES, legal_world
@@ -194,6 +202,7 @@ __all__ = [
     "railways_world",
     "parliament_world",
     "construction_world",
+    "ecology_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -215,6 +224,7 @@ __all__ = [
     "RAILWAYS_RULES",
     "PARLIAMENT_RULES",
     "CONSTRUCTION_RULES",
+    "ECOLOGY_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -242,6 +252,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "railways": railways_world,
     "parliament": parliament_world,
     "construction": construction_world,
+    "ecology": ecology_world,
 }
 
 
@@ -260,13 +271,14 @@ def world(
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
             ``"telecom"``, ``"aviation"``, ``"publishing"``, ``"banking"``, ``"railways"``,
-            ``"parliament"`` or ``"construction"``.
+            ``"parliament"``, ``"construction"`` or ``"ecology"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
             farms, vessels, subscribers, aircraft, works, customers, stations, politicians,
-            sites). Default ``None``: the generator's default (400, 800, 600, 500, 450, 320,
-            400, 240, 400, 400, 400, 260, 220, 340, 400, 400, 300, 320, 240, 320, 360).
+            sites, species). Default ``None``: the generator's default (400, 800, 600, 500,
+            450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400, 300, 320, 240, 320, 360,
+            300).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -46,6 +46,7 @@ SIZES = {
     "railways": 120,
     "parliament": 120,
     "construction": 120,
+    "ecology": 120,
 }
 
 
@@ -335,6 +336,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "railways",
         "parliament",
         "construction",
+        "ecology",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -454,6 +456,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "railways",
         "parliament",
         "construction",
+        "ecology",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
