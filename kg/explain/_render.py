@@ -128,7 +128,7 @@ def _edge_styles(
             if triple not in seen:
                 seen.add(triple)
                 edges.append((triple, f"path {i + 1}", PATH_COLORS[i % len(PATH_COLORS)]))
-    for triple in explanation.conditions:  # facts on a constant at a node of a path
+    for triple in explanation.conditions:  # facts on a constant, or an end's distinct value
         if triple not in seen:
             seen.add(triple)
             edges.append((triple, "condition", "black"))

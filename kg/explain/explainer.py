@@ -526,8 +526,9 @@ def _pattern_search(
     The first pick may be a member of the relation's rule set, the bodies whose union agrees
     best with it (:mod:`kg.explain.patterns.rule_sets`), which the bank builds at the
     relation's first target. The explanation may hold one condition, a fact on a constant at a
-    node of a path (:mod:`kg.explain.patterns.conditions`): refining the chosen paths
-    ("Conditions"), or with another candidate path in their place where the two agree
+    node of a path or an end's value of a function that differs from the other end
+    (:mod:`kg.explain.patterns.conditions`): refining the chosen paths ("Conditions",
+    "Distinct values"), or with another candidate path in their place where the two agree
     significantly better ("Conditioned picks").
     """
     max_paths = explainer.config.max_paths

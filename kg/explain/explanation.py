@@ -95,7 +95,9 @@ class PathExplanation:
         message: A note for the reader (why an explanation is empty, for instance).
         conditions: The triples of :attr:`triples` that are no step of a path: facts on a
             constant at a node of a path (:mod:`kg.explain.patterns.conditions`), such as
-            ``fuel(P, fuel_coal)`` for a path that reaches the plant ``P``. Default ``()``.
+            ``fuel(P, fuel_coal)`` for a path that reaches the plant ``P``, or an end's value
+            that differs from the other end ("Distinct values"), such as the customer's own
+            ``located_in(C, J)`` for a path from ``C`` to a country ``K != J``. Default ``()``.
     """
 
     target: LabeledTriple

@@ -18,8 +18,8 @@ The parts, in the order a target meets them:
   orientation (:func:`pattern_search`, :func:`pattern_mask`);
 * :mod:`~kg.explain.patterns.rule_sets`: heads with several bodies, the rule set :math:`B_r` and
   the picks it corrects (the member swap, the mirror, folding);
-* :mod:`~kg.explain.patterns.conditions`: an atom on a constant at a node of a chosen path, and
-  conditioned picks;
+* :mod:`~kg.explain.patterns.conditions`: an atom on a constant at a node of a chosen path, an
+  end's value that differs from the other end (distinct values), and conditioned picks;
 * :mod:`~kg.explain.patterns.significance`: the tests (:func:`significantly_better`, and the
   binomial admission of a pattern at level
   :data:`~kg.explain.patterns.significance.ALPHA`).
@@ -41,7 +41,10 @@ second position (the union of pool patterns conjoined with :math:`\pi_1`, admitt
 is) raised it to .34 but added a path to complete bodies elsewhere (geography's ``visa_free``), and
 was not kept. A branch of two atoms or more off every path from :math:`h` to :math:`t`, or one on
 the head, is no candidate (:mod:`~kg.explain.patterns.conditions` takes one atom at a node of a
-path). Two unions can be equal: ``cousin``'s set reads the sibling step from the second parent
+path); a distinct value only where one end's relation is a function
+(:mod:`~kg.explain.patterns.conditions`, "Distinct values"), not between two other nodes
+(parliament's ``cross_party``, ``X != Y`` between an endorsing party and the member's own). Two
+unions can be equal: ``cousin``'s set reads the sibling step from the second parent
 (``sister(Z, Y)``) where the rule reads it from the first (``brother(Y, Z)``), and ``uncle``'s by
 marriage is reported with ``spouse(Y, X)`` where the rule reads ``spouse(X, Y)`` (the orientation
 step keeps the reading that agrees significantly better). Measured before the rule sets and not kept

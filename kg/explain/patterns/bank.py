@@ -139,6 +139,10 @@ Pattern = tuple[tuple[int, bool, int], ...]
 #: A fact on a constant, ``(relation s, forward, constant c)``: :math:`s(u, c)` when ``forward``,
 #: else :math:`s(c, u)`; a condition on the entity :math:`u` at one node of a pattern.
 Atom = tuple[int, bool, int]
+#: A distinct-value condition ``(s, forward, at_head)`` (:mod:`~kg.explain.patterns.conditions`,
+#: "Distinct values"): the pair's end (the head, or the tail) has an :math:`s` fact, read forward
+#: or backward from it, whose other end is not the pair's other end.
+Apart = tuple[int, bool, bool]
 #: Longest pattern in a rule set's pool (:meth:`PatternBank.between` enumerates the paths between
 #: a fact's two ends to here; :mod:`~kg.explain.patterns.rule_sets`).
 POOL_LENGTH = 3
@@ -285,6 +289,7 @@ class PatternBank:
             np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None
         ] = (empty, -1, empty, empty, none, none, None)
         self._num_facts: dict[int, float] = {}
+        self._functions: dict[tuple[int, bool], bool] = {}  # _functional
 
     def _rows(self, heads: int) -> np.ndarray:
         """The heads :math:`X_r` for ``heads = r``; the entities :math:`Y` for -1."""
@@ -500,6 +505,42 @@ class PatternBank:
         if others:
             keys = _intersect(keys, self._joint_keys(relation, others))
         return self._key_counts(relation, keys)
+
+    def _functional(self, relation: int, forward: bool) -> bool:
+        """Whether no entity has two ``relation`` facts read from it (``forward``: as head)."""
+        key = (relation, forward)
+        if key not in self._functions:
+            matrix = self._adjacency[relation] if forward else self._transpose[relation]
+            self._functions[key] = bool(np.diff(matrix.indptr).max(initial=0) <= 1)
+        return self._functions[key]
+
+    def _apart_removed(self, relation: int, keys: np.ndarray, apart: Apart) -> np.ndarray:
+        r"""Sorted keys of the pairs of ``keys`` that the distinct-value condition ``apart`` drops.
+
+        For ``apart = (s, forward, at_head)`` and :math:`A = A_s` (``forward``) or :math:`A_s^\top`,
+        the end :math:`e` of a pair (:math:`x` if ``at_head``, else :math:`y`) and its other end
+        :math:`o`, the pair is removed iff :math:`A[e, o] = 1` and :math:`\sum_z A[e, z] = 1`: the
+        end's one :math:`s` value is the other end (:mod:`~kg.explain.patterns.conditions`,
+        "Distinct values"). An end with no :math:`s` value keeps its pairs. The candidates are
+        the pairs :math:`(e, A\text{'s one column of row } e)` of the entities of degree one, so the
+        cost follows the entities, not ``keys``.
+
+        Args:
+            relation: The head relation :math:`r` (``keys`` over its rows :math:`X_r`).
+            keys: Sorted linear keys of pairs.
+            apart: ``(s, forward, at_head)``.
+        """
+        rel, forward, at_head = apart
+        matrix = self._adjacency[rel] if forward else self._transpose[rel]
+        ends = np.flatnonzero(np.diff(matrix.indptr) == 1)
+        values = matrix.indices[matrix.indptr[ends]]
+        x, y = (ends, values) if at_head else (values, ends)
+        rows = self._rows(relation)
+        at = np.searchsorted(rows, x)
+        at[at == rows.size] = 0
+        held = rows[at] == x  # pairs whose x is a row of X_r
+        candidates = np.unique(at[held].astype(np.int64) * self.num_nodes + y[held])
+        return candidates[_contains(keys, candidates)]
 
     def _keep(self, key: tuple[int, Pattern], matrix: sp.csr_matrix) -> sp.csr_matrix:
         """Cache ``matrix`` under ``key``, dropping the least recently used beyond the budget."""

@@ -1,4 +1,4 @@
-r"""Conditions on a constant at a node of a chosen path, and conditioned picks.
+r"""Conditions on a constant at a node of a chosen path, distinct values, and conditioned picks.
 
 These are two steps of the pattern search (:mod:`kg.explain.patterns.search`), taken after its
 picks; they use the counts of :mod:`kg.explain.patterns.bank` (:math:`S(\Pi) = D_\Pi`, the
@@ -41,6 +41,39 @@ the test admits conditions that raise :math:`S` by .006-.012 over thousands of p
 of a film's release region taking part in an Olympic sport), as it admits such filters. A condition
 refines the chosen paths only; a body that is never picked without its atom is "Conditioned
 picks"' case.
+
+**Distinct values** (:func:`_apart_options`, :meth:`_Best.weigh_apart`), in the same step. A rule
+body can compare a value of one end with the other end: ``spends_abroad(C, K) <= paid(C, M),
+located_in(M, K), located_in(C, J), K != J``, the customer's own country differing from the
+merchant's. The path ``paid, located_in`` also joins every customer to the countries of the
+merchants at home, which are no facts; the rule's ``located_in(C, J), J != K`` removes exactly those
+pairs when ``located_in`` is a **function** (no entity has two values), and then it reads
+:math:`\neg\, s(x, y)`. For a relation :math:`s` read forward or backward from the pair's head
+(or tail), :math:`A` = :math:`A_s` or :math:`A_s^\top`, and the end :math:`e` with the other end
+:math:`o`,
+
+.. math::
+    R_{\Sigma, s}[x, y] = R_\Sigma[x, y]\; \mathbb{1}\big[\lnot (A[e, o] = 1 \land
+    \textstyle\sum_z A[e, z] = 1)\big]
+
+(:meth:`PatternBank._apart_removed`: a pair is removed iff the end's one :math:`s` value is the
+other end; an end with none keeps its pairs, so no whole row of :math:`X_r` goes, as no atom
+conditions the head, above). The candidates: every local triple at :math:`h` (at :math:`t`) whose
+relation is not :math:`r`, read as a function from that end (:meth:`PatternBank._functional`, over
+the whole graph), and whose other end is neither :math:`t` (:math:`h`) nor on :math:`\Sigma`'s
+paths; the triple is the explanation's witness (the customer's ``located_in``), the first in order
+for each :math:`(s, \text{direction}, \text{end})`. They are admitted, weighed and ordered with the
+atoms (after those of the same subset): the same test, :math:`S(\Sigma)` raised, largest :math:`S`,
+then fewest triples. Why a function: a first version took any relation, removing the pairs of the
+ends of degree one, and read relations that are none: one exclusive of :math:`r` on a pair
+(parliament's ``voted_across`` beside ``voted_with_party``, F1 1 -> .4 on six targets) and
+clinical's ``allergic_to``, the cause of the exceptions of ``prescribed`` but no part of its rule
+(six targets, two of them 1 -> .8). Measured on the twenty-one seen worlds and on FB15k-237 (issue
+#18, session 33, RESULTS.md, "Distinct values"): 22 of 1,105 explanations change and none for the
+worse (banking's ``foreign_spend``, railways' ``track_access``, maritime's ``flag_out`` and
+aviation's ``foreign_permit`` gain the witness; seed 1: 12 of 486, none worse; FB15k-237: none of
+100). An inequality between two values, or between a middle node and a value (publishing's
+``translation``, parliament's ``cross_party``), is not this shape.
 
 **Conditioned picks** (:func:`_conditioned_pick`, :func:`_takes_place`), last. A body whose chain
 agrees badly without its atom is never chosen, so no condition can refine it: the held-out maritime
@@ -103,7 +136,7 @@ from kg.explain.patterns.rule_sets import _members
 from kg.explain.patterns.significance import ALPHA, _keys_significantly_better
 
 if TYPE_CHECKING:
-    from kg.explain.patterns.bank import Atom, Pattern, PatternBank
+    from kg.explain.patterns.bank import Apart, Atom, Pattern, PatternBank
 #: Most entries that the conditioned picks of one target count, the (pair, middle entity) entries
 #: and the (pair, atom) entries of their products with the atoms' holders, over all their
 #: patterns and nodes, in decreasing order of the candidates' bounds (module docstring,
@@ -337,7 +370,9 @@ class _Placed:
     """Where a condition sits, and :math:`S` (``value``) of the conditioned conjunction.
 
     Pattern ``member``'s node ``node`` is kept to ``holders`` by the local triple ``edge``, on
-    the subset ``kept`` (positions) of the patterns weighed.
+    the subset ``kept`` (positions) of the patterns weighed; with ``apart``, the distinct-value
+    condition of :meth:`PatternBank._apart_removed` instead, ``edge`` its witness (``member``
+    -1, ``node`` 0, no ``holders``).
     """
 
     kept: tuple[int, ...]
@@ -346,6 +381,7 @@ class _Placed:
     edge: int
     holders: np.ndarray
     value: Fraction
+    apart: Apart | None = None  # a distinct-value condition instead ("Distinct values")
 
 
 class _Best:
@@ -411,6 +447,72 @@ class _Best:
             self.key, self.order = (value, -triples), order
             self.placed = _Placed(*place, first, here, value)
 
+    def weigh_apart(
+        self,
+        bank: PatternBank,
+        relation: int,
+        sub: _Subset,
+        options: list[tuple[Apart, int]],
+        facts: float,
+        kept: tuple[int, ...],
+        after: int,
+    ) -> None:
+        r"""Weigh the distinct-value conditions ``options`` on the subset ``sub``.
+
+        Module docstring, "Distinct values": each ``(apart, edge)`` removes the pairs of
+        :meth:`PatternBank._apart_removed` from :math:`\Sigma`'s and is admissible as an atom
+        is (:meth:`weigh`); ``after`` orders them after every atom of the subset.
+        """
+        s, b, own, rate = sub.support, sub.body, sub.dice, sub.rate
+        truth = bank._facts_keys(relation)
+        for apart, edge in options:
+            removed = bank._apart_removed(relation, sub.pairs, apart)
+            if removed.size == 0:
+                continue
+            s1 = s - float(_contains(truth, removed).sum())
+            b1 = b - float(removed.size)
+            value = _exact_dice(s1, b1, facts)
+            order = (sub.position, after, 0, edge)
+            if (
+                value <= own
+                or not self.beats(value, sub.triples, order)
+                or binom.cdf(s - s1, b - b1, rate) >= ALPHA
+            ):
+                continue
+            self.key, self.order = (value, -sub.triples), order
+            self.placed = _Placed(kept, -1, 0, edge, np.zeros(0, dtype=np.int64), value, apart)
+
+
+def _apart_options(
+    local: LocalStructure,
+    bank: PatternBank,
+    atoms: _LocalAtoms,
+    relation: int,
+    path: int,
+    nodes: set[int],
+) -> list[tuple[Apart, int]]:
+    """The distinct-value conditions at the ends of local ``path``, each with its witness triple.
+
+    Module docstring, "Distinct values": every local triple at the head (the tail) whose
+    relation :math:`s` is not :math:`r` and a function read from that end
+    (:meth:`PatternBank._functional`), and whose other end is neither the tail (the head) nor on
+    the subset's paths (``nodes``); the first triple in order for each ``(s, forward, at_head)``.
+    """
+    ends = local.path_nodes[path]
+    head, tail = ends[0], ends[-1]
+    options: dict[Apart, int] = {}
+    for end, other, at_head in ((head, tail, True), (tail, head, False)):
+        for e in atoms._at.get(end, []):
+            u, v, rel = atoms._heads[e], atoms._tails[e], atoms._types[e]
+            if rel == relation or u == v:
+                continue
+            forward = u == end
+            value = v if forward else u
+            if value == other or value in nodes or not bank._functional(rel, forward):
+                continue
+            options.setdefault((rel, forward, at_head), e)
+    return [(apart, e) for apart, e in options.items()]
+
 
 def _subset(
     local: LocalStructure,
@@ -452,9 +554,10 @@ def _condition(
     none of :math:`\Sigma`'s paths and is the constant of at least two entities' facts
     (:meth:`PatternBank.holders`; one is an anchor), the option :math:`(\Sigma, \text{atom})`
     is admissible when the pairs it removes from :math:`\Sigma`'s pass the conjunction test and
-    it raises :math:`S(\Sigma)`. The option of largest :math:`S`, then fewest triples, then
-    first in that order, replaces the explanation when it agrees better than the chosen
-    patterns, or as well with fewer triples.
+    it raises :math:`S(\Sigma)`. The distinct values of the ends ("Distinct values",
+    :func:`_apart_options`) are options too, after the atoms of their subset. The option of
+    largest :math:`S`, then fewest triples, then first in that order, replaces the explanation
+    when it agrees better than the chosen patterns, or as well with fewer triples.
 
     Cost (the same choice as counting every option, tested against that). A condition keeps a
     pair iff one of the entities its walks pass at the node holds the atom
@@ -519,6 +622,9 @@ def _condition(
             counts = _NodeCounts(bank, relation, patterns[k], pairs, node, vertex, holders)
             for kept in mine:
                 best.weigh(counts, groups, state[kept], others.get(kept), facts, (kept, k, node))
+    for kept, sub in state.items():  # "Distinct values"
+        options = _apart_options(local, bank, atoms, relation, chosen[kept[0]], sub.nodes)
+        best.weigh_apart(bank, relation, sub, options, facts, kept, len(chosen))
     return best.placed
 
 
@@ -614,6 +720,12 @@ def _placed_keys(
     """
     if placed is None:
         keys = bank._joint_keys(relation, patterns)
+    elif placed.apart is not None:
+        keys = _absent(
+            bank._joint_keys(relation, [patterns[k] for k in placed.kept]),
+            bank._loops_keys(relation),
+        )
+        return _absent(keys, bank._apart_removed(relation, keys, placed.apart))
     else:
         keys = bank._conditioned_keys(
             relation, patterns[placed.member], placed.node, placed.holders

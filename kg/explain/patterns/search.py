@@ -130,7 +130,8 @@ class PatternChoice:
         num_patterns: How many distinct candidate patterns were scored.
         conditions: Positions in the local graph's triples of the condition atoms, facts on a
             constant at a node of a chosen path (:mod:`~kg.explain.patterns.conditions`,
-            "Conditions"). Default ``()``.
+            "Conditions"), or the witness of a distinct value at an end ("Distinct values").
+            Default ``()``.
     """
 
     chosen: tuple[int, ...]
@@ -159,11 +160,12 @@ def pattern_search(
             relation as candidates (bodies that recurse on :math:`r`). Default False.
 
     Returns:
-        The :class:`PatternChoice` (empty when there is no candidate path), with a condition atom
-        where one agrees better than the chosen paths (:mod:`~kg.explain.patterns.conditions`,
-        "Conditions"; then ``chosen`` may keep only some of them, and ``scores`` ends with :math:`S`
-        of the result), or one other candidate path and its condition where they agree significantly
-        better ("Conditioned picks"; ``scores`` ends with their :math:`S`).
+        The :class:`PatternChoice` (empty when there is no candidate path), with a condition atom or
+        a distinct value's witness where one agrees better than the chosen paths
+        (:mod:`~kg.explain.patterns.conditions`, "Conditions", "Distinct values"; then ``chosen``
+        may keep only some of them, and ``scores`` ends with :math:`S` of the result), or one other
+        candidate path and its condition where they agree significantly better ("Conditioned picks";
+        ``scores`` ends with their :math:`S`).
 
     Raises:
         GraphDataError: For a ``max_paths`` below 1.

@@ -1863,6 +1863,112 @@ def test_condition_counts_and_holders_reject_bad_arguments():
     )
 
 
+def _brute_apart_removed(triples, relation, keys, apart, heads, num_nodes):
+    """The keys of ``keys`` whose pair's end has exactly one ``rel`` value, the other end."""
+    rel, forward, at_head = apart
+    facts = set(triples)
+    removed = []
+    for key in keys.tolist():
+        x, y = int(heads[key // num_nodes]), key % num_nodes
+        end, other = (x, y) if at_head else (y, x)
+        values = {
+            v for v in range(num_nodes) if ((end, rel, v) if forward else (v, rel, end)) in facts
+        }
+        if values == {other}:
+            removed.append(key)
+    return removed
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_distinct_value_removals_and_functions_match_brute_force(seed):
+    # Relation 3 is a function (one value for every entity that has one), the others random:
+    # every (s, forward, at_head) on the pairs of one- and two-step patterns of every head
+    # relation, and whether each relation is a function read either way.
+    n = 9
+    triples = _random_triples(40 + seed, n, 3, m=45)
+    triples += [(u, 3, (3 * u + seed) % n) for u in range(0, n, 2) if (3 * u + seed) % n != u]
+    bank = PatternBank(*_graph(triples), n, 4)
+    for rel in range(4):
+        for forward in (True, False):
+            ends = [h if forward else t for h, s, t in triples if s == rel]
+            brute = max((ends.count(e) for e in ends), default=0) <= 1
+            assert bank._functional(rel, forward) == brute
+    assert bank._functional(3, True)
+    patterns = [((0, True, -1),), ((1, False, -1), (3, True, -1)), ((2, True, -1), (0, False, -1))]
+    for relation in range(3):
+        heads = bank._rows(relation)
+        for pattern in patterns:
+            keys = bits_module._absent(
+                bank._joint_keys(relation, [pattern]), bank._loops_keys(relation)
+            )
+            for apart in itertools.product(range(4), (True, False), (True, False)):
+                got = bank._apart_removed(relation, keys, apart).tolist()
+                assert got == _brute_apart_removed(triples, relation, keys, apart, heads, n)
+
+
+def _abroad_world(customers=12, second_home=False):
+    """Customers 0..C-1 live (1) in country 1000 + c % 3 and pay (2) four merchants each, two
+    at home and one in each other country (merchants live (1) in their country too). A customer
+    spends abroad (0) in the two other countries: ``r(c, k) <= pays(c, m), lives(m, k),
+    lives(c, j), j != k``. The last customer's first foreign fact is the target, held out;
+    ``second_home`` gives customer 0 a second country (``lives`` is then no function)."""
+    triples = []
+    for c in range(customers):
+        home = 1000 + c % 3
+        triples.append((c, 1, home))
+        for k in range(4):
+            m = 100 + 4 * c + k
+            country = home if k < 2 else 1000 + (c + k - 1) % 3
+            triples += [(c, 2, m), (m, 1, country)]
+            if k >= 2:
+                triples.append((c, 0, country))
+    if second_home:
+        triples.append((0, 1, 1001))
+    c = customers - 1
+    target = (c, 0, 1000 + (c + 1) % 3)
+    triples.remove(target)
+    return triples, target, 1003
+
+
+def test_a_distinct_value_at_the_head_conditions_the_path():
+    # Oracle, by hand: pays, lives joins every customer's three countries, 2 C - 1 of the 3 C
+    # pairs facts (n_r = 2 C - 1); the customer's own country is the removed pair of each row
+    # (C pairs, no fact), so S = 2 (2 C - 1) / (2 C + 2 C - 1), and the test's p-value is
+    # (1 - (2 C - 1) / (5 C - 1))^C = .61^12 < .05. The witness is the customer's own `lives`.
+    customers = 12
+    triples, target, num_nodes = _abroad_world(customers)
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, 3)
+    chain = ((2, True, -1), (1, True, -1))
+    assert bank.counts(0, [chain]) == (2 * customers - 1, 3 * customers)
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [chain]
+    home = 1000 + target[0] % 3
+    assert [tuple(local.triples[e].tolist()) for e in choice.conditions] == [(target[0], 1, home)]
+    n = 2 * customers - 1
+    assert choice.scores[-1] == pytest.approx(2 * n / (2 * customers + n))
+    assert (1 - n / (3 * customers + n)) ** customers < ALPHA
+    mask = pattern_mask(local, choice)
+    assert (target[0], 1, home) in {tuple(t) for t in local.triples[mask].tolist()}
+
+
+@pytest.mark.parametrize("case", ["off", "no_function"])
+def test_without_a_function_or_the_step_the_abroad_target_takes_no_condition(monkeypatch, case):
+    # With the distinct values switched off (the test above fails on it), or with a customer
+    # of two countries (`lives` is no function: "the customer's country" is not one value), the
+    # path is explained alone.
+    if case == "off":
+        monkeypatch.setattr(conditions_module, "_apart_options", lambda *args: [])
+    triples, target, num_nodes = _abroad_world(12, second_home=case == "no_function")
+    edge_index, edge_type = _graph(triples)
+    bank = PatternBank(edge_index, edge_type, num_nodes, 3)
+    local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=num_nodes)
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [((2, True, -1), (1, True, -1))]
+    assert choice.conditions == ()
+
+
 def _reefer_world():
     """Carriers 0..19 operate (1) four vessels each, two of them carrying (3) cargo 1000, two
     cargo 1001; each vessel calls (2) at two ports of its own. A carrier serves (0) the ports of
