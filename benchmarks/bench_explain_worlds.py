@@ -58,7 +58,9 @@ with the explainer unchanged, and ``--worlds parliament``
 (:func:`graphdata.worlds.parliament_world`, written in session 31 the same way) once in session
 32 with the explainer unchanged, and ``--worlds construction``
 (:func:`graphdata.worlds.construction_world`, written in session 32 the same way) once after that
-session's change (folding the conjuncts). All of these are seen now; the next explainer change
+session's change (folding the conjuncts), and ``--worlds ecology``
+(:func:`graphdata.worlds.ecology_world`, written in session 33 the same way) once after that
+session's change (distinct values). All of these are seen now; the next explainer change
 needs a new world, written without reading :mod:`kg.explain` and run once, at the end.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """

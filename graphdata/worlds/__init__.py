@@ -133,12 +133,12 @@ districts of cities in three countries, developers, main contractors and subcont
 building authorities and development corporations with their permits and inspectors; its rules
 are in its module docstring).
 :func:`ecology_world` was written in session 33 by a helper the same way, without reading
-:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
-(ecology and wildlife conservation: species of seven classes with their habitats and food web,
-native and introduced ranges in the regions of four countries, protected areas with their
-corridors and flyway stopovers, field stations with their monitoring programmes and
-researchers, Red List and EU annex listings, citizen-science reports; its rules are in its
-module docstring).
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and run once in session 33
+after that session's change, distinct values (ecology and wildlife conservation: species of seven
+classes with their habitats and food web, native and introduced ranges in the regions of four
+countries, protected areas with their corridors and flyway stopovers, field stations with their
+monitoring programmes and researchers, Red List and EU annex listings, citizen-science reports; its
+rules are in its module docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
