@@ -57,6 +57,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.parliament",
         "graphdata.worlds.construction",
         "graphdata.worlds.ecology",
+        "graphdata.worlds.insurance",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Twenty-two worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
+Twenty-three worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
 world lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -139,6 +139,13 @@ classes with their habitats and food web, native and introduced ranges in the re
 countries, protected areas with their corridors and flyway stopovers, field stations with their
 monitoring programmes and researchers, Red List and EU annex listings, citizen-science reports; its
 rules are in its module docstring).
+:func:`insurance_world` was written in session 33 by a helper the same way, without reading
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+(insurance: people and businesses of three countries with their motor, home, liability,
+commercial property, health and life policies, insurers with their regulators, reinsurers and
+retrocession funds, brokers and tied agents, insured vehicles and buildings, loss events and
+claims with their handlers, loss adjusters, repairers and clinics, fraud investigations; its
+rules are in its module docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -164,6 +171,7 @@ from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.ecology import ECOLOGY_RULES, ecology_world
 from graphdata.worlds.energy import ENERGY_RULES, energy_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
+from graphdata.worlds.insurance import INSURANCE_RULES, insurance_world
 from graphdata.worlds.legal import LEGAL_RULES, legal_world
 from graphdata.worlds.maritime import MARITIME_RULES, maritime_world
 from graphdata.worlds.media import MEDIA_RULES, media_world
@@ -203,6 +211,7 @@ __all__ = [
     "parliament_world",
     "construction_world",
     "ecology_world",
+    "insurance_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -225,6 +234,7 @@ __all__ = [
     "PARLIAMENT_RULES",
     "CONSTRUCTION_RULES",
     "ECOLOGY_RULES",
+    "INSURANCE_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -253,6 +263,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "parliament": parliament_world,
     "construction": construction_world,
     "ecology": ecology_world,
+    "insurance": insurance_world,
 }
 
 
@@ -271,14 +282,14 @@ def world(
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
             ``"telecom"``, ``"aviation"``, ``"publishing"``, ``"banking"``, ``"railways"``,
-            ``"parliament"``, ``"construction"`` or ``"ecology"``.
+            ``"parliament"``, ``"construction"``, ``"ecology"`` or ``"insurance"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
             farms, vessels, subscribers, aircraft, works, customers, stations, politicians,
-            sites, species). Default ``None``: the generator's default (400, 800, 600, 500,
-            450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400, 300, 320, 240, 320, 360,
-            300).
+            sites, species, policyholders). Default ``None``: the generator's default (400, 800,
+            600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400, 300, 320, 240,
+            320, 360, 300, 300).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

@@ -47,6 +47,7 @@ SIZES = {
     "parliament": 120,
     "construction": 120,
     "ecology": 120,
+    "insurance": 120,
 }
 
 
@@ -337,6 +338,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "parliament",
         "construction",
         "ecology",
+        "insurance",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -457,6 +459,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "parliament",
         "construction",
         "ecology",
+        "insurance",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
