@@ -58,6 +58,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.construction",
         "graphdata.worlds.ecology",
         "graphdata.worlds.insurance",
+        "graphdata.worlds.schools",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Twenty-three worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
+Twenty-four worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
 world lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -146,6 +146,12 @@ commercial property, health and life policies, insurers with their regulators, r
 retrocession funds, brokers and tied agents, insured vehicles and buildings, loss events and
 claims with their handlers, loss adjusters, repairers and clinics, fraud investigations; its
 rules are in its module docstring).
+:func:`schools_world` was written in session 33 by a helper the same way, without reading
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+(school education: pupils of sampled households in the local authorities of three countries,
+their schools of five types and four phases with their trusts and inspection ratings, siblings
+and school admissions, teachers with their degrees, teacher training and subject CPD, exams and
+exam boards; its rules are in its module docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -178,6 +184,7 @@ from graphdata.worlds.media import MEDIA_RULES, media_world
 from graphdata.worlds.parliament import PARLIAMENT_RULES, parliament_world
 from graphdata.worlds.publishing import PUBLISHING_RULES, publishing_world
 from graphdata.worlds.railways import RAILWAYS_RULES, railways_world
+from graphdata.worlds.schools import SCHOOLS_RULES, schools_world
 from graphdata.worlds.software import SOFTWARE_RULES, software_world
 from graphdata.worlds.sports import SPORTS_RULES, sports_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
@@ -212,6 +219,7 @@ __all__ = [
     "construction_world",
     "ecology_world",
     "insurance_world",
+    "schools_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -235,6 +243,7 @@ __all__ = [
     "CONSTRUCTION_RULES",
     "ECOLOGY_RULES",
     "INSURANCE_RULES",
+    "SCHOOLS_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -264,6 +273,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "construction": construction_world,
     "ecology": ecology_world,
     "insurance": insurance_world,
+    "schools": schools_world,
 }
 
 
@@ -282,14 +292,14 @@ def world(
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
             ``"telecom"``, ``"aviation"``, ``"publishing"``, ``"banking"``, ``"railways"``,
-            ``"parliament"``, ``"construction"``, ``"ecology"`` or ``"insurance"``.
+            ``"parliament"``, ``"construction"``, ``"ecology"``, ``"insurance"`` or ``"schools"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
             farms, vessels, subscribers, aircraft, works, customers, stations, politicians,
-            sites, species, policyholders). Default ``None``: the generator's default (400, 800,
-            600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400, 300, 320, 240,
-            320, 360, 300, 300).
+            sites, species, policyholders, pupils). Default ``None``: the generator's default (400,
+            800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400, 300, 320,
+            240, 320, 360, 300, 300, 600).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

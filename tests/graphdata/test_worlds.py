@@ -48,6 +48,7 @@ SIZES = {
     "construction": 120,
     "ecology": 120,
     "insurance": 120,
+    "schools": 120,
 }
 
 
@@ -339,6 +340,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "construction",
         "ecology",
         "insurance",
+        "schools",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -460,6 +462,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "construction",
         "ecology",
         "insurance",
+        "schools",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
