@@ -140,12 +140,12 @@ countries, protected areas with their corridors and flyway stopovers, field stat
 monitoring programmes and researchers, Red List and EU annex listings, citizen-science reports; its
 rules are in its module docstring).
 :func:`insurance_world` was written in session 33 by a helper the same way, without reading
-:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
-(insurance: people and businesses of three countries with their motor, home, liability,
-commercial property, health and life policies, insurers with their regulators, reinsurers and
-retrocession funds, brokers and tied agents, insured vehicles and buildings, loss events and
-claims with their handlers, loss adjusters, repairers and clinics, fraud investigations; its
-rules are in its module docstring).
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and run once in session
+33 with that session's explainer (insurance: people and businesses of three countries with their
+motor, home, liability, commercial property, health and life policies, insurers with their
+regulators, reinsurers and retrocession funds, brokers and tied agents, insured vehicles and
+buildings, loss events and claims with their handlers, loss adjusters, repairers and clinics, fraud
+investigations; its rules are in its module docstring).
 :func:`schools_world` was written in session 33 by a helper the same way, without reading
 :mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
 (school education: pupils of sampled households in the local authorities of three countries,
