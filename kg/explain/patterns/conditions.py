@@ -400,6 +400,25 @@ class _Best:
         key = (value, -triples)
         return key > self.key or (key == self.key and self.order is not None and order < self.order)
 
+    def admits(
+        self, sub: _Subset, s1: float, b1: float, value: Fraction, order: tuple[int, ...]
+    ) -> bool:
+        r"""Whether an option leaving ``(s1, b1)`` of ``sub``'s counts, :math:`S` = ``value``, wins.
+
+        It must raise :math:`S(\Sigma)`, beat the best so far (:meth:`beats`) and pass the
+        conjunction test on the pairs it removes, :math:`P(\mathrm{Bin}(b - b', D_\Sigma / 2) \le
+        s - s') < \alpha`.
+        """
+        return (
+            value > sub.dice
+            and self.beats(value, sub.triples, order)
+            and binom.cdf(sub.support - s1, sub.body - b1, sub.rate) < ALPHA
+        )
+
+    def take(self, value: Fraction, triples: int, order: tuple[int, ...], placed: _Placed) -> None:
+        """Make ``placed`` the best so far."""
+        self.key, self.order, self.placed = (value, -triples), order, placed
+
     def weigh(
         self,
         counts: _NodeCounts,
@@ -411,17 +430,14 @@ class _Best:
     ) -> None:
         r"""Weigh the atoms ``groups`` at one node of one pattern of ``sub`` (``counts``).
 
-        An option is admissible when it raises :math:`S(\Sigma)` and the pairs it removes pass
-        the conjunction test, :math:`P(\mathrm{Bin}(b - b', D_\Sigma / 2) \le s - s') <
-        \alpha`; the best admissible one is kept. ``others``: the keys of the subset's other
-        patterns' pairs (None: the pattern alone); ``place``: ``(kept, member, node)``.
+        The best admissible option (:meth:`admits`) is kept. ``others``: the keys of the subset's
+        other patterns' pairs (None: the pattern alone); ``place``: ``(kept, member, node)``.
         """
-        s, b, own, rate, triples = sub.support, sub.body, sub.dice, sub.rate, sub.triples
         s1s, b1s = counts.options(sub, others)  # [A] s' and b' (or b' >=)
         # S (or a bound on it) must beat S(subset) and the best so far: a float filter with a
         # margin, then the exact comparisons
         rough = 2 * s1s / (b1s + facts)
-        floor = max(float(own), float(self.key[0])) * (1 - 1e-9)
+        floor = max(float(sub.dice), float(self.key[0])) * (1 - 1e-9)
         for a in np.flatnonzero(rough >= floor):
             here, members = groups[a]
             first = next((e for e, other in members if other not in sub.nodes), None)
@@ -431,21 +447,14 @@ class _Best:
             value = _exact_dice(s1, b1, facts)
             order = (sub.position, place[1], place[2], first)
             # the test's p-value falls with the pairs removed, at most b - b1
-            if (
-                value <= own
-                or not self.beats(value, triples, order)
-                or binom.cdf(s - s1, b - b1, rate) >= ALPHA
-            ):
+            if not self.admits(sub, s1, b1, value, order):
                 continue
             if not counts.exact:
                 s1, b1 = counts.walked(here, others)
                 value = _exact_dice(s1, b1, facts)
-                if value <= own or not self.beats(value, triples, order):
+                if not self.admits(sub, s1, b1, value, order):
                     continue
-                if binom.cdf(s - s1, b - b1, rate) >= ALPHA:
-                    continue
-            self.key, self.order = (value, -triples), order
-            self.placed = _Placed(*place, first, here, value)
+            self.take(value, sub.triples, order, _Placed(*place, first, here, value))
 
     def weigh_apart(
         self,
@@ -460,27 +469,21 @@ class _Best:
         r"""Weigh the distinct-value conditions ``options`` on the subset ``sub``.
 
         Module docstring, "Distinct values": each ``(apart, edge)`` removes the pairs of
-        :meth:`PatternBank._apart_removed` from :math:`\Sigma`'s and is admissible as an atom
-        is (:meth:`weigh`); ``after`` orders them after every atom of the subset.
+        :meth:`PatternBank._apart_removed` from :math:`\Sigma`'s and is admitted as an atom is
+        (:meth:`admits`); ``after`` orders them after every atom of the subset.
         """
-        s, b, own, rate = sub.support, sub.body, sub.dice, sub.rate
         truth = bank._facts_keys(relation)
         for apart, edge in options:
             removed = bank._apart_removed(relation, sub.pairs, apart)
             if removed.size == 0:
                 continue
-            s1 = s - float(_contains(truth, removed).sum())
-            b1 = b - float(removed.size)
+            s1 = sub.support - float(_contains(truth, removed).sum())
+            b1 = sub.body - float(removed.size)
             value = _exact_dice(s1, b1, facts)
             order = (sub.position, after, 0, edge)
-            if (
-                value <= own
-                or not self.beats(value, sub.triples, order)
-                or binom.cdf(s - s1, b - b1, rate) >= ALPHA
-            ):
-                continue
-            self.key, self.order = (value, -sub.triples), order
-            self.placed = _Placed(kept, -1, 0, edge, np.zeros(0, dtype=np.int64), value, apart)
+            if self.admits(sub, s1, b1, value, order):
+                placed = _Placed(kept, -1, 0, edge, np.zeros(0, dtype=np.int64), value, apart)
+                self.take(value, sub.triples, order, placed)
 
 
 def _apart_options(
