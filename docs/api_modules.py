@@ -59,6 +59,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.ecology",
         "graphdata.worlds.insurance",
         "graphdata.worlds.schools",
+        "graphdata.worlds.heritage",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Twenty-four worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
+Twenty-five worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
 world lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -152,6 +152,12 @@ investigations; its rules are in its module docstring).
 their schools of five types and four phases with their trusts and inspection ratings, siblings
 and school admissions, teachers with their degrees, teacher training and subject CPD, exams and
 exam boards; its rules are in its module docstring).
+:func:`heritage_world` was written in session 34 by a helper the same way, without reading
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+(museums and art provenance: artworks by artists of fourteen schools and movements in eight media,
+museums of four kinds in the cities of eight countries, catalogues raisonnés, galleries, auction
+houses and their sales, loans to exhibitions, gaps in the provenance periods, collectors
+dispossessed in 1933-1945 and their heirs; its rules are in its module docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -177,6 +183,7 @@ from graphdata.worlds.corporate import CORPORATE_RULES, corporate_world
 from graphdata.worlds.ecology import ECOLOGY_RULES, ecology_world
 from graphdata.worlds.energy import ENERGY_RULES, energy_world
 from graphdata.worlds.geography import GEOGRAPHY_RULES, geography_world
+from graphdata.worlds.heritage import HERITAGE_RULES, heritage_world
 from graphdata.worlds.insurance import INSURANCE_RULES, insurance_world
 from graphdata.worlds.legal import LEGAL_RULES, legal_world
 from graphdata.worlds.maritime import MARITIME_RULES, maritime_world
@@ -220,6 +227,7 @@ __all__ = [
     "ecology_world",
     "insurance_world",
     "schools_world",
+    "heritage_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -244,6 +252,7 @@ __all__ = [
     "ECOLOGY_RULES",
     "INSURANCE_RULES",
     "SCHOOLS_RULES",
+    "HERITAGE_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -274,6 +283,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "ecology": ecology_world,
     "insurance": insurance_world,
     "schools": schools_world,
+    "heritage": heritage_world,
 }
 
 
@@ -292,14 +302,15 @@ def world(
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
             ``"telecom"``, ``"aviation"``, ``"publishing"``, ``"banking"``, ``"railways"``,
-            ``"parliament"``, ``"construction"``, ``"ecology"``, ``"insurance"`` or ``"schools"``.
+            ``"parliament"``, ``"construction"``, ``"ecology"``, ``"insurance"``, ``"schools"`` or
+            ``"heritage"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
             farms, vessels, subscribers, aircraft, works, customers, stations, politicians,
-            sites, species, policyholders, pupils). Default ``None``: the generator's default (400,
-            800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400, 400, 300, 320,
-            240, 320, 360, 300, 300, 600).
+            sites, species, policyholders, pupils, artworks). Default ``None``: the generator's
+            default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400,
+            400, 300, 320, 240, 320, 360, 300, 300, 600, 900).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 

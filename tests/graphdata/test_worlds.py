@@ -49,6 +49,7 @@ SIZES = {
     "ecology": 120,
     "insurance": 120,
     "schools": 120,
+    "heritage": 120,
 }
 
 
@@ -341,6 +342,7 @@ def test_default_worlds_have_dense_local_subgraphs() -> None:
         "ecology",
         "insurance",
         "schools",
+        "heritage",
     ):
         s = world_statistics(world(name), max_targets=40)
         assert s.subgraph_p90 >= 1000, (name, s.subgraph_p90)
@@ -463,6 +465,7 @@ def test_software_internal_dependencies_are_triangles(software: World) -> None:
         "ecology",
         "insurance",
         "schools",
+        "heritage",
     ],
 )
 def test_world_same_seed_same_world_and_files(name: str, tmp_path: Path) -> None:
