@@ -17,7 +17,7 @@ The parts, in the order a target meets them:
 * :mod:`~kg.explain.patterns.search`: the explanation, the first pick and its conjuncts, ties,
   orientation (:func:`pattern_search`, :func:`pattern_mask`);
 * :mod:`~kg.explain.patterns.rule_sets`: heads with several bodies, the rule set :math:`B_r` and
-  the picks it corrects (the member swap, the mirror, folding);
+  the picks it corrects (the member swap, the mirror, the copy, folding);
 * :mod:`~kg.explain.patterns.conditions`: an atom on a constant at a node of a chosen path, an
   end's value that differs from the other end (distinct values), and conditioned picks;
 * :mod:`~kg.explain.patterns.significance`: the tests (:func:`significantly_better`, and the

@@ -2200,3 +2200,63 @@ def test_a_mirror_pick_gives_way_to_the_rule_set_member_that_grounds_the_target(
     local = local_structure(edge_index, edge_type, (0, 1, 1), hops=1, num_nodes=40)
     choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen] == [mirror]
+
+
+def _squad_world(forward: bool) -> list[tuple[int, int, int]]:
+    """Ten teams (entities 80-89) of eight players (8 k .. 8 k + 7), player 8 k the captain.
+
+    plays_for (relation 0) for every player, and its copy (relation 1): has_player(T, P) or,
+    with ``forward``, fields(P, T). The copy is held out for the captains of teams 0-4 and for
+    player 8 k + 1 of teams 5-9; plays_for for player 8 k + 2 of teams 5-9. captain_of
+    (relation 2) for the ten captains."""
+    triples = []
+    for player in range(80):
+        team, place = 80 + player // 8, player % 8
+        held = team >= 85 and place in (1, 2)
+        if not (held and place == 2):
+            triples.append((player, 0, team))
+        if not (place == 0 and team < 85) and not (held and place == 1):
+            triples.append((player, 1, team) if forward else (team, 1, player))
+        if place == 0:
+            triples.append((player, 2, team))
+    return triples
+
+
+@pytest.mark.parametrize("forward", [False, True])
+def test_a_copy_of_the_target_gives_way_to_the_rule_set_member_that_grounds_it(
+    monkeypatch, forward
+):
+    # Module docstring, "Heads with several bodies", the copy. plays_for: 75 facts (80 players,
+    # 5 held out). The copy is kept for 70 players, of whom the 5 without a plays_for fact are
+    # no head of X_r: 65 pairs, 65 facts, D = 130 / 140. captain_of joins the 10 captains, all
+    # facts (D = 20 / 85); in the union it adds the 5 captains whose copy is held out, 5 facts:
+    # P(Bin(5, D / 2) >= 5) = (65 / 140)^5 < .05, and D_B = 140 / 145, so it is a member.
+    # plays_for read backwards is has_player's best body, so has_player^-1 is a copy: a
+    # captain's target is explained by captain_of, the other players' targets keep the copy.
+    copy = ((1, True, -1),) if forward else ((1, False, -1),)
+    captain = ((2, True, -1),)
+    edge_index, edge_type = _graph(_squad_world(forward))
+    bank = PatternBank(edge_index, edge_type, 90, 3)
+    assert bank.num_facts(0) == 75
+    assert bank.counts(0, [copy]) == (65, 65) and bank.counts(0, [captain]) == (10, 10)
+    assert bank.agreement(0, [copy]) == pytest.approx(130 / 140)
+    assert (65 / 140) ** 5 < ALPHA
+    assert rule_set(bank, 0) == (copy, captain)
+    assert bank.union_agreement(0, [copy, captain]) == pytest.approx(140 / 145)
+    back = ((0, True, -1),) if forward else ((0, False, -1),)
+    assert rule_set(bank, 1)[0] == back
+    assert rule_sets_module._copy(bank, 0, copy, rule_set(bank, 0), 3) is not forward
+    assert not rule_sets_module._copy(bank, 0, captain, rule_set(bank, 0), 3)
+    # Targets: a captain whose copy is present (48), a player (51), a captain whose copy is held
+    # out (0). A relation read forwards is no copy (ecology's breeds_in, which occurs_in holds,
+    # is each one's best body too): the captain keeps it.
+    swapped = copy if forward else captain
+    for target, body in (((48, 0, 86), swapped), ((51, 0, 86), copy), ((0, 0, 80), captain)):
+        local = local_structure(edge_index, edge_type, target, hops=1, num_nodes=90)
+        choice = pattern_search(local, bank, max_paths=3)
+        assert [path_pattern(local, p) for p in choice.chosen] == [body], target
+    # Without the step the captain's target is explained by the copy, its best-agreeing pattern.
+    monkeypatch.setattr(rule_sets_module, "_copy", lambda *args: False)
+    local = local_structure(edge_index, edge_type, (48, 0, 86), hops=1, num_nodes=90)
+    choice = pattern_search(local, bank, max_paths=3)
+    assert [path_pattern(local, p) for p in choice.chosen] == [copy]
