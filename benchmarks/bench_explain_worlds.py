@@ -62,9 +62,10 @@ session's change (folding the conjuncts), and ``--worlds ecology``
 (:func:`graphdata.worlds.ecology_world`, written in session 33 the same way) once after that
 session's change (distinct values), and ``--worlds insurance``
 (:func:`graphdata.worlds.insurance_world`, written in session 33 the same way) once with that
-change. All of these are seen now. ``--worlds schools`` (:func:`graphdata.worlds.schools_world`,
-written in session 33 the same way) is held out and has never been run: the next explainer
-change is run on it once, at the end.
+change, and ``--worlds schools`` (:func:`graphdata.worlds.schools_world`, written in session 33
+the same way) once after session 34's change (the copy). All of these are seen now.
+``--worlds heritage`` (:func:`graphdata.worlds.heritage_world`, written in session 34 the same
+way) is held out and has never been run: the next explainer change is run on it once, at the end.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 
