@@ -148,10 +148,10 @@ buildings, loss events and claims with their handlers, loss adjusters, repairers
 investigations; its rules are in its module docstring).
 :func:`schools_world` was written in session 33 by a helper the same way, without reading
 :mod:`kg.explain` or the explainer benchmarks, held out for the explainer and run once after
-session 34's explainer change (school education: pupils of sampled households in the local authorities of three countries,
-their schools of five types and four phases with their trusts and inspection ratings, siblings
-and school admissions, teachers with their degrees, teacher training and subject CPD, exams and
-exam boards; its rules are in its module docstring).
+session 34's explainer change (school education: pupils of sampled households in the local
+authorities of three countries, their schools of five types and four phases with their trusts and
+inspection ratings, siblings and school admissions, teachers with their degrees, teacher training
+and subject CPD, exams and exam boards; its rules are in its module docstring).
 :func:`heritage_world` was written in session 34 by a helper the same way, without reading
 :mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
 (museums and art provenance: artworks by artists of fourteen schools and movements in eight media,
