@@ -575,6 +575,7 @@ def _instead_of_copy(
     where there is none or ``pick`` is no copy. The rule set of the copy's relation is built only
     when such a member exists.
     """
+    # the cheap half of _copy first: most members are no copy, and their targets skip the rest
     if len(pick) != 1 or pick[0][1] or pick[0][0] == relation or _best(bank, relation, own) != pick:
         return None
     named = (relation, pick[0][0])  # the target's fact under either name
