@@ -575,8 +575,7 @@ def _instead_of_copy(
     where there is none or ``pick`` is no copy. The rule set of the copy's relation is built only
     when such a member exists.
     """
-    # the cheap half of _copy first: most members are no copy, and their targets skip the rest
-    if len(pick) != 1 or pick[0][1] or pick[0][0] == relation or _best(bank, relation, own) != pick:
+    if not _best_inverse(bank, relation, pick, own):  # the cheap half of _copy first
         return None
     named = (relation, pick[0][0])  # the target's fact under either name
     members = own + _admissible_candidates(bank, relation, own, candidates, local.max_length)
@@ -600,12 +599,22 @@ def _copy(
     :math:`B_r` (``members``), and :math:`r^{-1}` is the first of largest :math:`D` of
     :math:`B_s`: each relation, read backwards, is the other's best body.
     """
-    if len(pick) != 1 or pick[0][0] == relation or pick[0][1] or pick not in members:
-        return False
-    if _best(bank, relation, members) != pick:
+    if not _best_inverse(bank, relation, pick, members):
         return False
     theirs = rule_set(bank, pick[0][0], max_length)
-    return bool(theirs) and _best(bank, pick[0][0], theirs) == ((relation, False, -1),)
+    return bool(theirs) and _best_inverse(bank, pick[0][0], ((relation, False, -1),), theirs)
+
+
+def _best_inverse(
+    bank: PatternBank, relation: int, pick: Pattern, members: tuple[Pattern, ...]
+) -> bool:
+    """Whether ``pick`` is one step of another relation read backwards, the best of ``members``."""
+    return (
+        len(pick) == 1
+        and not pick[0][1]
+        and pick[0][0] != relation
+        and _best(bank, relation, members) == pick
+    )
 
 
 def _best(bank: PatternBank, relation: int, members: Sequence[Pattern]) -> Pattern:
