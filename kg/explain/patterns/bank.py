@@ -63,7 +63,11 @@ win; the search keeps its union (:class:`_Union`): the pairs each candidate adds
 positions, the facts apart, narrowed by each member appended with one look-up each in the union's
 bit rows), and the pairs only one member joins, so the exchange pass counts a candidate against one
 member's pairs, and skips it where a bound on :math:`D` cannot beat the best so far or the union
-with that member (a member is replaced only by a pattern that beats it).
+with that member (a member is replaced only by a pattern that beats it). On a small, dense graph
+the pool is most patterns there are (Nations: about 700,000 per relation, each pair of countries
+joined by some 100,000): the paths are enumerated as integer keys (:meth:`_between_keys`, the
+patterns' order) and the search runs over one bit array of the whole pool
+(:mod:`kg.explain.patterns._dense`), about 1.2 s per relation where it took 60-90 s (session 35).
 
 Around FB15k-237's hubs a walk of two or three steps from a thousand heads joins most pairs, and a
 sparse product costs as much as the pairs it joins. So a pattern counted alone (a rule set's pool,
@@ -131,6 +135,7 @@ from kg.explain.patterns._bits import (
     _linear,
     _one_hot,
     _popcount,
+    _sorted_unique,
 )
 
 #: A relation-path pattern: ``((relation, forward, anchor), ...)``, one step from h to t;
@@ -290,6 +295,7 @@ class PatternBank:
         ] = (empty, -1, empty, empty, none, none, None)
         self._num_facts: dict[int, float] = {}
         self._functions: dict[tuple[int, bool], bool] = {}  # _functional
+        self._stacked_steps: sp.csr_matrix | None = None  # _dense._steps_into
 
     def _rows(self, heads: int) -> np.ndarray:
         """The heads :math:`X_r` for ``heads = r``; the entities :math:`Y` for -1."""
@@ -782,23 +788,35 @@ class PatternBank:
         Returns:
             The set of patterns ``((relation, forward, -1), ...)``.
         """
+        return set(_patterns_of(self._between_keys(head, relation, tail, max_length), self.width))
+
+    @property
+    def width(self) -> int:
+        """The number of plain steps, :math:`2 |R|` (each relation forwards and backwards)."""
+        return 2 * len(self._adjacency)
+
+    def _between_keys(self, head: int, relation: int, tail: int, max_length: int) -> np.ndarray:
+        """:meth:`between` as the sorted unique int64 keys of :func:`_pattern_keys`.
+
+        The keys sort as the patterns do, so a pool drawn from several facts is ordered without
+        building a tuple per pattern (a fact of Nations has about 100,000 patterns).
+        """
         ptr, node, code = self._around()
-        width = 2 * len(self._adjacency)  # codes 2 s (forward) and 2 s + 1 (backward)
+        width = self.width  # codes 2 s (forward) and 2 s + 1 (backward)
         length = min(max_length, POOL_LENGTH)
-        found: set[tuple[int, ...]] = set()
+        found = []
         ends_x, steps_x = node[ptr[head] : ptr[head + 1]], code[ptr[head] : ptr[head + 1]]
         ends_y, steps_y = node[ptr[tail] : ptr[tail + 1]], code[ptr[tail] : ptr[tail + 1]] ^ 1
         # steps_y: the step from each neighbour z of the tail into the tail (direction flipped)
         one = steps_x[(ends_x == tail) & (steps_x != 2 * relation)]  # not the fact itself
-        found.update((int(c),) for c in np.unique(one))
+        found.append(_pattern_keys(width, one))
         if length >= 2:
             keep_x = (ends_x != tail) & (steps_x // 2 != relation)
             keep_y = (ends_y != head) & (steps_y // 2 != relation)
             ends_x, steps_x = ends_x[keep_x], steps_x[keep_x]
             ends_y, steps_y = ends_y[keep_y], steps_y[keep_y]
             left, right = _equal_pairs(ends_x, ends_y)
-            for c in np.unique(steps_x[left] * width + steps_y[right]):
-                found.add((int(c) // width, int(c) % width))
+            found.append(_pattern_keys(width, steps_x[left], steps_y[right]))
         if length >= 3 and ends_x.size and ends_y.size:
             middle = np.unique(ends_x)  # z1, one step from the head
             counts = ptr[middle + 1] - ptr[middle]
@@ -812,14 +830,14 @@ class PatternBank:
             owner, far, step = owner[keep], far[keep], step[keep]
             # (first step, middle step) per z2, then the last step of each z2
             left, right = _equal_pairs(owner, ends_x)
-            firsts = np.unique(
-                np.stack([far[left], steps_x[right] * width + step[left]], axis=1), axis=0
+            firsts = _sorted_unique(
+                far[left] * (width * width) + steps_x[right] * width + step[left]
             )
-            left, right = _equal_pairs(firsts[:, 0], ends_y)
-            for c in np.unique(firsts[left, 1] * width + steps_y[right]):
-                c = int(c)
-                found.add((c // (width * width), c // width % width, c % width))
-        return {tuple((c // 2, c % 2 == 0, -1) for c in codes) for codes in found}
+            far, two = np.divmod(firsts, width * width)  # [k] z2, first * width + middle step
+            left, right = _equal_pairs(far, ends_y)
+            first, middle_step = np.divmod(two[left], width)
+            found.append(_pattern_keys(width, first, middle_step, steps_y[right]))
+        return _sorted_unique(np.concatenate(found))
 
     def _around(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every entity's incident triples, built once: ``(ptr, other end, code)``.
@@ -908,3 +926,34 @@ def _check_atom(atom: object, num_relations: int, num_nodes: int) -> Atom:
             f"0 .. {num_nodes - 1}), got {atom!r}; pass e.g. (2, True, 10) for s_2(u, 10)"
         )
     return int(rel), forward, int(constant)  # type: ignore[arg-type]
+
+
+def _pattern_keys(width: int, *steps: np.ndarray) -> np.ndarray:
+    r"""int64 keys of plain patterns of ``len(steps)`` steps, sorted as the patterns are.
+
+    ``steps[i]`` holds the :math:`i`-th step's code of each pattern, :math:`2 s` forwards and
+    :math:`2 s + 1` backwards along relation :math:`s` (:meth:`PatternBank._around`). Step
+    :math:`i` becomes the digit :math:`e_i + 1` in base ``width + 1`` with :math:`e = 2 s + 1`
+    forwards and :math:`2 s` backwards (the order of ``(s, forward)``, False first), at the
+    place of :math:`(w + 1)^{2 - i}`; a shorter pattern has the digit 0 where it has no step, so
+    it sorts before its extensions, as a tuple before the longer tuples it begins.
+    """
+    base = width + 1
+    key = np.zeros(steps[0].size if steps else 0, dtype=np.int64)
+    for i, code in enumerate(steps):
+        key += ((np.asarray(code, dtype=np.int64) ^ 1) + 1) * base ** (POOL_LENGTH - 1 - i)
+    return key
+
+
+def _pattern_digits(keys: np.ndarray, width: int) -> np.ndarray:
+    """``[K, 3]`` the digits of :func:`_pattern_keys` (0 where a pattern has no step)."""
+    base = width + 1
+    return np.stack([keys // base**2, keys // base % base, keys % base], axis=1)
+
+
+def _patterns_of(keys: np.ndarray, width: int) -> list[Pattern]:
+    """The patterns of the keys of :func:`_pattern_keys`, in their order."""
+    return [
+        tuple(((int(d) - 1) // 2, (int(d) - 1) % 2 == 1, -1) for d in row if d)
+        for row in _pattern_digits(keys, width)
+    ]

@@ -1,0 +1,280 @@
+r"""A rule set's greedy search over a pool held as one bit array (small, dense graphs).
+
+:func:`~kg.explain.patterns.rule_sets.rule_set` grows the set :math:`B_r` over a pool
+:math:`P_r` of patterns (:mod:`~kg.explain.patterns.rule_sets`, "Heads with several bodies"). On
+a small, dense graph the pool is most patterns there are: on Nations (14 countries, 55 relations,
+1,592 triples) every pair of countries is joined by about 100,000 patterns of up to three steps,
+and a pool holds 670,000-760,000 of them. :class:`~kg.explain.patterns.rule_sets._Union` counts
+each candidate on its own (a few numpy calls each, tens of microseconds), so one relation's set
+took about a minute there (issue #18, session 34). Here the pairs that every pool pattern joins
+are one ``[P, N W]`` uint64 array (bit :math:`i` of word :math:`y W + i / 64` set when the
+pattern joins :math:`(x_i, y)`, :math:`x_i \in X_r`, the layout of
+:meth:`~kg.explain.patterns.bank.PatternBank._bits`), built one step per distinct prefix for all
+the patterns that share it, and each round of the search counts every candidate at once: what it
+adds to the union is ``bits & ~union``, its facts the set bits that are also facts.
+
+It is the same search: the same counts, the same Dice values in the same floating-point
+operations, the same binomial p-values and the same order among ties (the first of largest
+:math:`D` in decreasing order of the bound of :func:`~kg.explain.patterns.rule_sets._best_disjunct`,
+then the pool's order), so it returns the same set (tested against it and against every union
+counted from scratch). :func:`fits` chooses it where a row is short and the array small.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import binom
+
+from kg.explain.patterns._bits import _dice as _dice_of
+from kg.explain.patterns.bank import _pattern_digits, _patterns_of
+from kg.explain.patterns.significance import ALPHA, _disjunct_p_value
+
+if TYPE_CHECKING:
+    from kg.explain.patterns.bank import Pattern, PatternBank
+
+#: Most words of one pattern's row of the bit array (8 KiB) for the search of this module: it
+#: reads every word of every candidate in each round, where
+#: :class:`~kg.explain.patterns.rule_sets._Union` reads the pairs each candidate adds at a cost of
+#: tens of microseconds a candidate. Measured per relation, the two searches over the same pools
+#: (session 35, one thread): Nations (14 words a row) 0.7-1.1 s against 23-38 s, UMLS (135-405)
+#: 1.8 s against 17.7 s for its 46 relations; the synthetic worlds (740-14,170) equal to within a
+#: few milliseconds; FB15k-237 (14,505-232,080) 203 s against 4.4 s for its first 30 relations.
+#: Both give the same set (tested), so the bound chooses the time, not the result.
+DENSE_ROW_WORDS = 1 << 10
+#: Most words of the whole bit array (256 MiB of uint64).
+DENSE_WORDS = 1 << 25
+
+
+def fits(bank: PatternBank, relation: int, size: int) -> bool:
+    """Whether a pool of ``size`` patterns is searched here.
+
+    Where a pattern's row holds at most :data:`DENSE_ROW_WORDS` words and the pool's array at
+    most :data:`DENSE_WORDS`.
+    """
+    row = bank.num_nodes * -(-bank._heads[relation].size // 64)
+    return row <= DENSE_ROW_WORDS and size * row <= DENSE_WORDS
+
+
+def grow(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[Pattern, ...]:
+    r""":func:`~kg.explain.patterns.rule_sets._grow_rule_set` over the pool of ``keys``.
+
+    The rule set of :mod:`~kg.explain.patterns.rule_sets` ("Heads with several bodies"): the
+    union's agreement :math:`D_B = 2 s_B / (b_B + n_r)`, a pattern admitted when
+    :math:`P(\mathrm{Bin}(d, D_B / 2) \ge d_1) < \alpha` and :math:`D` rises, one exchange
+    pass after each addition, then the backward elimination with the same test. ``keys`` are
+    the pool's patterns as :func:`~kg.explain.patterns.bank._pattern_keys`, in the pool's order.
+    Returns the members in the order they hold in the set.
+    """
+    if keys.size == 0:
+        return ()
+    bits = _pool_bits(bank, relation, keys)  # [P, K]
+    facts_bits, loops_bits = _fact_and_loop_bits(bank, relation)
+    facts = bank.num_facts(relation)
+    support = _counts(bits & facts_bits)
+    body = _counts(bits & ~loops_bits)
+    single = _dice(support, body, facts)
+    members = [int(np.argmax(single))]  # the first of largest D
+    while True:
+        union = _union(bits, members)
+        _, index = _best(bits, support, body, members, union, loops_bits, facts_bits, facts, True)
+        if index is None:
+            break
+        members.append(index)
+        for i in range(len(members) - 1):  # one exchange pass over the earlier members
+            union = _union(bits, members)
+            current = _dice_of(*_union_counts(union, loops_bits, facts_bits), facts)
+            rest = _union(bits, members[:i] + members[i + 1 :])
+            value, other = _best(
+                bits, support, body, members, rest, loops_bits, facts_bits, facts, False, current
+            )
+            if other is not None and value > current:
+                members[i] = other
+    while len(members) > 1:  # backward elimination with the same test
+        s_all, b_all = _union_counts(_union(bits, members), loops_bits, facts_bits)
+        value = _dice_of(s_all, b_all, facts)
+        worst: tuple[float, int] | None = None
+        for i, member in enumerate(members):
+            rest = members[:i] + members[i + 1 :]
+            s_rest, b_rest = _union_counts(_union(bits, rest), loops_bits, facts_bits)
+            rest_value = _dice_of(s_rest, b_rest, facts)
+            p = 1.0
+            if value > rest_value:
+                p = _disjunct_p_value(s_all - s_rest, b_all - b_rest, rest_value)
+            if p >= ALPHA and (worst is None or p > worst[0]):
+                worst = (p, member)
+        if worst is None:
+            break
+        members.remove(worst[1])
+    return tuple(_patterns_of(keys[members], bank.width))
+
+
+def _best(
+    bits: np.ndarray,
+    support: np.ndarray,
+    body: np.ndarray,
+    members: list[int],
+    union: np.ndarray,
+    loops_bits: np.ndarray,
+    facts_bits: np.ndarray,
+    facts: float,
+    admit: bool,
+    floor: float = 0.0,
+) -> tuple[float, int | None]:
+    """:func:`~kg.explain.patterns.rule_sets._best_disjunct` with every candidate counted at once.
+
+    ``union`` holds the bits of the union's pairs; returns ``(D, index)`` or ``(max(D of the
+    union, floor), None)``.
+    """
+    s, b = _union_counts(union, loops_bits, facts_bits)
+    value = _dice_of(s, b, facts)
+    start = max(value, floor)
+    free = bits & ~(union | loops_bits)  # [P, K] the pairs each pattern adds
+    added_true = _counts(free & facts_bits)
+    added = _counts(free)
+    joint = _dice(s + added_true, b + added, facts)
+    take = joint > start
+    take[members] = False
+    if admit and take.any():
+        where = np.flatnonzero(take)
+        take[where] = _p_values(added_true[where], added[where], value) < ALPHA
+    if not take.any():
+        return start, None
+    where = np.flatnonzero(take)
+    top = joint[where].max()
+    where = where[joint[where] == top]
+    # the first in the order of the bound (then the pool): the search's order among ties
+    negative = -2 * (s + support[where]) / (np.maximum(b + support[where], body[where]) + facts)
+    return float(top), int(where[np.lexsort((where, negative))[0]])
+
+
+def _p_values(added_true: np.ndarray, added: np.ndarray, dice: float) -> np.ndarray:
+    """:func:`~kg.explain.patterns.significance._disjunct_p_value` of each candidate."""
+    out = np.ones(added.size)
+    some = added > 0
+    out[some] = binom.sf(added_true[some] - 1, added[some], dice / 2)
+    return out
+
+
+def _dice(support: np.ndarray, body: np.ndarray, facts: float) -> np.ndarray:
+    """:func:`~kg.explain.patterns._bits._dice` of each entry (the same float operations)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(support > 0, 2.0 * support / (body + facts), 0.0)
+
+
+def _counts(words: np.ndarray) -> np.ndarray:
+    """``[P]`` float: the set bits of each row of ``[P, K]`` words."""
+    return np.bitwise_count(words).sum(axis=-1, dtype=np.int64).astype(np.float64)
+
+
+def _union(bits: np.ndarray, members: list[int]) -> np.ndarray:
+    """``[K]`` the bits of the pairs some member joins."""
+    return np.bitwise_or.reduce(bits[members], axis=0)
+
+
+def _union_counts(
+    union: np.ndarray, loops_bits: np.ndarray, facts_bits: np.ndarray
+) -> tuple[float, float]:
+    """``(s, b)`` of the pairs of ``union`` (the pairs y = x not counted)."""
+    return float(_counts(union & facts_bits)), float(_counts(union & ~loops_bits))
+
+
+def _fact_and_loop_bits(bank: PatternBank, relation: int) -> tuple[np.ndarray, np.ndarray]:
+    """``[K]`` bits of the facts :math:`T_r` and of the pairs :math:`y = x` (the pool's layout)."""
+    rows = bank._heads[relation]
+    width = -(-rows.size // 64)
+    facts = bank._facts(relation).tocoo()
+    out = np.zeros((2, bank.num_nodes, width), dtype=np.uint64)
+    index = np.arange(rows.size)
+    for which, (row, column) in enumerate(((facts.row, facts.col), (index, rows))):
+        shifts = np.left_shift(np.uint64(1), (row % 64).astype(np.uint64))
+        np.bitwise_or.at(out[which], (column, row // 64), shifts)
+    return out[0].ravel(), out[1].ravel()
+
+
+def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray:
+    r"""``[P, N W]`` the bit rows of each pool pattern's walk from :math:`X_r`, flat.
+
+    The same bits as :meth:`~kg.explain.patterns.bank.PatternBank._bits`, level by level: the
+    walks of the distinct prefixes of one step, then of two, then the patterns of three, each
+    level one step on from the walks of its prefixes (:func:`_step`), so a prefix is walked
+    once for all the patterns that share it.
+    """
+    nodes = bank.num_nodes
+    width = -(-bank._heads[relation].size // 64)
+    rows = bank._heads[relation]
+    walks = np.zeros((1, nodes, width), dtype=np.uint64)  # the walk of no step: x_i itself
+    index = np.arange(rows.size)
+    walks[0, rows, index // 64] = np.left_shift(np.uint64(1), (index % 64).astype(np.uint64))
+    digits = _pattern_digits(keys, bank.width)  # [P, 3]
+    lengths = np.count_nonzero(digits, axis=1)
+    base = bank.width + 1
+    parent = np.zeros(keys.size, dtype=np.int64)  # each pattern's walk so far, in walks
+    out = np.zeros((keys.size, nodes, width), dtype=np.uint64)
+    for level in range(1, 4):
+        going = np.flatnonzero(lengths >= level)  # the patterns with a step at this level
+        if going.size == 0:
+            break
+        # the distinct prefixes of `level` steps: (walk of the prefix before, step)
+        code = parent[going] * base + digits[going, level - 1]
+        order = np.argsort(code)
+        first = np.concatenate([[True], code[order][1:] != code[order][:-1]])
+        distinct = code[order][first]
+        inverse = np.empty(code.size, dtype=np.int64)
+        inverse[order] = np.cumsum(first) - 1  # the place of each pattern's prefix in distinct
+        walks = _step(bank, walks, distinct // base, distinct % base - 1)
+        parent[going] = inverse
+        done = going[lengths[going] == level]
+        out[done] = walks[parent[done]]
+    return out.reshape(keys.size, nodes * width)
+
+
+def _step(
+    bank: PatternBank, walks: np.ndarray, parents: np.ndarray, codes: np.ndarray
+) -> np.ndarray:
+    r"""``[Q, N, W]``: walk ``parents[q]`` of ``walks`` one step on along step ``codes[q]``.
+
+    The row of :math:`v` ORs the rows of the :math:`u` with a step :math:`u \to v` along
+    :math:`e` (row :math:`e N + v` of :func:`_steps_into`): for all the walks that take step
+    :math:`e`, the rows of the step's :math:`u` are gathered at once and OR-reduced per
+    :math:`v` (``bitwise_or.reduceat``), in chunks of at most :data:`_GATHER_WORDS` words.
+    """
+    nodes, width = walks.shape[1], walks.shape[2]
+    into = _steps_into(bank)
+    out = np.zeros((parents.size, nodes, width), dtype=np.uint64)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(bank.width + 1))
+    for e in np.flatnonzero(np.diff(bounds)):
+        ptr = into.indptr[e * nodes : (e + 1) * nodes + 1]
+        u = into.indices[ptr[0] : ptr[-1]]  # the u of the step's triples, by v
+        if u.size == 0:
+            continue
+        targets = np.flatnonzero(np.diff(ptr))  # the v with a step into them
+        offsets = ptr[targets] - ptr[0]  # where each v's u begin in u
+        taking = order[bounds[e] : bounds[e + 1]]  # the walks that take step e
+        chunk = max(1, _GATHER_WORDS // (u.size * width))
+        for begin in range(0, taking.size, chunk):
+            q = taking[begin : begin + chunk]
+            gathered = walks[parents[q][:, None], u[None, :]]  # [c, m, W]
+            out[q[:, None], targets[None, :]] = np.bitwise_or.reduceat(gathered, offsets, axis=1)
+    return out
+
+
+#: Most words :func:`_step` gathers at once (32 MiB of uint64).
+_GATHER_WORDS = 1 << 22
+
+
+def _steps_into(bank: PatternBank) -> sp.csr_matrix:
+    r"""``[2 R N, N]`` CSR: row :math:`e N + v` holds the :math:`u` with a step :math:`u \to v`.
+
+    :math:`e = 2 s + 1` is relation :math:`s` forwards (:math:`A_s^\top`, row :math:`v` its
+    :math:`u` with :math:`s(u, v)`) and :math:`e = 2 s` backwards (:math:`A_s`).
+    """
+    if bank._stacked_steps is None:
+        blocks = []
+        for adjacency, transpose in zip(bank._adjacency, bank._transpose):
+            blocks += [adjacency, transpose]
+        bank._stacked_steps = sp.vstack(blocks, format="csr")
+    return bank._stacked_steps

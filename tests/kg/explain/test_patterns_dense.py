@@ -1,0 +1,204 @@
+"""The rule set's search over a pool held as one bit array (`kg.explain.patterns._dense`).
+
+The oracles: the search with every union counted from scratch (`_reference_rule_set`), the kept
+unions' search (`_grow_rule_set`), the bank's own walks (`_bits`), and the pool's dict of
+patterns in order of first appearance that the keys replaced.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from kg.explain.patterns import _dense
+from kg.explain.patterns import rule_sets as rule_sets_module
+from kg.explain.patterns.bank import PatternBank, _pattern_keys, _patterns_of
+from tests.kg.explain.test_patterns import (
+    _graph,
+    _planted_triples,
+    _random_triples,
+    _reference_rule_set,
+)
+
+
+def _steps(r):
+    return [(rel, fwd, -1) for rel in range(r) for fwd in (True, False)]
+
+
+def _keys_of(patterns, r):
+    """The keys of ``patterns`` by the step codes of `PatternBank._around` (2 s forwards)."""
+    keys = []
+    for pattern in patterns:
+        codes = [np.array([2 * rel + (0 if fwd else 1)]) for rel, fwd, _ in pattern]
+        keys.append(int(_pattern_keys(2 * r, *codes)[0]))
+    return np.array(keys, dtype=np.int64)
+
+
+def _three_step_pool(r, seed, size):
+    """Every pattern of one and two steps and a draw of ``size`` of three, in a seeded order."""
+    steps = _steps(r)
+    rng = np.random.default_rng(seed)
+    three = list(itertools.product(steps, repeat=3))
+    patterns = [(a,) for a in steps] + list(itertools.product(steps, repeat=2))
+    patterns += [three[i] for i in rng.choice(len(three), size=size, replace=False)]
+    return [patterns[i] for i in rng.permutation(len(patterns))]
+
+
+def test_keys_sort_as_the_patterns_and_give_them_back():
+    # A key per pattern of one to three steps; sorting the keys sorts the tuples (False before
+    # True, a pattern before its extensions), and the keys decode to the patterns.
+    r = 3
+    patterns = _three_step_pool(r, 0, 100)
+    keys = _keys_of(patterns, r)
+    assert _patterns_of(keys, 2 * r) == patterns
+    assert _patterns_of(np.sort(keys), 2 * r) == sorted(patterns)
+    assert np.unique(keys).size == len(patterns)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("space", [60, 10**12])
+def test_pool_is_the_patterns_of_two_drawn_facts_in_order_of_first_appearance(seed, space):
+    # The pool of sorted keys per fact against the dict it replaced: the facts in draw order,
+    # each fact's patterns in sorted order, kept where two facts or more have them; counted
+    # over every possible key (60 of them, fewer than drawn) or by one sort.
+    rng = np.random.default_rng(seed)
+    found = [np.unique(rng.integers(0, 60, size=rng.integers(0, 30))) for _ in range(20)]
+    seen: dict[int, int] = {}
+    for keys in found:
+        for key in keys.tolist():
+            seen[key] = seen.get(key, 0) + 1
+    expected = [key for key, n in seen.items() if n >= rule_sets_module.POOL_SUPPORT]
+    assert rule_sets_module._pool(found, space).tolist() == expected
+    assert rule_sets_module._pool([], space).size == 0
+
+
+@pytest.mark.parametrize("n, m", [(12, 60), (150, 1400)])
+def test_pool_bits_are_the_banks_walks(n, m):
+    # Each pool pattern's row of the bit array against PatternBank._bits of the pattern laid
+    # out as [N, W] rows; with 150 entities the heads fill rows of several words.
+    r = 3
+    triples = _random_triples(7, n, r, m)
+    bank = PatternBank(*_graph(triples), n, r)
+    patterns = _three_step_pool(r, 1, 60)
+    keys = _keys_of(patterns, r)
+    for relation in range(r):
+        bits = _dense._pool_bits(bank, relation, keys)
+        width = -(-bank._heads[relation].size // 64)
+        if n > 64:
+            assert width > 1 or bank._heads[relation].size <= 64
+        for row, pattern in zip(bits, patterns):
+            at, walk = bank._bits(relation, pattern)
+            expected = np.zeros((n, width), dtype=np.uint64)
+            expected[at] = walk
+            assert np.array_equal(row.reshape(n, width), expected), pattern
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dense_search_returns_the_rule_set_of_the_reference(seed):
+    # The whole search (first member, admission, exchange pass, backward elimination, ties)
+    # against every union counted from scratch and against the kept unions' search, on random
+    # graphs with three planted bodies of relation 0 and pools with patterns of three steps.
+    n, r = 40, 4
+    triples = _planted_triples(seed, n)
+    sizes = []
+    for relation in range(r):
+        pool = [p for p in _three_step_pool(r, seed, 150) if (relation, True, -1) not in p]
+        keys = _keys_of(pool, r)
+        expected = _reference_rule_set(PatternBank(*_graph(triples), n, r), relation, pool)
+        kept = rule_sets_module._grow_rule_set(PatternBank(*_graph(triples), n, r), relation, pool)
+        assert kept == expected
+        assert _dense.grow(PatternBank(*_graph(triples), n, r), relation, keys) == expected
+        sizes.append(len(expected))
+    assert sizes[0] >= 2  # relation 0's rule set has two bodies or more
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_dense_search_over_several_words(seed):
+    # The same with more than 64 heads of the relation (bit rows of several words).
+    n, r = 160, 4
+    triples = _planted_triples(seed, n, m=900)
+    for relation in range(r):
+        pool = [p for p in _three_step_pool(r, seed, 60) if (relation, True, -1) not in p]
+        bank = PatternBank(*_graph(triples), n, r)
+        assert bank._heads[relation].size > 64
+        expected = rule_sets_module._grow_rule_set(bank, relation, pool)
+        dense = _dense.grow(PatternBank(*_graph(triples), n, r), relation, _keys_of(pool, r))
+        assert dense == expected
+
+
+def test_rule_set_is_the_same_either_way(monkeypatch):
+    # rule_set() takes the bit array where it fits (DENSE_WORDS) and the kept unions where it
+    # does not: the same set for every relation, and the dense search does run where it fits.
+    n, r = 40, 4
+    triples = _planted_triples(3, n)
+    calls = []
+    grow = _dense.grow
+
+    def counted(*args):
+        calls.append(args[1])
+        return grow(*args)
+
+    monkeypatch.setattr(_dense, "grow", counted)
+    dense = [rule_sets_module.rule_set(PatternBank(*_graph(triples), n, r), k) for k in range(r)]
+    assert sorted(calls) == list(range(r))
+    monkeypatch.setattr(_dense, "DENSE_WORDS", 0)
+    kept = [rule_sets_module.rule_set(PatternBank(*_graph(triples), n, r), k) for k in range(r)]
+    assert dense == kept
+    assert sorted(calls) == list(range(r))  # no dense search without room for the array
+    assert len(dense[0]) >= 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dense_search_breaks_ties_as_the_reference(seed):
+    # Relation 4 is a copy of relation 1 and relation 5 of relation 3, so every pattern through
+    # one has a twin through the other with the same walk: the first member, each admission and
+    # each exchange are ties, won by the first in the bound's order and then the pool's.
+    n, r = 40, 6
+    base = _planted_triples(seed, n)
+    copies = {1: 4, 3: 5}
+    triples = sorted(set(base) | {(h, copies[k], t) for h, k, t in base if k in copies})
+    for relation in (0, 2):
+        pool = [p for p in _three_step_pool(r, seed, 150) if (relation, True, -1) not in p]
+        expected = _reference_rule_set(PatternBank(*_graph(triples), n, r), relation, pool)
+        dense = _dense.grow(PatternBank(*_graph(triples), n, r), relation, _keys_of(pool, r))
+        assert dense == expected
+        if relation == 0:
+            assert len(expected) >= 2
+
+
+@pytest.mark.parametrize("admit", [True, False])
+def test_best_is_the_searchs_best_disjunct_among_many_ties(admit):
+    # One round of the search on random bit arrays of few bits (ties in D between candidates
+    # of different own counts, so of different bounds) against _best_disjunct of rule_sets
+    # with the same counts: the same D and the same candidate, with and without a floor.
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        size, words = int(rng.integers(2, 12)), 2
+        bits = rng.integers(0, 2**8, size=(size, words), dtype=np.uint64)
+        bits &= rng.integers(0, 2**8, size=(size, words), dtype=np.uint64)
+        facts_bits = rng.integers(0, 2**8, size=words, dtype=np.uint64)
+        loops_bits = rng.integers(0, 2**8, size=words, dtype=np.uint64) & ~facts_bits
+        facts = float(_dense._counts(facts_bits[None])[0]) + float(rng.integers(0, 3))
+        support = _dense._counts(bits & facts_bits)
+        body = _dense._counts(bits & ~loops_bits)
+        members = sorted(rng.choice(size, size=int(rng.integers(1, size)), replace=False).tolist())
+        union = _dense._union(bits, members)
+        floor = float(rng.choice([0.0, rng.random()]))
+        single = {i: (support[i], body[i]) for i in range(size)}
+        counts = _dense._union_counts(union, loops_bits, facts_bits)
+
+        def added(i, bits=bits, union=union, loops_bits=loops_bits, facts_bits=facts_bits):
+            free = bits[i] & ~(union | loops_bits)
+            return float(_dense._counts((free & facts_bits)[None])[0]), float(
+                _dense._counts(free[None])[0]
+            )
+
+        expected = rule_sets_module._best_disjunct(
+            single, members, counts, added, facts, admit=admit, floor=floor
+        )
+        got = _dense._best(
+            bits, support, body, members, union, loops_bits, facts_bits, facts, admit, floor
+        )
+        assert got == expected, trial
