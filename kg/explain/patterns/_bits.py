@@ -132,6 +132,15 @@ def _popcount(words: np.ndarray) -> int:
     return int(table[np.ascontiguousarray(words).view(np.uint8)].sum())
 
 
+def _row_popcounts(words: np.ndarray) -> np.ndarray:
+    """``[P]`` int64: the set bits of each row of the ``[P, K]`` uint64 array ``words``."""
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(words).sum(axis=-1, dtype=np.int64)
+    table = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+    octets = np.ascontiguousarray(words).view(np.uint8).reshape(words.shape[0], -1)
+    return table[octets].sum(axis=-1)
+
+
 def _intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The keys in both of the sorted unique arrays ``a`` and ``b`` (sorted).
 

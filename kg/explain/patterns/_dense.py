@@ -29,6 +29,7 @@ import scipy.sparse as sp
 from scipy.stats import binom
 
 from kg.explain.patterns._bits import _dice as _dice_of
+from kg.explain.patterns._bits import _row_popcounts
 from kg.explain.patterns.bank import _pattern_digits, _patterns_of
 from kg.explain.patterns.significance import ALPHA, _disjunct_p_value
 
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 #: few milliseconds; FB15k-237 (14,505-232,080) 203 s against 4.4 s for its first 30 relations.
 #: Both give the same set (tested), so the bound chooses the time, not the result.
 DENSE_ROW_WORDS = 1 << 10
-#: Most words of the whole bit array (256 MiB of uint64).
+#: Most words of the whole bit array (256 MiB of uint64; a round of the search holds up to three
+#: more arrays of that size while it counts).
 DENSE_WORDS = 1 << 25
 
 
@@ -86,9 +88,9 @@ def grow(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[Pattern, .
         for i in range(len(members) - 1):  # one exchange pass over the earlier members
             union = _union(bits, members)
             current = _dice_of(*_union_counts(union, loops_bits, facts_bits), facts)
-            rest = _union(bits, members[:i] + members[i + 1 :])
+            without = _union(bits, members[:i] + members[i + 1 :])
             value, other = _best(
-                bits, support, body, members, rest, loops_bits, facts_bits, facts, False, current
+                bits, support, body, members, without, loops_bits, facts_bits, facts, False, current
             )
             if other is not None and value > current:
                 members[i] = other
@@ -97,8 +99,8 @@ def grow(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[Pattern, .
         value = _dice_of(s_all, b_all, facts)
         worst: tuple[float, int] | None = None
         for i, member in enumerate(members):
-            rest = members[:i] + members[i + 1 :]
-            s_rest, b_rest = _union_counts(_union(bits, rest), loops_bits, facts_bits)
+            others = members[:i] + members[i + 1 :]
+            s_rest, b_rest = _union_counts(_union(bits, others), loops_bits, facts_bits)
             rest_value = _dice_of(s_rest, b_rest, facts)
             p = 1.0
             if value > rest_value:
@@ -166,7 +168,7 @@ def _dice(support: np.ndarray, body: np.ndarray, facts: float) -> np.ndarray:
 
 def _counts(words: np.ndarray) -> np.ndarray:
     """``[P]`` float: the set bits of each row of ``[P, K]`` words."""
-    return np.bitwise_count(words).sum(axis=-1, dtype=np.int64).astype(np.float64)
+    return _row_popcounts(words).astype(np.float64)
 
 
 def _union(bits: np.ndarray, members: list[int]) -> np.ndarray:

@@ -243,17 +243,17 @@ def _pool(found: list[np.ndarray], space: int) -> np.ndarray:
     """
     if not found:
         return np.zeros(0, dtype=np.int64)
-    drawn = sum(keys.size for keys in found)
+    drawn = sum(each.size for each in found)
     if space <= drawn:
         counts = np.bincount(np.concatenate(found), minlength=space)
         first = np.zeros(space, dtype=np.int64)
-        for fact in range(len(found) - 1, -1, -1):  # the earliest fact written last
-            first[found[fact]] = fact
-        keys = np.flatnonzero(counts >= POOL_SUPPORT)
-        return keys[np.argsort(first[keys], kind="stable")]
+        for index in range(len(found) - 1, -1, -1):  # the earliest fact written last
+            first[found[index]] = index
+        pooled = np.flatnonzero(counts >= POOL_SUPPORT)
+        return pooled[np.argsort(first[pooled], kind="stable")]
     # key * 2^f + fact, sorted: each key's run holds its facts, its first fact first
     shift = max(len(found) - 1, 1).bit_length()
-    fact = np.repeat(np.arange(len(found), dtype=np.int64), [keys.size for keys in found])
+    fact = np.repeat(np.arange(len(found), dtype=np.int64), [each.size for each in found])
     every = np.sort((np.concatenate(found) << shift) | fact)
     keys = every >> shift
     start = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))  # each run's first

@@ -202,3 +202,15 @@ def test_best_is_the_searchs_best_disjunct_among_many_ties(admit):
             bits, support, body, members, union, loops_bits, facts_bits, facts, admit, floor
         )
         assert got == expected, trial
+
+
+def test_row_popcounts_without_numpys_bitwise_count(monkeypatch):
+    # The table of set bits per octet (numpy < 2.0) against bitwise_count and bin().
+    from kg.explain.patterns import _bits
+
+    rng = np.random.default_rng(0)
+    words = rng.integers(0, 2**63, size=(7, 5), dtype=np.uint64) | np.uint64(2**63)
+    expected = [sum(bin(int(w)).count("1") for w in row) for row in words]
+    assert _bits._row_popcounts(words).tolist() == expected
+    monkeypatch.delattr(np, "bitwise_count")
+    assert _bits._row_popcounts(words).tolist() == expected
