@@ -31,7 +31,7 @@ from scipy.stats import binom
 from kg.explain.patterns._bits import _dice as _dice_of
 from kg.explain.patterns._bits import _row_popcounts
 from kg.explain.patterns.bank import _pattern_digits, _patterns_of
-from kg.explain.patterns.significance import ALPHA, _disjunct_p_value
+from kg.explain.patterns.significance import ALPHA, _weakest_member
 
 if TYPE_CHECKING:
     from kg.explain.patterns.bank import Pattern, PatternBank
@@ -95,21 +95,15 @@ def grow(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[Pattern, .
             if other is not None and value > current:
                 members[i] = other
     while len(members) > 1:  # backward elimination with the same test
-        s_all, b_all = _union_counts(_union(bits, members), loops_bits, facts_bits)
-        value = _dice_of(s_all, b_all, facts)
-        worst: tuple[float, int] | None = None
-        for i, member in enumerate(members):
-            others = members[:i] + members[i + 1 :]
-            s_rest, b_rest = _union_counts(_union(bits, others), loops_bits, facts_bits)
-            rest_value = _dice_of(s_rest, b_rest, facts)
-            p = 1.0
-            if value > rest_value:
-                p = _disjunct_p_value(s_all - s_rest, b_all - b_rest, rest_value)
-            if p >= ALPHA and (worst is None or p > worst[0]):
-                worst = (p, member)
-        if worst is None:
+        union_counts = _union_counts(_union(bits, members), loops_bits, facts_bits)
+        rests = [
+            _union_counts(_union(bits, members[:i] + members[i + 1 :]), loops_bits, facts_bits)
+            for i in range(len(members))
+        ]
+        weakest = _weakest_member(union_counts, rests, facts)
+        if weakest is None:
             break
-        members.remove(worst[1])
+        del members[weakest]
     return tuple(_patterns_of(keys[members], bank.width))
 
 

@@ -176,7 +176,12 @@ from kg.explain.patterns._bits import (
     _popcount,
 )
 from kg.explain.patterns.bank import POOL_LENGTH, _patterns_of
-from kg.explain.patterns.significance import ALPHA, _disjunct_p_value, _union_significantly_better
+from kg.explain.patterns.significance import (
+    ALPHA,
+    _disjunct_p_value,
+    _union_significantly_better,
+    _weakest_member,
+)
 
 if TYPE_CHECKING:
     from kg.explain.patterns.bank import Pattern, PatternBank
@@ -306,20 +311,14 @@ def _grow_rule_set(bank: PatternBank, relation: int, pool: list[Pattern]) -> tup
     while len(members) > 1:  # backward elimination with the same test
         union = _Union(bank, relation, members)
         support, body = union.counts
-        value = _dice(support, body, facts)
-        worst: tuple[float, Pattern] | None = None
-        for i, member in enumerate(members):
+        rests = []
+        for i in range(len(members)):
             only = union.exclusive(i)[1]
-            s_rest, b_rest = support - only[0], body - only[1]
-            rest_value = _dice(s_rest, b_rest, facts)
-            p = 1.0
-            if value > rest_value:
-                p = _disjunct_p_value(support - s_rest, body - b_rest, rest_value)
-            if p >= ALPHA and (worst is None or p > worst[0]):
-                worst = (p, member)
-        if worst is None:
+            rests.append((support - only[0], body - only[1]))
+        weakest = _weakest_member(union.counts, rests, facts)
+        if weakest is None:
             break
-        members.remove(worst[1])
+        del members[weakest]
     return tuple(members)
 
 

@@ -48,6 +48,29 @@ def _disjunct_p_value(added_true: float, added: float, dice: float) -> float:
     return float(binom.sf(added_true - 1, added, dice / 2)) if added > 0 else 1.0
 
 
+def _weakest_member(
+    union: tuple[float, float], rests: Sequence[tuple[float, float]], facts: float
+) -> int | None:
+    r"""The member that fails the admission test given the others, of largest p-value, or None.
+
+    The backward elimination of a rule set (:mod:`~kg.explain.patterns.rule_sets`, "Heads with
+    several bodies"): ``union`` is :math:`(s, b)` of the members' union, ``rests[i]`` that of
+    the union without member :math:`i`; member :math:`i` fails when :math:`D_B \le D_{B
+    \setminus i}` or :math:`P(\mathrm{Bin}(b - b_i, D_{B \setminus i} / 2) \ge s - s_i) \ge
+    \alpha`. Of several, the first of largest p-value.
+    """
+    value = _dice(*union, facts)
+    worst: tuple[float, int] | None = None
+    for i, (s_rest, b_rest) in enumerate(rests):
+        rest_value = _dice(s_rest, b_rest, facts)
+        p = 1.0
+        if value > rest_value:
+            p = _disjunct_p_value(union[0] - s_rest, union[1] - b_rest, rest_value)
+        if p >= ALPHA and (worst is None or p > worst[0]):
+            worst = (p, i)
+    return None if worst is None else worst[1]
+
+
 def significantly_better(
     bank: PatternBank, relation: int, better: Sequence[Pattern], than: Sequence[Pattern]
 ) -> bool:
