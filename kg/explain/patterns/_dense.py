@@ -206,21 +206,21 @@ def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray
     walks[0, rows, index // 64] = np.left_shift(np.uint64(1), (index % 64).astype(np.uint64))
     digits = _pattern_digits(keys, bank.width)  # [P, 3]
     lengths = np.count_nonzero(digits, axis=1)
-    base = bank.width + 1
     parent = np.zeros(keys.size, dtype=np.int64)  # each pattern's walk so far, in walks
     out = np.zeros((keys.size, nodes, width), dtype=np.uint64)
     for level in range(1, 4):
         going = np.flatnonzero(lengths >= level)  # the patterns with a step at this level
         if going.size == 0:
             break
-        # the distinct prefixes of `level` steps: (walk of the prefix before, step)
-        code = parent[going] * base + digits[going, level - 1]
+        # the distinct prefixes of `level` steps: (step, walk of the prefix before), in the order
+        # of the step, so that the walks taking one step are a block of the next level
+        code = digits[going, level - 1] * walks.shape[0] + parent[going]
         order = np.argsort(code)
         first = np.concatenate([[True], code[order][1:] != code[order][:-1]])
         distinct = code[order][first]
         inverse = np.empty(code.size, dtype=np.int64)
         inverse[order] = np.cumsum(first) - 1  # the place of each pattern's prefix in distinct
-        walks = _step(bank, walks, distinct // base, distinct % base - 1)
+        walks = _step(bank, walks, distinct % walks.shape[0], distinct // walks.shape[0] - 1)
         parent[going] = inverse
         done = going[lengths[going] == level]
         out[done] = walks[parent[done]]
@@ -232,16 +232,16 @@ def _step(
 ) -> np.ndarray:
     r"""``[Q, N, W]``: walk ``parents[q]`` of ``walks`` one step on along step ``codes[q]``.
 
-    The row of :math:`v` ORs the rows of the :math:`u` with a step :math:`u \to v` along
-    :math:`e` (row :math:`e N + v` of :func:`_steps_into`): for all the walks that take step
-    :math:`e`, the rows of the step's :math:`u` are gathered at once and OR-reduced per
-    :math:`v` (``bitwise_or.reduceat``), in chunks of at most :data:`_GATHER_WORDS` words.
+    ``codes`` is sorted, so the walks taking one step :math:`e` are a block. The row of
+    :math:`v` ORs the rows of the :math:`u` with a step :math:`u \to v` along :math:`e` (row
+    :math:`e N + v` of :func:`_steps_into`): for the block, the rows of the step's :math:`u` are
+    gathered at once and OR-reduced per :math:`v` (``bitwise_or.reduceat``), in chunks of at
+    most :data:`_GATHER_WORDS` words.
     """
     nodes, width = walks.shape[1], walks.shape[2]
     into = _steps_into(bank)
     out = np.zeros((parents.size, nodes, width), dtype=np.uint64)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(bank.width + 1))
+    bounds = np.searchsorted(codes, np.arange(bank.width + 1))
     for e in np.flatnonzero(np.diff(bounds)):
         ptr = into.indptr[e * nodes : (e + 1) * nodes + 1]
         u = into.indices[ptr[0] : ptr[-1]]  # the u of the step's triples, by v
@@ -249,12 +249,11 @@ def _step(
             continue
         targets = np.flatnonzero(np.diff(ptr))  # the v with a step into them
         offsets = ptr[targets] - ptr[0]  # where each v's u begin in u
-        taking = order[bounds[e] : bounds[e + 1]]  # the walks that take step e
         chunk = max(1, _GATHER_WORDS // (u.size * width))
-        for begin in range(0, taking.size, chunk):
-            q = taking[begin : begin + chunk]
-            gathered = walks[parents[q][:, None], u[None, :]]  # [c, m, W]
-            out[q[:, None], targets[None, :]] = np.bitwise_or.reduceat(gathered, offsets, axis=1)
+        for begin in range(bounds[e], bounds[e + 1], chunk):
+            end = min(begin + chunk, bounds[e + 1])
+            gathered = walks[parents[begin:end, None], u[None, :]]  # [c, m, W]
+            out[begin:end, targets] = np.bitwise_or.reduceat(gathered, offsets, axis=1)
     return out
 
 

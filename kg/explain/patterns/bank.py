@@ -67,7 +67,7 @@ with that member (a member is replaced only by a pattern that beats it). On a sm
 the pool is most patterns there are (Nations: about 700,000 per relation, each pair of countries
 joined by some 100,000): the paths are enumerated as integer keys (:meth:`_between_keys`, the
 patterns' order) and the search runs over one bit array of the whole pool
-(:mod:`kg.explain.patterns._dense`), about 1.2 s per relation where it took 60-90 s (session 35).
+(:mod:`kg.explain.patterns._dense`), about 1.2 s per relation where it took 60-100 s (session 35).
 
 Around FB15k-237's hubs a walk of two or three steps from a thousand heads joins most pairs, and a
 sparse product costs as much as the pairs it joins. So a pattern counted alone (a rule set's pool,
