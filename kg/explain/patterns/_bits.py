@@ -182,6 +182,13 @@ def _absent(keys: np.ndarray, union: np.ndarray) -> np.ndarray:
     return keys[union[at] != keys]
 
 
+def _run_starts(ordered: np.ndarray) -> np.ndarray:
+    """``[n]`` bool: where each run of equal values of the sorted ``ordered`` begins."""
+    first = np.ones(ordered.size, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return first
+
+
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
     """``np.unique(values)`` of an int array, by one sort.
 
@@ -189,9 +196,17 @@ def _sorted_unique(values: np.ndarray) -> np.ndarray:
     pattern keys of a fact of a dense graph (:meth:`PatternBank._between_keys`).
     """
     ordered = np.sort(values)
-    if ordered.size < 2:
-        return ordered
-    return ordered[np.concatenate([[True], ordered[1:] != ordered[:-1]])]
+    return ordered[_run_starts(ordered)]
+
+
+def _sorted_unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sorted_unique` and each value's place in it (``np.unique``'s ``return_inverse``)."""
+    order = np.argsort(values)
+    ordered = values[order]
+    first = _run_starts(ordered)
+    places = np.empty(values.size, dtype=np.int64)
+    places[order] = np.cumsum(first) - 1
+    return ordered[first], places
 
 
 def _dice(support: float, body: float, facts: float) -> float:

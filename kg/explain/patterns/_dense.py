@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.stats import binom
 
 from kg.explain.patterns._bits import _dice as _dice_of
-from kg.explain.patterns._bits import _row_popcounts
+from kg.explain.patterns._bits import _row_popcounts, _sorted_unique_inverse
 from kg.explain.patterns.bank import _pattern_digits, _patterns_of
 from kg.explain.patterns.significance import ALPHA, _weakest_member
 
@@ -56,7 +56,7 @@ def fits(bank: PatternBank, relation: int, size: int) -> bool:
     Where a pattern's row holds at most :data:`DENSE_ROW_WORDS` words and the pool's array at
     most :data:`DENSE_WORDS`.
     """
-    row = bank.num_nodes * -(-bank._heads[relation].size // 64)
+    row = bank.num_nodes * bank._row_words(relation)
     return row <= DENSE_ROW_WORDS and size * row <= DENSE_WORDS
 
 
@@ -72,78 +72,86 @@ def grow(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[Pattern, .
     """
     if keys.size == 0:
         return ()
-    bits = _pool_bits(bank, relation, keys)  # [P, K]
-    facts_bits, loops_bits = _fact_and_loop_bits(bank, relation)
-    facts = bank.num_facts(relation)
-    support = _counts(bits & facts_bits)
-    body = _counts(bits & ~loops_bits)
-    single = _dice(support, body, facts)
-    members = [int(np.argmax(single))]  # the first of largest D
+    loops_bits, facts_bits = bank._pair_bits(relation)
+    pool = _Pool(_pool_bits(bank, relation, keys), facts_bits, loops_bits, bank.num_facts(relation))
+    members = [int(np.argmax(_dice(pool.support, pool.body, pool.facts)))]  # first of largest D
     while True:
-        union = _union(bits, members)
-        _, index = _best(bits, support, body, members, union, loops_bits, facts_bits, facts, True)
+        _, index = pool.best(members, members, admit=True)
         if index is None:
             break
         members.append(index)
         for i in range(len(members) - 1):  # one exchange pass over the earlier members
-            union = _union(bits, members)
-            current = _dice_of(*_union_counts(union, loops_bits, facts_bits), facts)
-            without = _union(bits, members[:i] + members[i + 1 :])
-            value, other = _best(
-                bits, support, body, members, without, loops_bits, facts_bits, facts, False, current
-            )
+            current = _dice_of(*pool.counts(members), pool.facts)
+            others = members[:i] + members[i + 1 :]
+            value, other = pool.best(members, others, admit=False, floor=current)
             if other is not None and value > current:
                 members[i] = other
     while len(members) > 1:  # backward elimination with the same test
-        union_counts = _union_counts(_union(bits, members), loops_bits, facts_bits)
-        rests = [
-            _union_counts(_union(bits, members[:i] + members[i + 1 :]), loops_bits, facts_bits)
-            for i in range(len(members))
-        ]
-        weakest = _weakest_member(union_counts, rests, facts)
+        rests = [pool.counts(members[:i] + members[i + 1 :]) for i in range(len(members))]
+        weakest = _weakest_member(pool.counts(members), rests, pool.facts)
         if weakest is None:
             break
         del members[weakest]
-    return tuple(_patterns_of(keys[members], bank.width))
+    return tuple(_patterns_of(keys[members], bank.num_steps))
 
 
-def _best(
-    bits: np.ndarray,
-    support: np.ndarray,
-    body: np.ndarray,
-    members: list[int],
-    union: np.ndarray,
-    loops_bits: np.ndarray,
-    facts_bits: np.ndarray,
-    facts: float,
-    admit: bool,
-    floor: float = 0.0,
-) -> tuple[float, int | None]:
-    """:func:`~kg.explain.patterns.rule_sets._best_disjunct` with every candidate counted at once.
+class _Pool:
+    """What every round of the search reads.
 
-    ``union`` holds the bits of the union's pairs; returns ``(D, index)`` or ``(max(D of the
-    union, floor), None)``.
+    The pool's ``[P, K]`` bit array, the ``[K]`` bits of the facts and of the pairs ``y = x``,
+    :math:`n_r`, and each pattern's own counts :math:`(s, b)`.
     """
-    s, b = _union_counts(union, loops_bits, facts_bits)
-    value = _dice_of(s, b, facts)
-    start = max(value, floor)
-    free = bits & ~(union | loops_bits)  # [P, K] the pairs each pattern adds
-    added_true = _counts(free & facts_bits)
-    added = _counts(free)
-    joint = _dice(s + added_true, b + added, facts)
-    take = joint > start
-    take[members] = False
-    if admit and take.any():
+
+    def __init__(
+        self, bits: np.ndarray, facts_bits: np.ndarray, loops_bits: np.ndarray, facts: float
+    ) -> None:
+        self.bits = bits
+        self.facts_bits = facts_bits.ravel()
+        self.loops_bits = loops_bits.ravel()
+        self.facts = facts  # n_r
+        self.support = _counts(bits & self.facts_bits)
+        self.body = _counts(bits & ~self.loops_bits)
+
+    def union(self, members: list[int]) -> np.ndarray:
+        """``[K]`` the bits of the pairs some member joins."""
+        return np.bitwise_or.reduce(self.bits[members], axis=0)
+
+    def counts(self, members: list[int]) -> tuple[float, float]:
+        """``(s, b)`` of the union of ``members`` (the pairs y = x not counted)."""
+        union = self.union(members)[None]
+        return float(_counts(union & self.facts_bits)[0]), float(
+            _counts(union & ~self.loops_bits)[0]
+        )
+
+    def best(
+        self, members: list[int], base: list[int], *, admit: bool, floor: float = 0.0
+    ) -> tuple[float, int | None]:
+        """:func:`~kg.explain.patterns.rule_sets._best_disjunct`, every candidate counted at once.
+
+        The candidates are the patterns outside ``members``, each joined to the union of the
+        patterns ``base``; returns ``(D, index)`` or ``(max(D of that union, floor), None)``.
+        """
+        s, b = self.counts(base)
+        value = _dice_of(s, b, self.facts)
+        start = max(value, floor)
+        free = self.bits & ~(self.union(base) | self.loops_bits)  # [P, K] the pairs each adds
+        added_true = _counts(free & self.facts_bits)
+        added = _counts(free)
+        joint = _dice(s + added_true, b + added, self.facts)
+        take = joint > start
+        take[members] = False
+        if admit and take.any():
+            where = np.flatnonzero(take)
+            take[where] = _p_values(added_true[where], added[where], value) < ALPHA
+        if not take.any():
+            return start, None
         where = np.flatnonzero(take)
-        take[where] = _p_values(added_true[where], added[where], value) < ALPHA
-    if not take.any():
-        return start, None
-    where = np.flatnonzero(take)
-    top = joint[where].max()
-    where = where[joint[where] == top]
-    # the first in the order of the bound (then the pool): the search's order among ties
-    negative = -2 * (s + support[where]) / (np.maximum(b + support[where], body[where]) + facts)
-    return float(top), int(where[np.lexsort((where, negative))[0]])
+        top = joint[where].max()
+        where = where[joint[where] == top]
+        # the first in the order of the bound (then the pool): the search's order among ties
+        support, body = self.support[where], self.body[where]
+        negative = -2 * (s + support) / (np.maximum(b + support, body) + self.facts)
+        return float(top), int(where[np.lexsort((where, negative))[0]])
 
 
 def _p_values(added_true: np.ndarray, added: np.ndarray, dice: float) -> np.ndarray:
@@ -165,31 +173,6 @@ def _counts(words: np.ndarray) -> np.ndarray:
     return _row_popcounts(words).astype(np.float64)
 
 
-def _union(bits: np.ndarray, members: list[int]) -> np.ndarray:
-    """``[K]`` the bits of the pairs some member joins."""
-    return np.bitwise_or.reduce(bits[members], axis=0)
-
-
-def _union_counts(
-    union: np.ndarray, loops_bits: np.ndarray, facts_bits: np.ndarray
-) -> tuple[float, float]:
-    """``(s, b)`` of the pairs of ``union`` (the pairs y = x not counted)."""
-    return float(_counts(union & facts_bits)), float(_counts(union & ~loops_bits))
-
-
-def _fact_and_loop_bits(bank: PatternBank, relation: int) -> tuple[np.ndarray, np.ndarray]:
-    """``[K]`` bits of the facts :math:`T_r` and of the pairs :math:`y = x` (the pool's layout)."""
-    rows = bank._heads[relation]
-    width = -(-rows.size // 64)
-    facts = bank._facts(relation).tocoo()
-    out = np.zeros((2, bank.num_nodes, width), dtype=np.uint64)
-    index = np.arange(rows.size)
-    for which, (row, column) in enumerate(((facts.row, facts.col), (index, rows))):
-        shifts = np.left_shift(np.uint64(1), (row % 64).astype(np.uint64))
-        np.bitwise_or.at(out[which], (column, row // 64), shifts)
-    return out[0].ravel(), out[1].ravel()
-
-
 def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray:
     r"""``[P, N W]`` the bit rows of each pool pattern's walk from :math:`X_r`, flat.
 
@@ -198,13 +181,9 @@ def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray
     level one step on from the walks of its prefixes (:func:`_step`), so a prefix is walked
     once for all the patterns that share it.
     """
-    nodes = bank.num_nodes
-    width = -(-bank._heads[relation].size // 64)
-    rows = bank._heads[relation]
-    walks = np.zeros((1, nodes, width), dtype=np.uint64)  # the walk of no step: x_i itself
-    index = np.arange(rows.size)
-    walks[0, rows, index // 64] = np.left_shift(np.uint64(1), (index % 64).astype(np.uint64))
-    digits = _pattern_digits(keys, bank.width)  # [P, 3]
+    nodes, width = bank.num_nodes, bank._row_words(relation)
+    walks = bank._pair_bits(relation)[:1]  # the walk of no step: x_i itself (the pairs y = x)
+    digits = _pattern_digits(keys, bank.num_steps)  # [P, 3]
     lengths = np.count_nonzero(digits, axis=1)
     parent = np.zeros(keys.size, dtype=np.int64)  # each pattern's walk so far, in walks
     out = np.zeros((keys.size, nodes, width), dtype=np.uint64)
@@ -215,11 +194,7 @@ def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray
         # the distinct prefixes of `level` steps: (step, walk of the prefix before), in the order
         # of the step, so that the walks taking one step are a block of the next level
         code = digits[going, level - 1] * walks.shape[0] + parent[going]
-        order = np.argsort(code)
-        first = np.concatenate([[True], code[order][1:] != code[order][:-1]])
-        distinct = code[order][first]
-        inverse = np.empty(code.size, dtype=np.int64)
-        inverse[order] = np.cumsum(first) - 1  # the place of each pattern's prefix in distinct
+        distinct, inverse = _sorted_unique_inverse(code)
         walks = _step(bank, walks, distinct % walks.shape[0], distinct // walks.shape[0] - 1)
         parent[going] = inverse
         done = going[lengths[going] == level]
@@ -241,7 +216,7 @@ def _step(
     nodes, width = walks.shape[1], walks.shape[2]
     into = _steps_into(bank)
     out = np.zeros((parents.size, nodes, width), dtype=np.uint64)
-    bounds = np.searchsorted(codes, np.arange(bank.width + 1))
+    bounds = np.searchsorted(codes, np.arange(bank.num_steps + 1))
     for e in np.flatnonzero(np.diff(bounds)):
         ptr = into.indptr[e * nodes : (e + 1) * nodes + 1]
         u = into.indices[ptr[0] : ptr[-1]]  # the u of the step's triples, by v

@@ -674,16 +674,33 @@ class PatternBank:
                 at, bits = self._bits(relation, pattern)
                 if bits.size < row.size:  # fewer words than pairs to look up: AND the rows
                     if dense is None:
-                        dense = np.zeros((2, self.num_nodes, bits.shape[1]), dtype=np.uint64)
-                        shifts = np.left_shift(np.uint64(1), (row % 64).astype(np.uint64))
-                        which = (np.arange(row.size) >= rows.size).astype(np.intp)
-                        np.bitwise_or.at(dense, (which, column, row // 64), shifts)
+                        dense = self._pair_bits(relation)
                     loops, support = _popcount(bits & dense[0, at]), _popcount(bits & dense[1, at])
                 else:  # the pairs y = x and the facts looked up in one pass (one map of at)
                     hit = _bits_at(at, bits, row, column, self.num_nodes)
                     loops, support = int(hit[: rows.size].sum()), int(hit[rows.size :].sum())
                 self._counts[key] = (float(support), float(_popcount(bits) - loops))
             out[pattern] = self._counts[key]
+        return out
+
+    def _row_words(self, relation: int) -> int:
+        r""":math:`W = \lceil |X_r| / 64 \rceil`: the words of a bit row (:meth:`_bits`)."""
+        return -(-self._heads[relation].size // 64)
+
+    def _pair_bits(self, relation: int) -> np.ndarray:
+        """``[2, N, W]`` bit rows (:meth:`_bits`) of the pairs ``y = x`` (0) and the facts (1).
+
+        Row :math:`y` of the first has bit :math:`i` set iff :math:`y = x_i` (the walk of no
+        step), of the second iff :math:`r(x_i, y)` is a fact of :math:`T_r`.
+        """
+        rows = self._heads[relation]
+        facts = self._facts(relation).tocoo()
+        row = np.concatenate([np.arange(rows.size), facts.row])  # the pairs y = x, then the facts
+        column = np.concatenate([rows, facts.col])
+        which = (np.arange(row.size) >= rows.size).astype(np.intp)
+        out = np.zeros((2, self.num_nodes, self._row_words(relation)), dtype=np.uint64)
+        shifts = np.left_shift(np.uint64(1), (row % 64).astype(np.uint64))
+        np.bitwise_or.at(out, (which, column, row // 64), shifts)
         return out
 
     def _bits(self, relation: int, pattern: Pattern) -> tuple[np.ndarray, np.ndarray]:
@@ -788,10 +805,12 @@ class PatternBank:
         Returns:
             The set of patterns ``((relation, forward, -1), ...)``.
         """
-        return set(_patterns_of(self._between_keys(head, relation, tail, max_length), self.width))
+        return set(
+            _patterns_of(self._between_keys(head, relation, tail, max_length), self.num_steps)
+        )
 
     @property
-    def width(self) -> int:
+    def num_steps(self) -> int:
         """The number of plain steps, :math:`2 |R|` (each relation forwards and backwards)."""
         return 2 * len(self._adjacency)
 
@@ -802,7 +821,7 @@ class PatternBank:
         building a tuple per pattern (a fact of Nations has about 100,000 patterns).
         """
         ptr, node, code = self._around()
-        width = self.width  # codes 2 s (forward) and 2 s + 1 (backward)
+        width = self.num_steps  # codes 2 s (forward) and 2 s + 1 (backward)
         length = min(max_length, POOL_LENGTH)
         found = []
         ends_x, steps_x = node[ptr[head] : ptr[head + 1]], code[ptr[head] : ptr[head + 1]]

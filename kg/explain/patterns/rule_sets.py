@@ -174,6 +174,7 @@ from kg.explain.patterns._bits import (
     _contains,
     _dice,
     _popcount,
+    _run_starts,
 )
 from kg.explain.patterns.bank import POOL_LENGTH, _patterns_of
 from kg.explain.patterns.significance import (
@@ -229,11 +230,13 @@ def rule_set(
         for i in drawn:
             row, tail = divmod(int(keys[i]), bank.num_nodes)
             found.append(bank._between_keys(int(heads[row]), relation, tail, key[1]))
-        pool = _pool(found, (bank.width + 1) ** POOL_LENGTH)
+        pool = _pool(found, (bank.num_steps + 1) ** POOL_LENGTH)
         if _dense.fits(bank, relation, pool.size):
             bank._rule_sets[key] = _dense.grow(bank, relation, pool)
         else:
-            bank._rule_sets[key] = _grow_rule_set(bank, relation, _patterns_of(pool, bank.width))
+            bank._rule_sets[key] = _grow_rule_set(
+                bank, relation, _patterns_of(pool, bank.num_steps)
+            )
     return bank._rule_sets[key]
 
 
@@ -261,7 +264,7 @@ def _pool(found: list[np.ndarray], space: int) -> np.ndarray:
     fact = np.repeat(np.arange(len(found), dtype=np.int64), [each.size for each in found])
     every = np.sort((np.concatenate(found) << shift) | fact)
     keys = every >> shift
-    start = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))  # each run's first
+    start = np.flatnonzero(_run_starts(keys))  # where each key's run begins
     counts = np.diff(np.append(start, keys.size))
     keep = start[counts >= POOL_SUPPORT]
     first = every[keep] & ((1 << shift) - 1)  # the fact where each key appears first
@@ -347,8 +350,8 @@ class _Union:
         self._bank = bank
         self._relation = relation
         self._facts = bank.num_facts(relation)
-        self._width = -(-bank._heads[relation].size // 64)  # W
-        self._fact_bits: np.ndarray | None = None  # [N, W] bit rows of T_r, built on use
+        self._width = bank._row_words(relation)  # W
+        self._pairs: np.ndarray | None = None  # [2, N, W] bit rows of y = x and T_r, built on use
         self._reset(list(members))
 
     def _reset(self, members: list[Pattern]) -> None:
@@ -365,13 +368,16 @@ class _Union:
         ] = {}
         self._blocked: np.ndarray | None = None  # [N, W] the union's bit rows and y = x
 
+    def _pair_bits(self) -> np.ndarray:
+        """``[2, N, W]`` bit rows of the pairs ``y = x`` and the facts (the bank's, kept)."""
+        if self._pairs is None:
+            self._pairs = self._bank._pair_bits(self._relation)
+        return self._pairs
+
     def _blocked_bits(self) -> np.ndarray:
         """``[N, W]`` bit rows of the pairs the members join and of the pairs ``y = x``."""
         if self._blocked is None:
-            rows = self._bank._heads[self._relation]  # sorted, unique
-            index = np.arange(rows.size)
-            blocked = np.zeros((self._bank.num_nodes, self._width), dtype=np.uint64)
-            blocked[rows, index // 64] = np.left_shift(np.uint64(1), (index % 64).astype(np.uint64))
+            blocked = self._pair_bits()[0].copy()
             for member in self.members:
                 at, bits = self._bank._bits(self._relation, member)
                 blocked[at] |= bits
@@ -380,13 +386,7 @@ class _Union:
 
     def _facts_bits(self) -> np.ndarray:
         """``[N, W]`` bit rows of the facts :math:`T_r` (bit :math:`i` of row :math:`y`)."""
-        if self._fact_bits is None:
-            facts = self._bank._facts(self._relation).tocoo()
-            bits = np.zeros((self._bank.num_nodes, self._width), dtype=np.uint64)
-            shifts = np.left_shift(np.uint64(1), (facts.row % 64).astype(np.uint64))
-            np.bitwise_or.at(bits, (facts.col, facts.row // 64), shifts)
-            self._fact_bits = bits
-        return self._fact_bits
+        return self._pair_bits()[1]
 
     def append(self, pattern: Pattern) -> None:
         """Add ``pattern`` as a member."""

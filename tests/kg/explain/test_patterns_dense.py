@@ -83,16 +83,17 @@ def test_pool_bits_are_the_banks_walks(n, m):
     bank = PatternBank(*_graph(triples), n, r)
     patterns = _three_step_pool(r, 1, 60)
     keys = _keys_of(patterns, r)
+    widths = []
     for relation in range(r):
         bits = _dense._pool_bits(bank, relation, keys)
         width = -(-bank._heads[relation].size // 64)
-        if n > 64:
-            assert width > 1 or bank._heads[relation].size <= 64
+        widths.append(width)
         for row, pattern in zip(bits, patterns):
             at, walk = bank._bits(relation, pattern)
             expected = np.zeros((n, width), dtype=np.uint64)
             expected[at] = walk
             assert np.array_equal(row.reshape(n, width), expected), pattern
+    assert (max(widths) > 1) == (n > 64)  # the second graph has rows of several words
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -172,7 +173,10 @@ def test_dense_search_breaks_ties_as_the_reference(seed):
 def test_best_is_the_searchs_best_disjunct_among_many_ties(admit):
     # One round of the search on random bit arrays of few bits (ties in D between candidates
     # of different own counts, so of different bounds) against _best_disjunct of rule_sets
-    # with the same counts: the same D and the same candidate, with and without a floor.
+    # with the same counts, counted word by word: the same D and the same candidate, with and
+    # without a floor.
+    from kg.explain.patterns._bits import _popcount
+
     rng = np.random.default_rng(0)
     for trial in range(300):
         size, words = int(rng.integers(2, 12)), 2
@@ -180,28 +184,27 @@ def test_best_is_the_searchs_best_disjunct_among_many_ties(admit):
         bits &= rng.integers(0, 2**8, size=(size, words), dtype=np.uint64)
         facts_bits = rng.integers(0, 2**8, size=words, dtype=np.uint64)
         loops_bits = rng.integers(0, 2**8, size=words, dtype=np.uint64) & ~facts_bits
-        facts = float(_dense._counts(facts_bits[None])[0]) + float(rng.integers(0, 3))
-        support = _dense._counts(bits & facts_bits)
-        body = _dense._counts(bits & ~loops_bits)
+        facts = float(_popcount(facts_bits) + rng.integers(0, 3))
         members = sorted(rng.choice(size, size=int(rng.integers(1, size)), replace=False).tolist())
-        union = _dense._union(bits, members)
+        union = np.bitwise_or.reduce(bits[members], axis=0)
         floor = float(rng.choice([0.0, rng.random()]))
-        single = {i: (support[i], body[i]) for i in range(size)}
-        counts = _dense._union_counts(union, loops_bits, facts_bits)
+        single = {
+            i: (float(_popcount(bits[i] & facts_bits)), float(_popcount(bits[i] & ~loops_bits)))
+            for i in range(size)
+        }
+        counts = (float(_popcount(union & facts_bits)), float(_popcount(union & ~loops_bits)))
 
         def added(i, bits=bits, union=union, loops_bits=loops_bits, facts_bits=facts_bits):
             free = bits[i] & ~(union | loops_bits)
-            return float(_dense._counts((free & facts_bits)[None])[0]), float(
-                _dense._counts(free[None])[0]
-            )
+            return float(_popcount(free & facts_bits)), float(_popcount(free))
 
         expected = rule_sets_module._best_disjunct(
             single, members, counts, added, facts, admit=admit, floor=floor
         )
-        got = _dense._best(
-            bits, support, body, members, union, loops_bits, facts_bits, facts, admit, floor
-        )
-        assert got == expected, trial
+        pool = _dense._Pool(bits, facts_bits, loops_bits, facts)
+        assert list(zip(pool.support, pool.body)) == list(single.values())
+        assert pool.counts(members) == counts
+        assert pool.best(members, members, admit=admit, floor=floor) == expected, trial
 
 
 def test_row_popcounts_without_numpys_bitwise_count(monkeypatch):
