@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     )
     from graphdata.filter_index import FilterIndex
     from graphdata.kg_stats import KGStatistics, RelationStatistics, describe, kg_statistics
-    from graphdata.paths import Paths, Step, enumerate_paths, enumerate_paths_batch
+    from graphdata.paths import Paths, Step, count_paths, enumerate_paths, enumerate_paths_batch
     from graphdata.rules import (
         Atom,
         ExplanationScore,
@@ -138,6 +138,7 @@ __all__ = [
     "k_hop_enclosing_subgraphs",
     "Paths",
     "Step",
+    "count_paths",
     "enumerate_paths",
     "enumerate_paths_batch",
     # dense batches and spatial graphs
@@ -182,7 +183,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "graphdata.filter_index": ("FilterIndex",),
     "graphdata.kg_stats": ("KGStatistics", "RelationStatistics", "describe", "kg_statistics"),
-    "graphdata.paths": ("Paths", "Step", "enumerate_paths", "enumerate_paths_batch"),
+    "graphdata.paths": ("Paths", "Step", "count_paths", "enumerate_paths", "enumerate_paths_batch"),
     "graphdata.rules": (
         "Atom",
         "ExplanationScore",

@@ -32,7 +32,7 @@ from graphdata._adjacency import (
 from graphdata._path_search import paths_of_length
 from graphdata.errors import GraphDataError
 
-__all__ = ["Paths", "Step", "enumerate_paths", "enumerate_paths_batch"]
+__all__ = ["Paths", "Step", "count_paths", "enumerate_paths", "enumerate_paths_batch"]
 
 #: One step of a path: the edge's stored triple ``(head, relation, tail)`` and whether the path
 #: walks it forwards (from head to tail) or backwards.
@@ -215,6 +215,81 @@ def enumerate_paths(
         exclude_triples=exclude_triples,
         min_length=min_length,
     )[0]
+
+
+def count_paths(
+    edge_index: Tensor,
+    source: int,
+    target: int,
+    length: int,
+    *,
+    num_nodes: int | None = None,
+    exclude_edges: Tensor | None = None,
+) -> int:
+    r"""The number of simple paths of exactly ``length`` steps from ``source`` to ``target``.
+
+    ``len(enumerate_paths(..., length, min_length=length))`` without enumerating them, for
+    ``length`` 1 to 3. With :math:`M_{uv}` the number of usable edges joining :math:`u \ne v`
+    in either direction (parallel edges count apart, as they give distinct paths),
+    :math:`a_u = M_{su}` and :math:`b_u = M_{ut}` for :math:`u \notin \{s, t\}` (0 at
+    :math:`s` and :math:`t`):
+
+    .. math::
+        |\mathcal{P}_1| = M_{st}, \qquad
+        |\mathcal{P}_2| = \sum_u a_u b_u, \qquad
+        |\mathcal{P}_3| = a^\top M b,
+
+    since a path :math:`s, u, v, t` is simple when :math:`u, v \notin \{s, t\}` and
+    :math:`u \ne v`, and :math:`M_{uu} = 0` (an edge from a node to itself is on no simple
+    path). Exact integers, :math:`O(E)`; a longer path can revisit a node in more ways and is
+    not counted here. ``source == target`` gives 0, as no path is simple.
+
+    Args:
+        edge_index: Edges ``[2, E]``, row 0 heads and row 1 tails.
+        source: The source node :math:`s`.
+        target: The target node :math:`t`.
+        length: The number of steps, 1, 2 or 3.
+        num_nodes: The number of nodes. Default ``None``: ``edge_index.max() + 1``.
+        exclude_edges: Edge ids ``[M]`` or a mask ``[E]`` of edges no path may use, as in
+            :func:`enumerate_paths`. Default None.
+
+    Returns:
+        The number of paths.
+
+    Raises:
+        GraphDataError: On malformed input or a ``length`` outside 1-3.
+
+    Examples:
+        >>> ei = torch.tensor([[0, 1, 2, 0], [1, 2, 0, 2]])  # 0->1->2, 2->0 and 0->2 in parallel
+        >>> [count_paths(ei, 0, 2, ell) for ell in (1, 2, 3)]
+        [2, 1, 0]
+    """
+    shaped = isinstance(edge_index, Tensor) and edge_index.dim() == 2
+    edge_type = edge_index.new_zeros(edge_index.size(1)) if shaped else torch.zeros(0)
+    num_nodes = check_graph(edge_index, edge_type.long(), num_nodes)
+    for name, node in (("source", source), ("target", target)):
+        check_nodes(name, torch.tensor([check_int(name, node, 0)]), num_nodes)
+    length = check_int("length", length, 1)
+    if length > 3:
+        raise GraphDataError(
+            f"length: expected 1, 2 or 3 (longer paths are counted by enumerate_paths), "
+            f"got {length}"
+        )
+    if source == target:
+        return 0
+    keep = keep_mask(edge_index, edge_type, exclude_edges, None)
+    u, v = edge_index if keep is None else edge_index[:, keep]
+    u, v = u[u != v], v[u != v]  # an edge from a node to itself is on no simple path
+    ends = torch.cat([u, v]), torch.cat([v, u])  # each edge in both directions
+    a = torch.bincount(ends[1][ends[0] == source], minlength=num_nodes)  # [N] M_su
+    if length == 1:
+        return int(a[target])
+    b = torch.bincount(ends[0][ends[1] == target], minlength=num_nodes)  # [N] M_ut
+    a[[source, target]] = 0
+    b[[source, target]] = 0
+    if length == 2:
+        return int((a * b).sum())
+    return int((a[ends[0]] * b[ends[1]]).sum())
 
 
 def enumerate_paths_batch(

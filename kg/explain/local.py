@@ -36,14 +36,16 @@ model; :class:`kg.explain.KGExplainer` prunes with it in every mode, as the dist
 does (the gradient needs a pass over the whole enclosing subgraph, seconds at a hub, and gave
 no better F1 on the synthetic worlds: ``benchmarks/RESULTS.md``).
 
-A length whose paths exceed ``max_enumerated`` is not enumerated; a beam search builds its
-paths from :math:`h`: every partial path is extended through every local edge of its end node
-(forwards or backwards, never revisiting a node, never reaching a node farther from :math:`t`
-than the steps left), and the ``beam_width`` partial paths of largest partial :math:`R` survive
-each step. With a beam at least as wide as the number of partial paths it is the exact top of
-the enumeration. :attr:`LocalStructure.pruning` records, per length, the paths enumerated or
-completed by the beam, the paths kept and how (:class:`Pruning`). Without a relevance the old
-cap applies (the first paths of each length in enumeration order) with a
+A length whose paths exceed ``max_enumerated`` is not enumerated (up to three steps the
+paths are counted first, exactly, by :func:`graphdata.paths.count_paths`; a longer length is
+enumerated up to the cap); a beam search builds its paths from :math:`h`: every partial path
+is extended through every local edge of its end node (forwards or backwards, never revisiting
+a node, never reaching a node farther from :math:`t` than the steps left; the last step only
+through the edges into :math:`t`), and the ``beam_width`` partial paths of largest partial
+:math:`R` survive each step. With a beam at least as wide as the number of partial paths it is
+the exact top of the enumeration. :attr:`LocalStructure.pruning` records, per length, the paths
+enumerated or completed by the beam, the paths kept and how (:class:`Pruning`). Without a
+relevance the old cap applies (the first paths of each length in enumeration order) with a
 :class:`CandidatesCapped` warning.
 
 **The local graph of a pruned target** is the union of its kept paths: the triples
@@ -86,7 +88,7 @@ from torch import Tensor
 
 from graphdata._adjacency import build_csr, check_graph
 from graphdata.errors import GraphDataError
-from graphdata.paths import enumerate_paths
+from graphdata.paths import count_paths, enumerate_paths
 from graphdata.subgraph import (
     EnclosingSubgraph,
     EnclosingSubgraphBatch,
@@ -467,8 +469,22 @@ def _choose_paths(
     if longer is None:
         longer = excluded
     # Each length is enumerated on its own, up to max_enumerated, so the budget can be split.
+    # With a relevance, a length counted above max_enumerated is left to the beam search
+    # without enumerating it (a dense graph has hundreds of thousands of three-step paths).
     by_length = [
-        enumerate_paths(
+        None
+        if relevance is not None
+        and ell <= 3
+        and count_paths(
+            bare.edge_index,
+            0,
+            1,
+            ell,
+            num_nodes=bare.num_nodes,
+            exclude_edges=excluded if ell == 1 else longer,
+        )
+        > max_enumerated
+        else enumerate_paths(
             bare.edge_index,
             bare.edge_type,
             0,
@@ -482,10 +498,15 @@ def _choose_paths(
         )
         for ell in range(1, max_length + 1)
     ]
-    overflow = [p.truncated for p in by_length]
-    # Per length: (edge ids [P, ell], node ids [P, ell + 1]) in the order they are to be kept.
-    chosen = [(p.edge_ids[:, :ell], p.nodes[:, : ell + 1]) for ell, p in enumerate(by_length, 1)]
-    counts = [len(p) for p in by_length]
+    overflow = [p is None or p.truncated for p in by_length]
+    # Per length: (edge ids [P, ell], node ids [P, ell + 1]) in the order they are to be kept;
+    # a length not enumerated is built by the beam below.
+    empty = bare.edge_index.new_zeros(0, 0)
+    chosen = [
+        (empty, empty) if p is None else (p.edge_ids[:, :ell], p.nodes[:, : ell + 1])
+        for ell, p in enumerate(by_length, 1)
+    ]
+    counts = [max_enumerated + 1 if p is None else len(p) for p in by_length]
     pruned = sum(counts) > max_candidates or any(overflow)
     method = "relevance" if pruned and relevance is not None else "order" if pruned else "exact"
     if method == "relevance":
@@ -694,17 +715,25 @@ def _beam_paths(
     nodes = torch.zeros(1, 1, dtype=torch.long, device=device)  # [P, i + 1], h = local id 0
     edges = torch.zeros(1, 0, dtype=torch.long, device=device)  # [P, i]
     score = torch.zeros(1, dtype=torch.float64, device=device)  # [P]
+    # The last step only enters t: the entries into t, by source, in the order of the rest.
+    into_t = torch.nonzero(dst == 1).flatten()
+    ptr_t = torch.zeros(n + 1, dtype=torch.long, device=device)
+    ptr_t[1:] = torch.bincount(src[into_t], minlength=n).cumsum(0)
     for i in range(length):
         left = length - i - 1  # steps left after this one
         end = nodes[:, -1]
-        degree = ptr[end + 1] - ptr[end]
+        # the entries of each end (the last step: those into t, the only ones it may take)
+        at, entries = (ptr_t, into_t) if left == 0 else (ptr, None)
+        degree = at[end + 1] - at[end]
         owner = torch.repeat_interleave(torch.arange(end.numel(), device=device), degree)
         first = degree.cumsum(0) - degree
-        slot = ptr[end][owner] + torch.arange(owner.numel(), device=device) - first[owner]
+        slot = at[end][owner] + torch.arange(owner.numel(), device=device) - first[owner]
+        if entries is not None:
+            slot = entries[slot]
         nxt = dst[slot]  # [X] the node each extension reaches
-        ok = (dist[nxt] <= left) & ~(nodes[owner] == nxt.unsqueeze(1)).any(1)
-        ok &= (nxt == 1) if left == 0 else (nxt != 1)
-        owner, slot, nxt = owner[ok], slot[ok], nxt[ok]
+        if left > 0:  # t (dist 0) is on no path yet, so the last step never revisits a node
+            ok = (dist[nxt] <= left) & (nxt != 1) & ~(nodes[owner] == nxt.unsqueeze(1)).any(1)
+            owner, slot, nxt = owner[ok], slot[ok], nxt[ok]
         total = score[owner] + weight[eids[slot]]
         top = torch.argsort(total, descending=True, stable=True)[:width]
         owner, slot, nxt = owner[top], slot[top], nxt[top]

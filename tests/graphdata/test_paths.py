@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from graphdata import _adjacency, _path_search
 from graphdata.errors import GraphDataError
-from graphdata.paths import Paths, enumerate_paths, enumerate_paths_batch
+from graphdata.paths import Paths, count_paths, enumerate_paths, enumerate_paths_batch
 
 
 @st.composite
@@ -192,6 +192,50 @@ def test_exclusions_match_networkx_without_those_edges(graph, data):
     assert as_counter(paths, edge_index, edge_type) == networkx_paths(
         edge_index, source, target, 3, copies
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(graph=multigraphs(max_nodes=8, max_edges=30), data=st.data())
+def test_count_paths_is_the_number_networkx_enumerates(graph, data):
+    # count_paths against networkx's simple edge paths of exactly that length, with loops,
+    # parallel edges and excluded edges (ids or a mask); source == target gives 0.
+    edge_index, _, n, source, target = graph
+    num_edges = edge_index.size(1)
+    removed = data.draw(st.sets(st.integers(0, max(num_edges - 1, 0)), max_size=num_edges))
+    ids = torch.tensor(sorted(removed), dtype=torch.long)
+    mask = torch.zeros(num_edges, dtype=torch.bool)
+    mask[ids] = True
+    every = networkx_paths(edge_index, source, target, 3, removed)
+    for ell in (1, 2, 3):
+        expected = sum(count for key, count in every.items() if len(key[1]) == ell)
+        for exclude in (ids, mask):
+            got = count_paths(edge_index, source, target, ell, num_nodes=n, exclude_edges=exclude)
+            assert got == expected
+        assert count_paths(edge_index, source, source, ell, num_nodes=n) == 0
+
+
+@pytest.mark.parametrize("n, mult", [(5, 1), (6, 2), (4, 3)])
+def test_count_paths_closed_form_on_complete_multigraphs(n, mult):
+    # K_n, every edge `mult` times: (n-2)!/(n-1-l)! node sequences times mult^l edge choices.
+    pairs = torch.combinations(torch.arange(n), 2).repeat(mult, 1)
+    got = [count_paths(pairs.t().contiguous(), 0, n - 1, ell) for ell in (1, 2, 3)]
+    assert got == [
+        math.factorial(n - 2) // math.factorial(n - 1 - ell) * mult**ell for ell in (1, 2, 3)
+    ]
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((torch.tensor([[0, 1]]), 0, 1, 2), "edge_index: expected a LongTensor of shape"),
+        ((torch.tensor([[0], [1]]), 0, 1, 4), "length: expected 1, 2 or 3"),
+        ((torch.tensor([[0], [1]]), 0, 1, 0), "length"),
+        ((torch.tensor([[0], [1]]), 0, 5, 1), "target"),
+    ],
+)
+def test_count_paths_refuses_bad_input(args, match):
+    with pytest.raises(GraphDataError, match=match):
+        count_paths(*args)
 
 
 @settings(max_examples=30, deadline=None)

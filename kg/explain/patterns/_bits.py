@@ -189,12 +189,19 @@ def _run_starts(ordered: np.ndarray) -> np.ndarray:
     return first
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` of an int array, by one sort.
+def _sorted_unique(values: np.ndarray, space: int | None = None) -> np.ndarray:
+    """``np.unique(values)`` of an int array, by one sort, or by marks where that is cheaper.
 
     numpy 2.4's ``unique`` hashes first: tens of times slower on the hundreds of thousands of
-    pattern keys of a fact of a dense graph (:meth:`PatternBank._between_keys`).
+    pattern keys of a fact of a dense graph (:meth:`PatternBank._between_keys`). Where the
+    values are known to lie in ``[0, space)`` and fill an eighth of it or more (a fact of
+    Nations: 700,000 keys of 1.4 million), each is marked in a ``[space]`` bool array and the
+    marks read back in order, a third of the time of the sort; the same array.
     """
+    if space is not None and 8 * values.size >= space:
+        marks = np.zeros(space, dtype=bool)
+        marks[values] = True
+        return np.flatnonzero(marks)
     ordered = np.sort(values)
     return ordered[_run_starts(ordered)]
 

@@ -73,8 +73,15 @@ def grow(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[Pattern, .
     if keys.size == 0:
         return ()
     loops_bits, facts_bits = bank._pair_bits(relation)
-    pool = _Pool(_pool_bits(bank, relation, keys), facts_bits, loops_bits, bank.num_facts(relation))
-    members = [int(np.argmax(_dice(pool.support, pool.body, pool.facts)))]  # first of largest D
+    bits, order = _pool_bits(bank, relation, keys)
+    heads = bank._heads[relation].size
+    if bank._row_words(relation) == 1 and heads <= 32:  # rows of one word, half of it unused
+        bits = _packed(bits, heads)
+        facts_bits, loops_bits = (
+            _packed(each.reshape(1, -1).copy(), heads) for each in (facts_bits, loops_bits)
+        )
+    pool = _Pool(bits, facts_bits, loops_bits, bank.num_facts(relation), order)
+    members = [pool.first()]
     while True:
         _, index = pool.best(members, members, admit=True)
         if index is None:
@@ -92,25 +99,44 @@ def grow(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[Pattern, .
         if weakest is None:
             break
         del members[weakest]
-    return tuple(_patterns_of(keys[members], bank.num_steps))
+    return tuple(_patterns_of(keys[order[members]], bank.num_steps))
 
 
 class _Pool:
     """What every round of the search reads.
 
-    The pool's ``[P, K]`` bit array, the ``[K]`` bits of the facts and of the pairs ``y = x``,
-    :math:`n_r`, and each pattern's own counts :math:`(s, b)`.
+    The pool's ``[P, K]`` bit array, row ``j`` the pattern at place ``order[j]`` of the pool
+    (default: row ``j``), the ``[K]`` bits of the facts and of the pairs ``y = x``,
+    :math:`n_r`, and each pattern's own counts :math:`(s, b)`. Ties go to the first in the
+    pool's order, whatever the order of the rows.
     """
 
     def __init__(
-        self, bits: np.ndarray, facts_bits: np.ndarray, loops_bits: np.ndarray, facts: float
+        self,
+        bits: np.ndarray,
+        facts_bits: np.ndarray,
+        loops_bits: np.ndarray,
+        facts: float,
+        order: np.ndarray | None = None,
     ) -> None:
         self.bits = bits
+        self.order = np.arange(bits.shape[0]) if order is None else order
         self.facts_bits = facts_bits.ravel()
         self.loops_bits = loops_bits.ravel()
         self.facts = facts  # n_r
-        self.support = _counts(bits & self.facts_bits)
-        self.body = _counts(bits & ~self.loops_bits)
+        self._words = np.empty_like(bits)  # one buffer for every masked copy of the array
+        self.support = self._masked_counts(self.facts_bits)
+        self.body = self._masked_counts(~self.loops_bits)
+
+    def _masked_counts(self, mask: np.ndarray) -> np.ndarray:
+        """``[P]`` float: the set bits of each row of the array that are set in ``mask [K]``."""
+        return _counts(np.bitwise_and(self.bits, mask, out=self._words))
+
+    def first(self) -> int:
+        """The row of the first pattern of largest :math:`D` in the pool's order."""
+        dice = _dice(self.support, self.body, self.facts)
+        top = np.flatnonzero(dice == dice.max())
+        return int(top[np.argmin(self.order[top])])
 
     def union(self, members: list[int]) -> np.ndarray:
         """``[K]`` the bits of the pairs some member joins."""
@@ -134,9 +160,9 @@ class _Pool:
         s, b = self.counts(base)
         value = _dice_of(s, b, self.facts)
         start = max(value, floor)
-        free = self.bits & ~(self.union(base) | self.loops_bits)  # [P, K] the pairs each adds
-        added_true = _counts(free & self.facts_bits)
-        added = _counts(free)
+        free = ~(self.union(base) | self.loops_bits)  # [K] the pairs a candidate can add
+        added_true = self._masked_counts(free & self.facts_bits)
+        added = self._masked_counts(free)
         joint = _dice(s + added_true, b + added, self.facts)
         take = joint > start
         take[members] = False
@@ -151,7 +177,22 @@ class _Pool:
         # the first in the order of the bound (then the pool): the search's order among ties
         support, body = self.support[where], self.body[where]
         negative = -2 * (s + support) / (np.maximum(b + support, body) + self.facts)
-        return float(top), int(where[np.lexsort((where, negative))[0]])
+        return float(top), int(where[np.lexsort((self.order[where], negative))[0]])
+
+
+def _packed(words: np.ndarray, used: int) -> np.ndarray:
+    r"""``[P, \lceil K / f \rceil]``: ``[P, K]`` words of ``used`` low bits, :math:`f` to a word.
+
+    :math:`f = \lfloor 64 / \text{used} \rfloor`; word :math:`k` moves to word
+    :math:`\lfloor k / f \rfloor`, shifted by :math:`(k \bmod f)` ``used`` bits. The search
+    only ANDs, ORs and counts bits of rows laid out alike, so packing every array it reads
+    changes no count, and reads a fraction of the words (Nations: 14 countries of which at
+    most 14 heads, 14 words a row become 4). ``words`` is overwritten.
+    """
+    fields = 64 // used
+    shifts = (np.arange(words.shape[1], dtype=np.uint64) % np.uint64(fields)) * np.uint64(used)
+    np.left_shift(words, shifts, out=words)  # in place: no second array of the pool's size
+    return np.bitwise_or.reduceat(words, np.arange(0, words.shape[1], fields), axis=1)
 
 
 def _p_values(added_true: np.ndarray, added: np.ndarray, dice: float) -> np.ndarray:
@@ -173,13 +214,16 @@ def _counts(words: np.ndarray) -> np.ndarray:
     return _row_popcounts(words).astype(np.float64)
 
 
-def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray:
-    r"""``[P, N W]`` the bit rows of each pool pattern's walk from :math:`X_r`, flat.
+def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""``([P, N W], [P])``: the pool patterns' walks from :math:`X_r` and their places.
 
-    The same bits as :meth:`~kg.explain.patterns.bank.PatternBank._bits`, level by level: the
-    walks of the distinct prefixes of one step, then of two, then the patterns of three, each
-    level one step on from the walks of its prefixes (:func:`_step`), so a prefix is walked
-    once for all the patterns that share it.
+    Row :math:`j` holds the bits of one pattern's walk, flat, and ``order[j]`` its place in
+    the pool: the same bits as :meth:`~kg.explain.patterns.bank.PatternBank._bits`, level by
+    level: the walks of the distinct prefixes of one step, then of two, then the patterns of
+    three, each level one step on from the walks of its prefixes (:func:`_step`), so a prefix
+    is walked once for all the patterns that share it. The rows hold the patterns of one step,
+    then of two, then of three, each in the order of their walks: the last level (on Nations,
+    90% of the pool) is walked into its rows of the array, not copied there.
     """
     nodes, width = bank.num_nodes, bank._row_words(relation)
     walks = bank._pair_bits(relation)[:1]  # the walk of no step: x_i itself (the pairs y = x)
@@ -187,6 +231,8 @@ def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray
     lengths = np.count_nonzero(digits, axis=1)
     parent = np.zeros(keys.size, dtype=np.int64)  # each pattern's walk so far, in walks
     out = np.zeros((keys.size, nodes, width), dtype=np.uint64)
+    order = np.zeros(keys.size, dtype=np.int64)
+    filled = 0  # rows of out written
     for level in range(1, 4):
         going = np.flatnonzero(lengths >= level)  # the patterns with a step at this level
         if going.size == 0:
@@ -195,17 +241,30 @@ def _pool_bits(bank: PatternBank, relation: int, keys: np.ndarray) -> np.ndarray
         # of the step, so that the walks taking one step are a block of the next level
         code = digits[going, level - 1] * walks.shape[0] + parent[going]
         distinct, inverse = _sorted_unique_inverse(code)
-        walks = _step(bank, walks, distinct % walks.shape[0], distinct // walks.shape[0] - 1)
-        parent[going] = inverse
+        parents, codes = distinct % walks.shape[0], distinct // walks.shape[0] - 1
         done = going[lengths[going] == level]
-        out[done] = walks[parent[done]]
-    return out.reshape(keys.size, nodes * width)
+        if done.size == going.size:  # the last level: one walk per pattern, into its rows
+            _step(bank, walks, parents, codes, out=out[filled:])
+            order[filled + inverse] = going
+            break
+        walks = _step(bank, walks, parents, codes)
+        parent[going] = inverse
+        out[filled : filled + done.size] = walks[parent[done]]
+        order[filled : filled + done.size] = done
+        filled += done.size
+    return out.reshape(keys.size, nodes * width), order
 
 
 def _step(
-    bank: PatternBank, walks: np.ndarray, parents: np.ndarray, codes: np.ndarray
+    bank: PatternBank,
+    walks: np.ndarray,
+    parents: np.ndarray,
+    codes: np.ndarray,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     r"""``[Q, N, W]``: walk ``parents[q]`` of ``walks`` one step on along step ``codes[q]``.
+
+    Written into ``out`` (zeros, ``[Q, N, W]``) where given.
 
     ``codes`` is sorted, so the walks taking one step :math:`e` are a block. The row of
     :math:`v` ORs the rows of the :math:`u` with a step :math:`u \to v` along :math:`e` (row
@@ -215,7 +274,8 @@ def _step(
     """
     nodes, width = walks.shape[1], walks.shape[2]
     into = _steps_into(bank)
-    out = np.zeros((parents.size, nodes, width), dtype=np.uint64)
+    if out is None:
+        out = np.zeros((parents.size, nodes, width), dtype=np.uint64)
     bounds = np.searchsorted(codes, np.arange(bank.num_steps + 1))
     for e in np.flatnonzero(np.diff(bounds)):
         ptr = into.indptr[e * nodes : (e + 1) * nodes + 1]

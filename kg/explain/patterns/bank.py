@@ -853,10 +853,13 @@ class PatternBank:
                 far[left] * (width * width) + steps_x[right] * width + step[left]
             )
             far, two = np.divmod(firsts, width * width)  # [k] z2, first * width + middle step
+            # each (first, middle) prefix's key and each last step's, added for every z2 they
+            # share (hundreds of thousands of pairs on a dense graph: two gathers and a sum)
+            prefixes = _pattern_keys(width, *np.divmod(two, width))
+            lasts = _pattern_keys(width, steps_y) // (width + 1) ** (POOL_LENGTH - 1)
             left, right = _equal_pairs(far, ends_y)
-            first, middle_step = np.divmod(two[left], width)
-            found.append(_pattern_keys(width, first, middle_step, steps_y[right]))
-        return _sorted_unique(np.concatenate(found))
+            found.append(prefixes[left] + lasts[right])
+        return _sorted_unique(np.concatenate(found), (width + 1) ** POOL_LENGTH)
 
     def _around(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every entity's incident triples, built once: ``(ptr, other end, code)``.

@@ -119,6 +119,47 @@ def test_relevance_keeps_the_most_relevant_paths_of_each_length(seed):
     assert sorted(_global_paths(beam, beam.paths)) == sorted(_global_paths(pruned, pruned.paths))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_length_counted_over_the_cap_is_not_enumerated_and_nothing_changes(seed, monkeypatch):
+    # With a relevance, a length of more than max_enumerated paths (count_paths) goes to the
+    # beam unenumerated; the structure equals the one built after enumerating it to the cap.
+    from kg.explain import local as local_module
+
+    edge_index, edge_type, weight = _random_graph(seed, num_nodes=9, num_edges=70)
+    relevance = _by_triple(edge_index, edge_type, weight)
+    enumerated = []
+
+    def recording(*args, **kwargs):
+        enumerated.append(kwargs["min_length"])
+        return enumerate_paths(*args, **kwargs)
+
+    def build():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CandidatesCapped)
+            return local_structure(
+                edge_index,
+                edge_type,
+                (0, 7, 1),
+                num_nodes=9,
+                max_candidates=20,
+                relevance=relevance,
+                max_enumerated=25,
+                beam_width=40,
+            )
+
+    monkeypatch.setattr(local_module, "enumerate_paths", recording)
+    skipped = build()
+    over = [ell for ell, flag in enumerate(skipped.pruning.overflow, 1) if flag]
+    assert over and not set(over) & set(enumerated)  # the lengths over the cap: never enumerated
+    monkeypatch.setattr(local_module, "count_paths", lambda *args, **kwargs: 0)
+    enumerated.clear()
+    enumerated_first = build()
+    assert enumerated == [1, 2, 3]
+    assert skipped.pruning == enumerated_first.pruning
+    assert skipped.paths == enumerated_first.paths
+    assert torch.equal(skipped.triples, enumerated_first.triples)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_narrow_beam_gives_valid_simple_paths_in_decreasing_relevance(seed):
     edge_index, edge_type, weight = _random_graph(seed, num_nodes=10, num_edges=60)

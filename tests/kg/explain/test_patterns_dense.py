@@ -85,10 +85,12 @@ def test_pool_bits_are_the_banks_walks(n, m):
     keys = _keys_of(patterns, r)
     widths = []
     for relation in range(r):
-        bits = _dense._pool_bits(bank, relation, keys)
+        bits, order = _dense._pool_bits(bank, relation, keys)
+        assert sorted(order.tolist()) == list(range(len(patterns)))
         width = -(-bank._heads[relation].size // 64)
         widths.append(width)
-        for row, pattern in zip(bits, patterns):
+        for row, place in zip(bits, order.tolist()):
+            pattern = patterns[place]
             at, walk = bank._bits(relation, pattern)
             expected = np.zeros((n, width), dtype=np.uint64)
             expected[at] = walk
@@ -217,3 +219,61 @@ def test_row_popcounts_without_numpys_bitwise_count(monkeypatch):
     assert _bits._row_popcounts(words).tolist() == expected
     monkeypatch.delattr(np, "bitwise_count")
     assert _bits._row_popcounts(words).tolist() == expected
+
+
+def test_rows_in_another_order_keep_the_pools_order_among_ties():
+    # _pool_bits returns the rows in the order of their walks, with each row's place in the
+    # pool: the first member and every round's candidate are the pool's, whatever the rows'
+    # order (few bits per row: many ties).
+    rng = np.random.default_rng(1)
+    for trial in range(200):
+        size, words = int(rng.integers(2, 12)), 2
+        bits = rng.integers(0, 2**6, size=(size, words), dtype=np.uint64)
+        facts_bits = rng.integers(0, 2**6, size=words, dtype=np.uint64)
+        loops_bits = rng.integers(0, 2**6, size=words, dtype=np.uint64) & ~facts_bits
+        facts = float(rng.integers(1, 8))
+        in_pool_order = _dense._Pool(bits, facts_bits, loops_bits, facts)
+        order = rng.permutation(size)  # row j holds the pool's pattern order[j]
+        shuffled = _dense._Pool(bits[order], facts_bits, loops_bits, facts, order)
+        row_of = np.argsort(order)
+        assert shuffled.first() == row_of[in_pool_order.first()]
+        members = sorted(rng.choice(size, size=int(rng.integers(1, size)), replace=False).tolist())
+        value, index = in_pool_order.best(members, members, admit=False)
+        rows = [int(row_of[i]) for i in members]
+        got_value, got_row = shuffled.best(rows, rows, admit=False)
+        assert got_value == value, trial
+        assert (got_row is None) == (index is None)
+        if index is not None:
+            assert order[got_row] == index, trial
+
+
+@pytest.mark.parametrize("used", [1, 5, 14, 21, 32])
+def test_packed_rows_keep_every_count(used):
+    # The search's arrays packed 64 // used fields to a word: every masked count and every
+    # union's count is that of the unpacked rows.
+    from kg.explain.patterns._bits import _row_popcounts
+
+    rng = np.random.default_rng(used)
+    for words in (1, 3, 14, 40):
+        rows = rng.integers(0, 2**used, size=(50, words), dtype=np.uint64)
+        masks = rng.integers(0, 2**used, size=(4, words), dtype=np.uint64)
+        packed = _dense._packed(rows.copy(), used)
+        packed_masks = _dense._packed(masks.copy(), used)
+        assert packed.shape[1] == -(-words // (64 // used))
+        for mask, packed_mask in zip(masks, packed_masks):
+            expected = _row_popcounts(rows & mask)
+            assert np.array_equal(_row_popcounts(packed & packed_mask), expected)
+        union = np.bitwise_or.reduce(rows[:7], axis=0)[None]
+        packed_union = np.bitwise_or.reduce(packed[:7], axis=0)[None]
+        assert np.array_equal(_row_popcounts(packed_union), _row_popcounts(union))
+
+
+def test_sorted_unique_by_marks_is_numpys_unique():
+    from kg.explain.patterns._bits import _sorted_unique
+
+    rng = np.random.default_rng(0)
+    for size, space in [(0, 10), (5, 1000), (900, 1000), (20000, 5000), (300, 300)]:
+        values = rng.integers(0, space, size=size)
+        expected = np.unique(values)
+        assert np.array_equal(_sorted_unique(values), expected)
+        assert np.array_equal(_sorted_unique(values, space), expected)
