@@ -735,12 +735,27 @@ def _beam_paths(
             ok = (dist[nxt] <= left) & (nxt != 1) & ~(nodes[owner] == nxt.unsqueeze(1)).any(1)
             owner, slot, nxt = owner[ok], slot[ok], nxt[ok]
         total = score[owner] + weight[eids[slot]]
-        top = torch.argsort(total, descending=True, stable=True)[:width]
+        top = _first_largest(total, width)
         owner, slot, nxt = owner[top], slot[top], nxt[top]
         nodes = torch.cat([nodes[owner], nxt.unsqueeze(1)], dim=1)
         edges = torch.cat([edges[owner], eids[slot].unsqueeze(1)], dim=1)
         score = total[top]
     return edges, nodes
+
+
+def _first_largest(values: Tensor, k: int) -> Tensor:
+    """``torch.argsort(values, descending=True, stable=True)[:k]`` of finite ``values``.
+
+    Only the values above the :math:`k`-th largest, and the first of those equal to it, are
+    sorted (a beam step on a dense graph ranks up to a million extensions to keep thousands).
+    """
+    if values.numel() <= k:
+        return torch.argsort(values, descending=True, stable=True)
+    kth = torch.topk(values, k, sorted=False).values.min()
+    above = values > kth
+    ties = torch.nonzero(values == kth).flatten()[: k - int(above.sum())]  # first by index
+    chosen = torch.sort(torch.cat([torch.nonzero(above).flatten(), ties])).values
+    return chosen[torch.argsort(values[chosen], descending=True, stable=True)]
 
 
 def gradient_relevance(

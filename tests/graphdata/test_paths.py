@@ -165,15 +165,21 @@ def test_min_length_keeps_exactly_the_networkx_paths_of_that_many_steps_or_more(
         assert capped.truncated and order_keys(capped) == order_keys(paths)[:-1]
 
 
+def _drawn_exclusions(data, num_edges):
+    """A drawn set of excluded edges: ``(the set, its ids [M], its mask [E])``."""
+    removed = data.draw(st.sets(st.integers(0, max(num_edges - 1, 0)), max_size=num_edges))
+    ids = torch.tensor(sorted(removed), dtype=torch.long)
+    mask = torch.zeros(num_edges, dtype=torch.bool)
+    mask[ids] = True
+    return removed, ids, mask
+
+
 @settings(max_examples=30, deadline=None)
 @given(graph=multigraphs(), data=st.data())
 def test_exclusions_match_networkx_without_those_edges(graph, data):
     edge_index, edge_type, n, source, target = graph
     num_edges = edge_index.size(1)
-    removed = data.draw(st.sets(st.integers(0, max(num_edges - 1, 0)), max_size=num_edges))
-    ids = torch.tensor(sorted(removed), dtype=torch.long)
-    mask = torch.zeros(num_edges, dtype=torch.bool)
-    mask[ids] = True
+    removed, ids, mask = _drawn_exclusions(data, num_edges)
     expected = networkx_paths(edge_index, source, target, 3, removed)
     for kwargs in ({"exclude_edges": ids}, {"exclude_edges": mask}):
         paths = enumerate_paths(edge_index, edge_type, source, target, 3, num_nodes=n, **kwargs)
@@ -200,11 +206,7 @@ def test_count_paths_is_the_number_networkx_enumerates(graph, data):
     # count_paths against networkx's simple edge paths of exactly that length, with loops,
     # parallel edges and excluded edges (ids or a mask); source == target gives 0.
     edge_index, _, n, source, target = graph
-    num_edges = edge_index.size(1)
-    removed = data.draw(st.sets(st.integers(0, max(num_edges - 1, 0)), max_size=num_edges))
-    ids = torch.tensor(sorted(removed), dtype=torch.long)
-    mask = torch.zeros(num_edges, dtype=torch.bool)
-    mask[ids] = True
+    removed, ids, mask = _drawn_exclusions(data, edge_index.size(1))
     every = networkx_paths(edge_index, source, target, 3, removed)
     for ell in (1, 2, 3):
         expected = sum(count for key, count in every.items() if len(key[1]) == ell)

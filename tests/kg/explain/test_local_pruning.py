@@ -316,3 +316,20 @@ def test_the_index_gives_the_same_local_structure(seed):
         assert torch.equal(a.edge_type, b.edge_type) and a.paths == b.paths
     with pytest.raises(GraphDataError, match="index: built from other edge_index"):
         local_structure(edge_index.clone(), edge_type, (0, 9, 1), index=index)
+
+
+def test_the_beams_top_k_is_the_stable_sorts_first_k():
+    # _first_largest sorts only the values above the k-th largest and the first ties at it:
+    # the indices of torch's stable descending argsort, cut at k, with many ties.
+    from kg.explain.local import _first_largest
+
+    generator = torch.Generator().manual_seed(0)
+    for trial in range(500):
+        n = int(torch.randint(0, 120, (1,), generator=generator))
+        k = int(torch.randint(1, 40, (1,), generator=generator))
+        if trial % 2:
+            values = torch.randint(-2, 3, (n,), generator=generator).double()
+        else:
+            values = torch.randn(n, generator=generator, dtype=torch.float64)
+        expected = torch.argsort(values, descending=True, stable=True)[:k]
+        assert torch.equal(_first_largest(values, k), expected), trial
