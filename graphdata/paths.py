@@ -221,18 +221,18 @@ def count_paths(
     edge_index: Tensor,
     source: int,
     target: int,
-    length: int,
+    max_length: int,
     *,
     num_nodes: int | None = None,
     exclude_edges: Tensor | None = None,
-) -> int:
-    r"""The number of simple paths of exactly ``length`` steps from ``source`` to ``target``.
+) -> list[int]:
+    r"""The number of simple paths of 1, ..., ``max_length`` steps from ``source`` to ``target``.
 
-    ``len(enumerate_paths(..., length, min_length=length))`` without enumerating them, for
-    ``length`` 1 to 3. With :math:`M_{uv}` the number of usable edges joining :math:`u \ne v`
-    in either direction (parallel edges count apart, as they give distinct paths),
-    :math:`a_u = M_{su}` and :math:`b_u = M_{ut}` for :math:`u \notin \{s, t\}` (0 at
-    :math:`s` and :math:`t`):
+    Entry :math:`\ell - 1` is ``len(enumerate_paths(..., ell, min_length=ell))``, found without
+    enumerating them, for ``max_length`` up to 3. With :math:`M_{uv}` the number of usable edges
+    joining :math:`u \ne v` in either direction (parallel edges count apart, as they give
+    distinct paths), :math:`a_u = M_{su}` and :math:`b_u = M_{ut}` for
+    :math:`u \notin \{s, t\}` (0 at :math:`s` and :math:`t`):
 
     .. math::
         |\mathcal{P}_1| = M_{st}, \qquad
@@ -242,26 +242,26 @@ def count_paths(
     since a path :math:`s, u, v, t` is simple when :math:`u, v \notin \{s, t\}` and
     :math:`u \ne v`, and :math:`M_{uu} = 0` (an edge from a node to itself is on no simple
     path). Exact integers, :math:`O(E)`; a longer path can revisit a node in more ways and is
-    not counted here. ``source == target`` gives 0, as no path is simple.
+    not counted here. ``source == target`` gives zeros, as no path is simple.
 
     Args:
         edge_index: Edges ``[2, E]``, row 0 heads and row 1 tails.
         source: The source node :math:`s`.
         target: The target node :math:`t`.
-        length: The number of steps, 1, 2 or 3.
+        max_length: The longest paths counted, 1, 2 or 3.
         num_nodes: The number of nodes. Default ``None``: ``edge_index.max() + 1``.
         exclude_edges: Edge ids ``[M]`` or a mask ``[E]`` of edges no path may use, as in
             :func:`enumerate_paths`. Default None.
 
     Returns:
-        The number of paths.
+        The number of paths of each length, shortest first.
 
     Raises:
-        GraphDataError: On malformed input or a ``length`` outside 1-3.
+        GraphDataError: On malformed input or a ``max_length`` outside 1-3.
 
     Examples:
         >>> ei = torch.tensor([[0, 1, 2, 0], [1, 2, 0, 2]])  # 0->1->2, 2->0 and 0->2 in parallel
-        >>> [count_paths(ei, 0, 2, ell) for ell in (1, 2, 3)]
+        >>> count_paths(ei, 0, 2, 3)
         [2, 1, 0]
     """
     shaped = isinstance(edge_index, Tensor) and edge_index.dim() == 2
@@ -269,27 +269,28 @@ def count_paths(
     num_nodes = check_graph(edge_index, edge_type.long(), num_nodes)
     for name, node in (("source", source), ("target", target)):
         check_nodes(name, torch.tensor([check_int(name, node, 0)]), num_nodes)
-    length = check_int("length", length, 1)
-    if length > 3:
+    max_length = check_int("max_length", max_length, 1)
+    if max_length > 3:
         raise GraphDataError(
-            f"length: expected 1, 2 or 3 (longer paths are counted by enumerate_paths), "
-            f"got {length}"
+            f"max_length: expected 1, 2 or 3 (longer paths are counted by enumerate_paths), "
+            f"got {max_length}"
         )
     if source == target:
-        return 0
+        return [0] * max_length
     keep = keep_mask(edge_index, edge_type, exclude_edges, None)
     u, v = edge_index if keep is None else edge_index[:, keep]
     u, v = u[u != v], v[u != v]  # an edge from a node to itself is on no simple path
     ends = torch.cat([u, v]), torch.cat([v, u])  # each edge in both directions
     a = torch.bincount(ends[1][ends[0] == source], minlength=num_nodes)  # [N] M_su
-    if length == 1:
-        return int(a[target])
     b = torch.bincount(ends[0][ends[1] == target], minlength=num_nodes)  # [N] M_ut
+    counts = [int(a[target])]
     a[[source, target]] = 0
     b[[source, target]] = 0
-    if length == 2:
-        return int((a * b).sum())
-    return int((a[ends[0]] * b[ends[1]]).sum())
+    if max_length >= 2:
+        counts.append(int((a * b).sum()))
+    if max_length >= 3:
+        counts.append(int((a[ends[0]] * b[ends[1]]).sum()))
+    return counts
 
 
 def enumerate_paths_batch(

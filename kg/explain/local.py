@@ -471,19 +471,10 @@ def _choose_paths(
     # Each length is enumerated on its own, up to max_enumerated, so the budget can be split.
     # With a relevance, a length counted above max_enumerated is left to the beam search
     # without enumerating it (a dense graph has hundreds of thousands of three-step paths).
+    counted = [] if relevance is None else _counted_paths(bare, excluded, longer)
     by_length = [
         None
-        if relevance is not None
-        and ell <= 3
-        and count_paths(
-            bare.edge_index,
-            0,
-            1,
-            ell,
-            num_nodes=bare.num_nodes,
-            exclude_edges=excluded if ell == 1 else longer,
-        )
-        > max_enumerated
+        if ell <= len(counted) and counted[ell - 1] > max_enumerated
         else enumerate_paths(
             bare.edge_index,
             bare.edge_type,
@@ -681,6 +672,23 @@ def _warn_capped(target: tuple[int, int, int], pruning: Pruning, max_length: int
         ),
         stacklevel=3,
     )
+
+
+def _counted_paths(
+    bare: LocalStructure, excluded: Tensor | None, longer: Tensor | None
+) -> list[int]:
+    """The simple ``h``-to-``t`` paths of each length up to three (:func:`count_paths`).
+
+    A path of one step may not use the edges ``excluded``, a longer one those ``longer``.
+    """
+
+    def count(most: int, exclude: Tensor | None) -> list[int]:
+        return count_paths(
+            bare.edge_index, 0, 1, most, num_nodes=bare.num_nodes, exclude_edges=exclude
+        )
+
+    counts = count(min(bare.max_length, 3), longer)
+    return counts if longer is excluded else count(1, excluded) + counts[1:]
 
 
 def _beam_paths(

@@ -144,10 +144,13 @@ class _Pool:
 
     def counts(self, members: list[int]) -> tuple[float, float]:
         """``(s, b)`` of the union of ``members`` (the pairs y = x not counted)."""
-        union = self.union(members)[None]
-        return float(_counts(union & self.facts_bits)[0]), float(
-            _counts(union & ~self.loops_bits)[0]
-        )
+        return self._union_counts(self.union(members))
+
+    def _union_counts(self, union: np.ndarray) -> tuple[float, float]:
+        """``(s, b)`` of the ``[K]`` bits ``union``."""
+        both = np.stack([union & self.facts_bits, union & ~self.loops_bits])
+        support, body = _counts(both)
+        return float(support), float(body)
 
     def best(
         self, members: list[int], base: list[int], *, admit: bool, floor: float = 0.0
@@ -157,10 +160,11 @@ class _Pool:
         The candidates are the patterns outside ``members``, each joined to the union of the
         patterns ``base``; returns ``(D, index)`` or ``(max(D of that union, floor), None)``.
         """
-        s, b = self.counts(base)
+        union = self.union(base)
+        s, b = self._union_counts(union)
         value = _dice_of(s, b, self.facts)
         start = max(value, floor)
-        free = ~(self.union(base) | self.loops_bits)  # [K] the pairs a candidate can add
+        free = ~(union | self.loops_bits)  # [K] the pairs a candidate can add
         added_true = self._masked_counts(free & self.facts_bits)
         added = self._masked_counts(free)
         joint = _dice(s + added_true, b + added, self.facts)
@@ -264,13 +268,11 @@ def _step(
 ) -> np.ndarray:
     r"""``[Q, N, W]``: walk ``parents[q]`` of ``walks`` one step on along step ``codes[q]``.
 
-    Written into ``out`` (zeros, ``[Q, N, W]``) where given.
-
     ``codes`` is sorted, so the walks taking one step :math:`e` are a block. The row of
     :math:`v` ORs the rows of the :math:`u` with a step :math:`u \to v` along :math:`e` (row
     :math:`e N + v` of :func:`_steps_into`): for the block, the rows of the step's :math:`u` are
     gathered at once and OR-reduced per :math:`v` (``bitwise_or.reduceat``), in chunks of at
-    most :data:`_GATHER_WORDS` words.
+    most :data:`_GATHER_WORDS` words. Written into ``out`` (zeros, ``[Q, N, W]``) where given.
     """
     nodes, width = walks.shape[1], walks.shape[2]
     into = _steps_into(bank)

@@ -67,7 +67,8 @@ with that member (a member is replaced only by a pattern that beats it). On a sm
 the pool is most patterns there are (Nations: about 700,000 per relation, each pair of countries
 joined by some 100,000): the paths are enumerated as integer keys (:meth:`_between_keys`, the
 patterns' order) and the search runs over one bit array of the whole pool
-(:mod:`kg.explain.patterns._dense`), about 1.2 s per relation where it took 60-100 s (session 35).
+(:mod:`kg.explain.patterns._dense`), 0.7-0.8 s per relation where it took 60-100 s (sessions
+35-36).
 
 Around FB15k-237's hubs a walk of two or three steps from a thousand heads joins most pairs, and a
 sparse product costs as much as the pairs it joins. So a pattern counted alone (a rule set's pool,
@@ -814,6 +815,11 @@ class PatternBank:
         """The number of plain steps, :math:`2 |R|` (each relation forwards and backwards)."""
         return 2 * len(self._adjacency)
 
+    @property
+    def _key_space(self) -> int:
+        """Every key of :func:`_pattern_keys` is below this: :math:`(2 |R| + 1)^3`."""
+        return (self.num_steps + 1) ** POOL_LENGTH
+
     def _between_keys(self, head: int, relation: int, tail: int, max_length: int) -> np.ndarray:
         """:meth:`between` as the sorted unique int64 keys of :func:`_pattern_keys`.
 
@@ -859,7 +865,7 @@ class PatternBank:
             lasts = _pattern_keys(width, steps_y) // (width + 1) ** (POOL_LENGTH - 1)
             left, right = _equal_pairs(far, ends_y)
             found.append(prefixes[left] + lasts[right])
-        return _sorted_unique(np.concatenate(found), (width + 1) ** POOL_LENGTH)
+        return _sorted_unique(np.concatenate(found), self._key_space)
 
     def _around(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every entity's incident triples, built once: ``(ptr, other end, code)``.

@@ -30,9 +30,9 @@ a blood aunt has no ``spouse, brother, parent`` path. The patterns are drawn as 
 that sort as the patterns do (:func:`_pool`); where a pattern's pairs fit a few words of bits,
 the set below is searched over the whole pool held as one bit array
 (:mod:`kg.explain.patterns._dense`, the same set): on a small, dense graph the pool is most
-patterns there are (Nations: 670,000-760,000, drawn in about 0.5 s, walked as bits in 0.6 s
-and searched in 0.2 s per relation, where the search below took 23-38 s and the pool another
-30 s; issue #18, session 35).
+patterns there are (Nations: 670,000-760,000, drawn in about 0.25 s, walked as bits in 0.3-0.4
+s and searched in 0.15 s per relation, where the search below took 23-38 s and the pool another
+30 s; issue #18, sessions 35-36).
 
 *The set* :math:`B_r` (:func:`rule_set`, once per relation). :math:`B` starts with
 the first pattern of :math:`P_r` of largest :math:`D`. With :math:`s, b` the counts of
@@ -230,7 +230,7 @@ def rule_set(
         for i in drawn:
             row, tail = divmod(int(keys[i]), bank.num_nodes)
             found.append(bank._between_keys(int(heads[row]), relation, tail, key[1]))
-        pool = _pool(found, (bank.num_steps + 1) ** POOL_LENGTH)
+        pool = _pool(found, bank._key_space)
         if _dense.fits(bank, relation, pool.size):
             bank._rule_sets[key] = _dense.grow(bank, relation, pool)
         else:
