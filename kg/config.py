@@ -70,7 +70,8 @@ class TrainingConfig:
     """
 
     regime: str = "slcwa"  # training regime: "slcwa", "kvsall" or "1vsall"
-    loss: str | None = None  # None: the regime's default, LOSSES[regime][0]
+    # None: the regime's default (nssa for slcwa, bce for kvsall, cross_entropy for 1vsall)
+    loss: str | None = None
     epochs: int = 100  # passes over the training triples (or KvsAll queries)
     batch_size: int = 256  # positives (or queries) per optimiser step
     lr: float = 1e-3  # learning rate

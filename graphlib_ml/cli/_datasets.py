@@ -136,8 +136,9 @@ def user_warnings_as_lines() -> Iterator[None]:
     """Show each :class:`UserWarning` raised inside as one ``graphlib: warning: ...`` line.
 
     At once (a resumed run's changed settings are said before its epochs, not after them), on
-    stderr, without Python's warning format and source line; other categories (deprecations
-    and the like) are shown as they were.
+    stderr, without Python's warning format and source line; the library's own categories
+    (subclasses such as :class:`kg.explain.local.CandidatesCappedSummary`) too. Other
+    categories (deprecations and the like) are shown as they were.
     """
     with warnings.catch_warnings():
         shown = warnings.showwarning  # Python's, or a recorder such as pytest's
@@ -150,7 +151,7 @@ def user_warnings_as_lines() -> Iterator[None]:
             file: TextIO | None = None,
             line: str | None = None,
         ) -> None:
-            if category is UserWarning:
+            if issubclass(category, UserWarning):
                 sys.stdout.flush()
                 print(f"graphlib: warning: {message}", file=sys.stderr, flush=True)
             else:

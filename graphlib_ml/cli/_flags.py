@@ -46,7 +46,7 @@ import textwrap
 import tokenize
 import types
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from graphdata import cli_types
@@ -249,8 +249,8 @@ def _range_refusal(message: str, name: str, value: Any) -> bool:
     return named and ends is not None
 
 
-def _comment_choices(cls: type, doc: str) -> tuple[str, ...] | None:
-    """The options tuple/dict a field's comment names (``one of MODES``), if it resolves."""
+def _comment_choices(cls: type, doc: str) -> tuple[str, tuple[str, ...]] | None:
+    """The options tuple/dict a field's comment names (``one of MODES``) and that name."""
     module = sys.modules.get(cls.__module__)
     for word in re.findall(r"\b((?:[a-z_][\w]*\.)*[A-Z][A-Z0-9_]{2,})\b", doc):
         *path, attr = word.split(".")
@@ -268,8 +268,20 @@ def _comment_choices(cls: type, doc: str) -> tuple[str, ...] | None:
             and value
             and all(isinstance(v, str) for v in value)
         ):
-            return tuple(value)
+            return word, tuple(value)
     return None
+
+
+def _spell_choices(doc: str, word: str, options: Sequence[str]) -> str:
+    """``doc`` with the constant ``word`` replaced by its options, as a user reads them.
+
+    ``one of MODES`` and ``key of OPTIMIZERS`` become ``one of evaluator, retrain``; a bare
+    ``(PRECISIONS)`` is dropped (argparse lists the choices); any other mention is the list.
+    """
+    listed = ", ".join(options)
+    doc = re.sub(rf"\b(?:one|key) of {re.escape(word)}\b", f"one of {listed}", doc)
+    doc = re.sub(rf"\s*\({re.escape(word)}\)", "", doc)
+    return re.sub(rf"\b{re.escape(word)}\b", listed, doc)
 
 
 def _validated_choices(
@@ -381,9 +393,12 @@ def add_config_flags(
         elif typing.get_origin(kind) is typing.Literal:
             kwargs["choices"] = tuple(typing.get_args(kind))
         elif kind is str:
+            named = None if field.name in choices else _comment_choices(cls, doc)
+            if named is not None:
+                doc = _spell_choices(doc, *named)
             options = (
                 choices.get(field.name)
-                or _comment_choices(cls, doc)
+                or (named[1] if named is not None else None)
                 or _validated_choices(cls, field.name, base or {}, check)
             )
             if options is not None:

@@ -376,14 +376,19 @@ def _print_rule_scores(
 
 
 def _explain(args: argparse.Namespace) -> int:
-    if not (args.triples and args.out):
-        return _explain_in(args)
-    from graphlib_ml.cli._folders import remove_new_folders_on_error
+    from graphlib_ml.cli._datasets import user_warnings_as_lines
 
-    # --out with --triples is a folder, made before the checkpoint is loaded: a refusal after
-    # it (a missing checkpoint, an unknown label) leaves no empty folder.
-    with remove_new_folders_on_error(args.out):
-        return _explain_in(args)
+    # The library's warnings (capped candidates, a cache distilled again, ...): one
+    # "graphlib: warning:" line each, without Python's warning format and source line.
+    with user_warnings_as_lines():
+        if not (args.triples and args.out):
+            return _explain_in(args)
+        from graphlib_ml.cli._folders import remove_new_folders_on_error
+
+        # --out with --triples is a folder, made before the checkpoint is loaded: a refusal
+        # after it (a missing checkpoint, an unknown label) leaves no empty folder.
+        with remove_new_folders_on_error(args.out):
+            return _explain_in(args)
 
 
 def _explain_in(args: argparse.Namespace) -> int:
@@ -392,6 +397,7 @@ def _explain_in(args: argparse.Namespace) -> int:
     from graphlib_ml.cli._datasets import dropped_triples_as_lines, resolve_world
     from kg.datasets import load_checkpoint_with_dataset
     from kg.explain import KGExplainer
+    from kg.explain.local import capped_summary
 
     if args.triples:
         triples, numbers = _read_triples(args.triples)
@@ -460,7 +466,8 @@ def _explain_in(args: argparse.Namespace) -> int:
     if args.triples:
         return _explain_many(explainer, dataset, triples, rules, figures, args)
     (triple,) = triples
-    explanation = explainer.explain(triple)
+    with capped_summary(num_targets=1):  # the cap as one line naming --max-candidates
+        explanation = explainer.explain(triple)
     print(explanation.to_text())
     world = _world(dataset.name)
     if world is not None and rules is None:

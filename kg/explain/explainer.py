@@ -87,8 +87,8 @@ class ExplainerConfig:
     hops: int = 2  # radius k of the enclosing subgraph (k = L - 1 holds every path of length L)
     max_paths: int = MAX_PATHS  # path budget of the greedy search
     min_gain: float = MIN_GAIN  # stop when a path adds less than this fraction of J(G) - J(empty)
-    selection: str = SELECTION  # step rule (SELECTIONS); "best" is the plain greedy
-    strategy: str = "patterns"  # STRATEGIES: "patterns" (mined), "paths" (greedy) or "nodes"
+    selection: str = SELECTION  # step rule, one of SELECTIONS; "best" is the plain greedy
+    strategy: str = "patterns"  # one of STRATEGIES: mined rules, greedy paths, node by node
     max_candidates: int = 300  # cap on candidate paths (split evenly across lengths, warned)
     path_relations: tuple[str, ...] | None = None  # relations paths may use; None: all
     seed: int = 0  # seeds the calibration sample and the baselines

@@ -970,7 +970,8 @@ def _summary(capped: Sequence[CandidatesCapped], num_targets: int | None) -> str
                 if low == high
                 else f"{low}-{high}{'+' if more else ''}"
             )
-            ranges.append(f"{ell + 1}: {span} (median {median:g})")
+            median_note = f" (median {median:g})" if len(group) > 1 else ""
+            ranges.append(f"{ell + 1}: {span}{median_note}")
         clauses.append(
             f"more than max_candidates={cap} candidate paths of length <= {length}; each kept "
             f"{cap}, the budget split evenly across lengths"

@@ -74,6 +74,8 @@ def test_types_choices_and_help_come_from_the_dataclass():
     assert isinstance(_action(parser, "--enabled"), argparse.BooleanOptionalAction)
     assert "--no-enabled" in _action(parser, "--enabled").option_strings
     assert _action(parser, "--kind").choices == TOY_KINDS
+    # the help spells the options a user can type, not the constant's name
+    assert _action(parser, "--kind").help == "one of fast, slow (default: fast)"
     assert _action(parser, "--mode").choices == ("a", "b")
     assert _action(parser, "--documented").help.startswith(
         "Text from the Attributes section, over two lines."
@@ -235,3 +237,22 @@ def test_the_cli_seed_bound_is_the_library_one():
     from graphdata import checks, device
 
     assert cli_types.SEED_MAX == checks.SEED_MAX == device.SEED_MAX == 2**64 - 1
+
+
+def test_help_names_the_options_not_the_constant():
+    from graphlib_ml.cli._flags import _spell_choices
+
+    options = ("best", "shortest")
+    assert _spell_choices("key of SELECTIONS", "SELECTIONS", options) == "one of best, shortest"
+    assert _spell_choices("autocast (SELECTIONS)", "SELECTIONS", options) == "autocast"
+    assert _spell_choices("SELECTIONS: x", "SELECTIONS", options) == "best, shortest: x"
+    # every generated flag of the real commands: no options constant left in a help text
+    from graphlib_ml.cli import build_parser
+
+    parser = build_parser()
+    for name in ("kg", "spatial"):
+        (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        for command in sub.choices[name]._actions[-1].choices.values():
+            for action in command._actions:
+                for word in ("MODES", "SELECTIONS", "STRATEGIES", "INITS", "OPTIMIZERS"):
+                    assert word not in (action.help or ""), (action.option_strings, action.help)
