@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import statistics
 import warnings
@@ -727,28 +728,135 @@ def _beam_paths(
     into_t = torch.nonzero(dst == 1).flatten()
     ptr_t = torch.zeros(n + 1, dtype=torch.long, device=device)
     ptr_t[1:] = torch.bincount(src[into_t], minlength=n).cumsum(0)
+    lists = {
+        # the entries of each node (the last step: those into t, the only ones it may take)
+        False: _Entries(ptr, torch.arange(src.numel(), device=device), weight[eids]),
+        True: _Entries(ptr_t, into_t, weight[eids[into_t]]),
+    }
     for i in range(length):
         left = length - i - 1  # steps left after this one
-        end = nodes[:, -1]
-        # the entries of each end (the last step: those into t, the only ones it may take)
-        at, entries = (ptr_t, into_t) if left == 0 else (ptr, None)
-        degree = at[end + 1] - at[end]
-        owner = torch.repeat_interleave(torch.arange(end.numel(), device=device), degree)
-        first = degree.cumsum(0) - degree
-        slot = at[end][owner] + torch.arange(owner.numel(), device=device) - first[owner]
-        if entries is not None:
-            slot = entries[slot]
-        nxt = dst[slot]  # [X] the node each extension reaches
-        if left > 0:  # t (dist 0) is on no path yet, so the last step never revisits a node
-            ok = (dist[nxt] <= left) & (nxt != 1) & ~(nodes[owner] == nxt.unsqueeze(1)).any(1)
-            owner, slot, nxt = owner[ok], slot[ok], nxt[ok]
-        total = score[owner] + weight[eids[slot]]
+        valid = functools.partial(_valid_steps, nodes=nodes, dist=dist, left=left)
+        owner, slot, total = lists[left == 0].extend(nodes[:, -1], score, width, dst, valid)
+        nxt = dst[slot]
         top = _first_largest(total, width)
         owner, slot, nxt = owner[top], slot[top], nxt[top]
         nodes = torch.cat([nodes[owner], nxt.unsqueeze(1)], dim=1)
         edges = torch.cat([edges[owner], eids[slot].unsqueeze(1)], dim=1)
         score = total[top]
     return edges, nodes
+
+
+def _valid_steps(
+    owner: Tensor, nxt: Tensor, *, nodes: Tensor, dist: Tensor, left: int
+) -> Tensor | None:
+    """Which steps to ``nxt`` from partial paths ``nodes[owner]`` can still reach t in time.
+
+    With ``left`` steps after this one: ``nxt`` within ``left`` hops of t, not t itself, and
+    not on the path yet. The last step (``left = 0``) takes only entries into t, which is on
+    no partial path, so every one is valid: ``None``.
+    """
+    if left == 0:
+        return None
+    return (dist[nxt] <= left) & (nxt != 1) & ~(nodes[owner] == nxt.unsqueeze(1)).any(1)
+
+
+class _Entries:
+    """The entries a beam step may take from each node, in incidence order, with their weights.
+
+    Entry ``j`` of node ``v`` is position ``ptr[v] + j`` of ``slots`` (positions of the
+    undirected incidence); ``weight`` holds each position's edge relevance.
+    """
+
+    def __init__(self, ptr: Tensor, slots: Tensor, weight: Tensor) -> None:
+        self.ptr, self.slots, self.weight = ptr, slots, weight
+        self._ranked: tuple[Tensor, Tensor, Tensor] | None = None
+
+    def _rows(self, end: Tensor, count: Tensor, within: Tensor | None) -> tuple[Tensor, Tensor]:
+        """``(owner, position)`` of the first ``count[o]`` entries of each end ``end[o]``.
+
+        Owner-major; within an owner in incidence order, or in the order ``within`` (a
+        permutation of the positions that keeps each node's entries in its own range).
+        """
+        device = end.device
+        owner = torch.repeat_interleave(torch.arange(end.numel(), device=device), count)
+        first = count.cumsum(0) - count
+        pos = self.ptr[end][owner] + torch.arange(owner.numel(), device=device) - first[owner]
+        return owner, pos if within is None else within[pos]
+
+    def _by_weight(self) -> tuple[Tensor, Tensor, Tensor]:
+        """Each node's entries by decreasing weight, their sort keys, and the distinct weights.
+
+        ``key = node (U + 1) + (U - rank)``, ``rank`` the weight's index among the ``U``
+        distinct weights, ascending along the order: exact integer bounds per node below.
+        """
+        if self._ranked is None:
+            node = torch.repeat_interleave(
+                torch.arange(self.ptr.numel() - 1, device=self.ptr.device),
+                self.ptr[1:] - self.ptr[:-1],
+            )
+            values, rank = torch.unique(self.weight, return_inverse=True)
+            u = values.numel()
+            key = node * (u + 1) + (u - rank)
+            order = torch.argsort(key, stable=True)  # by node, then weight, then position
+            self._ranked = (order, key[order], values)
+        return self._ranked
+
+    def extend(
+        self,
+        end: Tensor,
+        score: Tensor,
+        k: int,
+        dst: Tensor,
+        valid: Callable[[Tensor, Tensor], Tensor | None],
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        r"""The valid extensions ``(owner, slot, total)`` that may be among the ``k`` best.
+
+        Every valid extension of every partial path (owner-major, each end's entries in
+        incidence order), ``total = score[owner] + weight``, less those that cannot be in
+        :func:`_first_largest`'s ``k`` when there are more than ``8 k``: a lower bound
+        :math:`\tau` on the ``k``-th largest total comes from each owner's
+        :math:`J = 2 \lceil k / P \rceil` heaviest entries (the ``k``-th largest of a subset
+        of the extensions), and an extension of weight below :math:`\tau - \mathrm{score}`
+        (less a rounding margin) is left out. The rest come owner-major, each owner's by
+        decreasing weight and ties in incidence order; two extensions of one owner tie only
+        where their weights do, so every tie keeps its order of the full expansion and
+        :func:`_first_largest` (ties by index) picks the same extensions in the same order.
+        """
+        degree = self.ptr[end + 1] - self.ptr[end]
+        total_count = int(degree.sum())
+        if total_count > 8 * k:
+            order, key, values = self._by_weight()
+            owner, pos = self._rows(end, degree.clamp(max=2 * -(-k // end.numel())), order)
+            slot = self.slots[pos]
+            ok = valid(owner, dst[slot])
+            if ok is not None:
+                owner, pos = owner[ok], pos[ok]
+            if owner.numel() >= k:
+                sums = score[owner] + self.weight[pos]
+                tau = torch.topk(sums, k, sorted=False).values.min()
+                low = tau - score - 1e-9 * (tau.abs() + score.abs() + 1)
+                u = values.numel()
+                rank = torch.searchsorted(values, low)  # first distinct weight >= low
+                bound = end * (u + 1) + (u - rank)
+                count = torch.searchsorted(key, bound, right=True) - self.ptr[end]
+                owner, pos = self._rows(end, count.clamp(min=0), order)
+                return self._valid(owner, pos, score, dst, valid)
+        owner, pos = self._rows(end, degree, None)
+        return self._valid(owner, pos, score, dst, valid)
+
+    def _valid(
+        self,
+        owner: Tensor,
+        pos: Tensor,
+        score: Tensor,
+        dst: Tensor,
+        valid: Callable[[Tensor, Tensor], Tensor | None],
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """``(owner, slot, total)`` of the valid extensions among ``(owner, pos)``."""
+        ok = valid(owner, dst[self.slots[pos]])
+        if ok is not None:
+            owner, pos = owner[ok], pos[ok]
+        return owner, self.slots[pos], score[owner] + self.weight[pos]
 
 
 def _first_largest(values: Tensor, k: int) -> Tensor:

@@ -333,3 +333,62 @@ def test_the_beams_top_k_is_the_stable_sorts_first_k():
             values = torch.randn(n, generator=generator, dtype=torch.float64)
         expected = torch.argsort(values, descending=True, stable=True)[:k]
         assert torch.equal(_first_largest(values, k), expected), trial
+
+
+def _expanded_beam(local, length, weight, width, excluded):
+    """The beam with every extension of every partial path ranked: the oracle of its pruning."""
+    from kg.explain.local import _first_largest
+
+    n, m = local.num_nodes, local.num_edges
+    usable = torch.ones(m, dtype=torch.bool) if excluded is None else ~excluded
+    eid = torch.arange(m)[usable]
+    a, b = local.edge_index[0, eid], local.edge_index[1, eid]
+    src, dst, eids = torch.cat([a, b]), torch.cat([b, a]), torch.cat([eid, eid])
+    order = torch.argsort(src, stable=True)
+    src, dst, eids = src[order], dst[order], eids[order]
+    dist = torch.full((n,), length + 1)
+    dist[1] = 0
+    for step in range(1, length):
+        reach = torch.zeros(n, dtype=torch.bool)
+        reach[src[dist[dst] == step - 1]] = True
+        dist[reach & (dist == length + 1)] = step
+    paths = [((0,), (), 0.0)]  # (nodes, edges, score), best first
+    for i in range(length):
+        left = length - i - 1
+        ext = []
+        for nodes, edges, score in paths:
+            for j in torch.nonzero(src == nodes[-1]).flatten().tolist():
+                v = int(dst[j])
+                if left == 0 and v != 1:
+                    continue
+                if left > 0 and (int(dist[v]) > left or v == 1 or v in nodes):
+                    continue
+                ext.append((nodes + (v,), edges + (int(eids[j]),), score + float(weight[eids[j]])))
+        values = torch.tensor([e[2] for e in ext], dtype=torch.float64)
+        paths = [ext[k] for k in _first_largest(values, width).tolist()]
+    return [e for _, e, _ in paths], [v for v, _, _ in paths]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_pruned_beam_keeps_the_expanded_beams_paths(seed):
+    # The beam ranks only the extensions whose weight can reach the k-th largest total (a
+    # bound from each partial path's heaviest entries): the same paths, in the same order, as
+    # ranking every extension, with tied weights (drawn from three values) and narrow beams.
+    from kg.explain.local import _beam_paths
+
+    generator = torch.Generator().manual_seed(seed)
+    edge_index = torch.randint(0, 6, (2, 120), generator=generator)
+    edge_index = edge_index[:, edge_index[0] != edge_index[1]]
+    edge_type = torch.zeros(edge_index.size(1), dtype=torch.long)
+    local = local_structure(edge_index, edge_type, (0, 9, 1), num_nodes=6, hops=2)
+    for trial, width in enumerate((1, 3, 7, 20, 200)):
+        if (seed + trial) % 2:
+            weight = torch.randint(0, 3, (local.num_edges,), generator=generator).double()
+        else:
+            weight = torch.randn(local.num_edges, generator=generator, dtype=torch.float64)
+        excluded = torch.rand(local.num_edges, generator=generator) < 0.1 if trial else None
+        for length in (1, 2, 3):
+            edges, nodes = _beam_paths(local, length, weight, width, excluded)
+            want_edges, want_nodes = _expanded_beam(local, length, weight, width, excluded)
+            assert edges.tolist() == [list(e) for e in want_edges], (length, width)
+            assert nodes.tolist() == [list(v) for v in want_nodes], (length, width)
