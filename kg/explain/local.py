@@ -730,7 +730,7 @@ def _beam_paths(
     ptr_t[1:] = torch.bincount(src[into_t], minlength=n).cumsum(0)
     lists = {
         # the entries of each node (the last step: those into t, the only ones it may take)
-        False: _Entries(ptr, torch.arange(src.numel(), device=device), weight[eids]),
+        False: _Entries(ptr, None, weight[eids]),
         True: _Entries(ptr_t, into_t, weight[eids[into_t]]),
     }
     for i in range(length):
@@ -764,10 +764,11 @@ class _Entries:
     """The entries a beam step may take from each node, in incidence order, with their weights.
 
     Entry ``j`` of node ``v`` is position ``ptr[v] + j`` of ``slots`` (positions of the
-    undirected incidence); ``weight`` holds each position's edge relevance.
+    undirected incidence; ``None``: the incidence itself); ``weight`` holds each position's
+    edge relevance.
     """
 
-    def __init__(self, ptr: Tensor, slots: Tensor, weight: Tensor) -> None:
+    def __init__(self, ptr: Tensor, slots: Tensor | None, weight: Tensor) -> None:
         self.ptr, self.slots, self.weight = ptr, slots, weight
         self._ranked: tuple[Tensor, Tensor, Tensor] | None = None
 
@@ -827,8 +828,7 @@ class _Entries:
         if total_count > 8 * k:
             order, key, values = self._by_weight()
             owner, pos = self._rows(end, degree.clamp(max=2 * -(-k // end.numel())), order)
-            slot = self.slots[pos]
-            ok = valid(owner, dst[slot])
+            ok = valid(owner, dst[self._slots(pos)])
             if ok is not None:
                 owner, pos = owner[ok], pos[ok]
             if owner.numel() >= k:
@@ -853,10 +853,14 @@ class _Entries:
         valid: Callable[[Tensor, Tensor], Tensor | None],
     ) -> tuple[Tensor, Tensor, Tensor]:
         """``(owner, slot, total)`` of the valid extensions among ``(owner, pos)``."""
-        ok = valid(owner, dst[self.slots[pos]])
+        slot = self._slots(pos)
+        ok = valid(owner, dst[slot])
         if ok is not None:
-            owner, pos = owner[ok], pos[ok]
-        return owner, self.slots[pos], score[owner] + self.weight[pos]
+            owner, pos, slot = owner[ok], pos[ok], slot[ok]
+        return owner, slot, score[owner] + self.weight[pos]
+
+    def _slots(self, pos: Tensor) -> Tensor:
+        return pos if self.slots is None else self.slots[pos]
 
 
 def _first_largest(values: Tensor, k: int) -> Tensor:
