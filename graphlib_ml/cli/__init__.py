@@ -204,7 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     The codes are :data:`EXIT_USAGE` (2), :data:`EXIT_RUNTIME` (1), :data:`EXIT_INTERRUPTED`
     (130) and :data:`EXIT_BROKEN_PIPE` (141); :func:`describe_failure` maps an exception to its
-    code and line. With ``--debug`` (or ``GRAPHLIB_DEBUG=1``) the exception propagates instead.
+    code and line. A :class:`UserWarning` of the library is one ``graphlib: warning:`` line on
+    stderr. With ``--debug`` (or ``GRAPHLIB_DEBUG=1``) the exception propagates instead, and
+    warnings keep Python's format with their source line.
 
     Args:
         argv: The arguments without the program name; ``None`` reads ``sys.argv``.
@@ -222,7 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             return _exit_code(done)
         debug = debug or bool(args.debug)
-        code = int(args.func(args) or 0)
+        if debug:
+            code = int(args.func(args) or 0)
+        else:  # the library's warnings as "graphlib: warning:" lines, for every command
+            from graphlib_ml.cli._datasets import user_warnings_as_lines
+
+            with user_warnings_as_lines():
+                code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, inside the handler, not at exit
         return code
     except BrokenPipeError:

@@ -92,3 +92,27 @@ def test_demo_refused_after_making_out_leaves_no_new_folder(tmp_path, capsys):
     assert not (tmp_path / "new").exists()
     assert main(["demo", "--parts", "data", "--device", "foo", "--out", str(tmp_path)]) == 2
     assert tmp_path.is_dir()
+
+
+class _LibraryNote(UserWarning):
+    """A library warning category (as kg.explain.local.CandidatesCapped is one)."""
+
+
+def test_every_command_shows_library_warnings_as_one_line(datasets_dir, capsys, monkeypatch):
+    # Any command's UserWarning (subclasses too) is one "graphlib: warning:" line, without
+    # Python's format and source line; --debug keeps Python's format for developers.
+    import warnings
+
+    read = KGDataset.from_folder.__func__
+
+    def noisy(cls, *args, **kwargs):
+        warnings.warn(_LibraryNote("three triples were read twice"), stacklevel=2)
+        return read(cls, *args, **kwargs)
+
+    monkeypatch.setattr(KGDataset, "from_folder", classmethod(noisy))
+    folder = str(datasets_dir / "kg" / "nations")
+    assert main(["data", "stats", folder]) == 0
+    err = capsys.readouterr().err
+    assert err == "graphlib: warning: three triples were read twice\n"
+    with pytest.warns(_LibraryNote, match="read twice"):
+        assert main(["--debug", "data", "stats", folder]) == 0
