@@ -279,7 +279,8 @@ def count_paths(
         return [0] * max_length
     keep = keep_mask(edge_index, edge_type, exclude_edges, None)
     u, v = edge_index if keep is None else edge_index[:, keep]
-    u, v = u[u != v], v[u != v]  # an edge from a node to itself is on no simple path
+    joins = u != v  # an edge from a node to itself is on no simple path
+    u, v = u[joins], v[joins]
     ends = torch.cat([u, v]), torch.cat([v, u])  # each edge in both directions
     a = torch.bincount(ends[1][ends[0] == source], minlength=num_nodes)  # [N] M_su
     b = torch.bincount(ends[0][ends[1] == target], minlength=num_nodes)  # [N] M_ut

@@ -376,19 +376,14 @@ def _print_rule_scores(
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from graphlib_ml.cli._datasets import user_warnings_as_lines
+    if not (args.triples and args.out):
+        return _explain_in(args)
+    from graphlib_ml.cli._folders import remove_new_folders_on_error
 
-    # The library's warnings (capped candidates, a cache distilled again, ...): one
-    # "graphlib: warning:" line each, without Python's warning format and source line.
-    with user_warnings_as_lines():
-        if not (args.triples and args.out):
-            return _explain_in(args)
-        from graphlib_ml.cli._folders import remove_new_folders_on_error
-
-        # --out with --triples is a folder, made before the checkpoint is loaded: a refusal
-        # after it (a missing checkpoint, an unknown label) leaves no empty folder.
-        with remove_new_folders_on_error(args.out):
-            return _explain_in(args)
+    # --out with --triples is a folder, made before the checkpoint is loaded: a refusal after
+    # it (a missing checkpoint, an unknown label) leaves no empty folder.
+    with remove_new_folders_on_error(args.out):
+        return _explain_in(args)
 
 
 def _explain_in(args: argparse.Namespace) -> int:

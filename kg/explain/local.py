@@ -827,12 +827,9 @@ class _Entries:
         total_count = int(degree.sum())
         if total_count > 8 * k:
             order, key, values = self._by_weight()
-            owner, pos = self._rows(end, degree.clamp(max=2 * -(-k // end.numel())), order)
-            ok = valid(owner, dst[self._slots(pos)])
-            if ok is not None:
-                owner, pos = owner[ok], pos[ok]
-            if owner.numel() >= k:
-                sums = score[owner] + self.weight[pos]
+            heaviest = self._rows(end, degree.clamp(max=2 * -(-k // end.numel())), order)
+            _, _, sums = self._valid(*heaviest, score, dst, valid)
+            if sums.numel() >= k:
                 tau = torch.topk(sums, k, sorted=False).values.min()
                 low = tau - score - 1e-9 * (tau.abs() + score.abs() + 1)
                 u = values.numel()

@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from graphlib_ml.cli._datasets import user_warnings_as_lines
 from graphlib_ml.cli.explain import add_explain_subparser
 from kg.datasets import load_dataset
 from kg.explain.evaluator.distilled import DistilledEvaluator
@@ -77,7 +78,8 @@ def _run(checkpoint, tmp_path, *extra):
         *extra,
     ]
     args = parser.parse_args(argv)
-    return args.func(args)
+    with user_warnings_as_lines():  # as graphlib's main runs every command
+        return args.func(args)
 
 
 def _cached(checkpoint):
