@@ -60,6 +60,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.insurance",
         "graphdata.worlds.schools",
         "graphdata.worlds.heritage",
+        "graphdata.worlds.wine",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

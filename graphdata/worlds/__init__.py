@@ -1,6 +1,6 @@
 """Synthetic knowledge-graph worlds with planted Horn rules, exceptions, noise and ground truth.
 
-Twenty-five worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
+Twenty-six worlds besides :func:`graphdata.synthetic.family_kg`, each stressing what the family
 world lets through (issue #18): :func:`academic_world` (a triangle rule, a field hub with 2-hop
 enclosing subgraphs of thousands of triples, length-1 shortcuts beside length-3 bodies),
 :func:`geography_world` (symmetric and inverse relations, a star body around a constant, a body atom
@@ -158,6 +158,12 @@ and subject CPD, exams and exam boards; its rules are in its module docstring).
 museums of four kinds in the cities of eight countries, catalogues raisonnés, galleries, auction
 houses and their sales, loans to exhibitions, gaps in the provenance periods, collectors
 dispossessed in 1933-1945 and their heirs; its rules are in its module docstring).
+:func:`wine_world` was written in session 38 by a helper the same way, without reading
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+(viticulture and the wine trade: wines of estates and cooperatives in the appellations of
+seventeen regions, their cuvées, grapes and varietal labels, regional vintages marked by frost and
+other weather, owners, winemakers and consultants, certifications, the négociants of La Place de
+Bordeaux, importers, merchants' listings and critics; its rules are in its module docstring).
 
 Each generator draws base facts only; the rules are text (:data:`ACADEMIC_RULES`, ...) and the
 ground truth, the split and its guarantee come from :func:`~graphdata.worlds.base.build_world`
@@ -197,6 +203,7 @@ from graphdata.worlds.sports import SPORTS_RULES, sports_world
 from graphdata.worlds.stats import WorldStatistics, world_statistics
 from graphdata.worlds.telecom import TELECOM_RULES, telecom_world
 from graphdata.worlds.travel import TRAVEL_RULES, travel_world
+from graphdata.worlds.wine import WINE_RULES, wine_world
 
 __all__ = [
     "WORLDS",
@@ -228,6 +235,7 @@ __all__ = [
     "insurance_world",
     "schools_world",
     "heritage_world",
+    "wine_world",
     "ACADEMIC_RULES",
     "GEOGRAPHY_RULES",
     "BIOLOGY_RULES",
@@ -253,6 +261,7 @@ __all__ = [
     "INSURANCE_RULES",
     "SCHOOLS_RULES",
     "HERITAGE_RULES",
+    "WINE_RULES",
     "WorldStatistics",
     "world_statistics",
 ]
@@ -284,6 +293,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "insurance": insurance_world,
     "schools": schools_world,
     "heritage": heritage_world,
+    "wine": wine_world,
 }
 
 
@@ -302,15 +312,15 @@ def world(
             ``"corporate"``, ``"media"``, ``"sports"``, ``"travel"``, ``"commerce"``,
             ``"clinical"``, ``"legal"``, ``"energy"``, ``"agriculture"``, ``"maritime"``,
             ``"telecom"``, ``"aviation"``, ``"publishing"``, ``"banking"``, ``"railways"``,
-            ``"parliament"``, ``"construction"``, ``"ecology"``, ``"insurance"``, ``"schools"`` or
-            ``"heritage"``.
+            ``"parliament"``, ``"construction"``, ``"ecology"``, ``"insurance"``, ``"schools"``,
+            ``"heritage"`` or ``"wine"``.
         seed: The seed. Default 0.
         size: The number of primary entities (authors, cities, proteins, packages,
             companies, people, players, airports, customers, patients, cases, power plants,
             farms, vessels, subscribers, aircraft, works, customers, stations, politicians,
-            sites, species, policyholders, pupils, artworks). Default ``None``: the generator's
-            default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220, 340, 400,
-            400, 300, 320, 240, 320, 360, 300, 300, 600, 900).
+            sites, species, policyholders, pupils, artworks, wines). Default ``None``: the
+            generator's default (400, 800, 600, 500, 450, 320, 400, 240, 400, 400, 400, 260, 220,
+            340, 400, 400, 300, 320, 240, 320, 360, 300, 300, 600, 900, 600).
         valid_fraction: Held-out share per relation for validation. Default 0.1.
         test_fraction: Held-out share per relation for testing. Default 0.1.
 
@@ -323,7 +333,7 @@ def world(
     Examples:
         >>> w = world("geography", size=60, seed=1)
         >>> w.name, sorted(WORLDS)[-3:]
-        ('geography', ['sports', 'telecom', 'travel'])
+        ('geography', ['telecom', 'travel', 'wine'])
     """
     make = WORLDS.get(name) if isinstance(name, str) else None
     if make is None:

@@ -728,8 +728,8 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         "codex-s, ...: `graphlib data list`), a synthetic world with its rules (academic, "
         "geography, biology, software, corporate, media, sports, travel, commerce, clinical, "
         "legal, energy, agriculture, maritime, telecom, aviation, publishing, banking, railways, "
-        "parliament, construction, ecology, insurance, schools, heritage; NAME:size=N,seed=S) or "
-        "'synthetic' (default)",
+        "parliament, construction, ecology, insurance, schools, heritage, wine; "
+        "NAME:size=N,seed=S) or 'synthetic' (default)",
     )
     add_on_unknown_flag(train, checkpoint=False)
     add_header_flag(train)

@@ -50,6 +50,7 @@ SIZES = {
     "insurance": 120,
     "schools": 120,
     "heritage": 120,
+    "wine": 120,
 }
 
 
