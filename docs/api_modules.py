@@ -61,6 +61,7 @@ PACKAGES: dict[str, list[str]] = {
         "graphdata.worlds.schools",
         "graphdata.worlds.heritage",
         "graphdata.worlds.wine",
+        "graphdata.worlds.transit",
         "graphdata.worlds.stats",
         "graphdata.subgraph",
         "graphdata.paths",

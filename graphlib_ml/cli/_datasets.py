@@ -7,7 +7,7 @@ it and neither imports the other (no import circle, ``tests/kg/explain/test_layo
 (``academic``, ``geography``, ``biology``, ``software``, ``corporate``, ``media``, ``sports``,
 ``travel``, ``commerce``, ``clinical``, ``legal``, ``energy``, ``agriculture``, ``maritime``,
 ``telecom``, ``aviation``, ``publishing``, ``banking``, ``railways``, ``parliament``,
-``construction``, ``ecology``, ``insurance``, ``schools``, ``heritage``, ``wine``;
+``construction``, ``ecology``, ``insurance``, ``schools``, ``heritage``, ``wine``, ``transit``;
 ``NAME:size=N,seed=S`` for another draw): the world is written once into the dataset cache and the
 spec becomes that folder, whose ``rules.txt`` is the ``--rules`` file of ``graphlib kg explain``.
 """

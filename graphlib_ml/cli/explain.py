@@ -620,8 +620,8 @@ def add_explain_subparser(kg_subparsers: argparse._SubParsersAction) -> None:
         help="folder, registered name, synthetic spec or world (academic, geography, biology, "
         "software, corporate, media, sports, travel, commerce, clinical, legal, energy, "
         "agriculture, maritime, telecom, aviation, publishing, banking, railways, parliament, "
-        "construction, ecology, insurance, schools, heritage, wine; NAME:size=N,seed=S) (default: "
-        "the one trained on)",
+        "construction, ecology, insurance, schools, heritage, wine, transit; NAME:size=N,seed=S) "
+        "(default: the one trained on)",
     )
     from graphlib_ml.cli._datasets import add_header_flag, add_on_unknown_flag
 

@@ -728,7 +728,7 @@ def add_subparser(subparsers: argparse._SubParsersAction, *, only: str | None = 
         "codex-s, ...: `graphlib data list`), a synthetic world with its rules (academic, "
         "geography, biology, software, corporate, media, sports, travel, commerce, clinical, "
         "legal, energy, agriculture, maritime, telecom, aviation, publishing, banking, railways, "
-        "parliament, construction, ecology, insurance, schools, heritage, wine; "
+        "parliament, construction, ecology, insurance, schools, heritage, wine, transit; "
         "NAME:size=N,seed=S) or 'synthetic' (default)",
     )
     add_on_unknown_flag(train, checkpoint=False)

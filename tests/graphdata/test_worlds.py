@@ -51,6 +51,7 @@ SIZES = {
     "schools": 120,
     "heritage": 120,
     "wine": 120,
+    "transit": 120,
 }
 
 

@@ -5,9 +5,10 @@
 ``test_world_telecom.py``, ``test_world_aviation.py``, ``test_world_publishing.py``,
 ``test_world_banking.py``, ``test_world_railways.py``, ``test_world_parliament.py``,
 ``test_world_construction.py``, ``test_world_ecology.py``, ``test_world_insurance.py``,
-``test_world_schools.py``, ``test_world_heritage.py`` and ``test_world_wine.py`` recompute their
-world's groundings by nested loops over the facts, without :mod:`graphdata.rules`; the loops are
-each world's own, the bookkeeping around them (and the hub and subgraph-size counts) is here.
+``test_world_schools.py``, ``test_world_heritage.py``, ``test_world_wine.py`` and
+``test_world_transit.py`` recompute their world's groundings by nested loops over the facts,
+without :mod:`graphdata.rules`; the loops are each world's own, the bookkeeping around them (and
+the hub and subgraph-size counts) is here.
 """
 
 from __future__ import annotations
