@@ -63,9 +63,13 @@ session's change (folding the conjuncts), and ``--worlds ecology``
 session's change (distinct values), and ``--worlds insurance``
 (:func:`graphdata.worlds.insurance_world`, written in session 33 the same way) once with that
 change, and ``--worlds schools`` (:func:`graphdata.worlds.schools_world`, written in session 33
-the same way) once after session 34's change (the copy). All of these are seen now.
-``--worlds heritage`` (:func:`graphdata.worlds.heritage_world`, written in session 34 the same
-way) is held out and has never been run: the next explainer change is run on it once, at the end.
+the same way) once after session 34's change (the copy), and ``--worlds heritage``
+(:func:`graphdata.worlds.heritage_world`, written in session 34 the same way) once in session 38
+with that explainer unchanged, and ``--worlds wine`` (:func:`graphdata.worlds.wine_world`, written
+in session 38 the same way) once after that session's change (the most confident member), and
+``--worlds transit`` (:func:`graphdata.worlds.transit_world`, written in session 38 the same way)
+once with that session's final explainer. All of these are seen now: the next explainer change
+needs a new world written the same way.
 Any name of :data:`graphdata.worlds.WORLDS` works.
 """
 

@@ -153,19 +153,22 @@ authorities of three countries, their schools of five types and four phases with
 inspection ratings, siblings and school admissions, teachers with their degrees, teacher training
 and subject CPD, exams and exam boards; its rules are in its module docstring).
 :func:`heritage_world` was written in session 34 by a helper the same way, without reading
-:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and run once in session
+38 with the explainer of session 34, unchanged
 (museums and art provenance: artworks by artists of fourteen schools and movements in eight media,
 museums of four kinds in the cities of eight countries, catalogues raisonnés, galleries, auction
 houses and their sales, loans to exhibitions, gaps in the provenance periods, collectors
 dispossessed in 1933-1945 and their heirs; its rules are in its module docstring).
 :func:`wine_world` was written in session 38 by a helper the same way, without reading
-:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and run once after that
+session's explainer change (the most confident member)
 (viticulture and the wine trade: wines of estates and cooperatives in the appellations of
 seventeen regions, their cuvées, grapes and varietal labels, regional vintages marked by frost and
 other weather, owners, winemakers and consultants, certifications, the négociants of La Place de
 Bordeaux, importers, merchants' listings and critics; its rules are in its module docstring).
 :func:`transit_world` was written in session 38 by a helper the same way, without reading
-:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and never run with it
+:mod:`kg.explain` or the explainer benchmarks, held out for the explainer and run once with that
+session's final explainer, after wine
 (urban public transport: bus, tram and metro lines and their stops in the districts of six
 cities, fare zones and ticket products of the transit authorities, municipal and private
 operators with their depots, vehicles of eleven types and five fuels, drivers with their licences

@@ -34,8 +34,12 @@ fact of the target relation is never folded into, since the pool has no such mem
 ``nationality``). The pool is a draw: a body of a small share of the facts can miss it (software's
 ``own_alert``, 12 % of the ``alerted`` facts, entered it with bank seeds 0 and 3, not with 1, 2 or
 4); such a body is a member where a target's candidates show it, but not where the pick is itself
-admissible. A head whose bodies share an atom, :math:`r \Leftarrow a \land (b \lor c)`, is explained
-by :math:`a` alone: a conjunct of one body drops the other body's facts and lowers :math:`S` (the
+admissible. The counts are over walks, so a walk that leaves the head and comes back joins every
+pair of a body it then follows: the wine world's ``blend_of <= labelled_variety`` is inside
+``from_appellation, from_appellation^-1, labelled_variety``, adds no pair to the rule set's
+union and is no member (session 38, "Heads with several bodies", the most confident member). A
+head whose bodies share an atom, :math:`r \Leftarrow a \land (b \lor c)`, is explained by
+:math:`a` alone: a conjunct of one body drops the other body's facts and lowers :math:`S` (the
 held-out clinical world's ``dose_adjusted``, session 25: F1 at length 3 .18). A rule set at the
 second position (the union of pool patterns conjoined with :math:`\pi_1`, admitted as the rule set
 is) raised it to .34 but added a path to complete bodies elsewhere (geography's ``visa_free``), and

@@ -112,7 +112,12 @@ from kg.explain.patterns.conditions import (
     _placed_keys,
     _takes_place,
 )
-from kg.explain.patterns.rule_sets import _folded_conjuncts, _folded_member, _member_instead
+from kg.explain.patterns.rule_sets import (
+    _confident_member,
+    _folded_conjuncts,
+    _folded_member,
+    _member_instead,
+)
 from kg.explain.patterns.significance import ALPHA, significantly_better
 
 if TYPE_CHECKING:
@@ -199,6 +204,9 @@ def pattern_search(
     member = None if recursive else _member_instead(local, bank, relation, first, pi)
     if member is not None:  # "Heads with several bodies"
         top, pi = bank.agreement(relation, [member]), member
+    confident = None if recursive else _confident_member(local, bank, relation, first, pi)
+    if confident is not None:  # "Heads with several bodies", the most confident member
+        top, pi = bank.agreement(relation, [confident]), confident
     folded = None if recursive else _folded_member(local, bank, relation, first, pi)
     if folded is not None:  # "Heads with several bodies", folding
         top, pi = bank.agreement(relation, [folded]), folded

@@ -2261,3 +2261,54 @@ def test_a_copy_of_the_target_gives_way_to_the_rule_set_member_that_grounds_it(
     local = local_structure(edge_index, edge_type, (48, 0, 86), hops=1, num_nodes=90)
     choice = pattern_search(local, bank, max_paths=3)
     assert [path_pattern(local, p) for p in choice.chosen] == [copy]
+
+
+def _hub_world() -> list[tuple[int, int, int]]:
+    """Ten airlines (0-9), each with hubs 10 + 2 k and 11 + 2 k and six destinations 30 + 6 k ..
+
+    35 + 6 k: has_hub (relation 0), route (1) from the first hub to the first three destinations
+    and from the second hub to the other three, and both ways between the two hubs of airlines
+    0-4; serves (2) for both hubs and the first two destinations of each hub."""
+    triples = []
+    for k in range(10):
+        hubs = (10 + 2 * k, 11 + 2 * k)
+        for i, hub in enumerate(hubs):
+            triples += [(k, 0, hub), (k, 2, hub)]
+            for j in range(3):
+                destination = 30 + 6 * k + 3 * i + j
+                triples.append((hub, 1, destination))
+                if j < 2:
+                    triples.append((k, 2, destination))
+        if k < 5:
+            triples += [(hubs[0], 1, hubs[1]), (hubs[1], 1, hubs[0])]
+    return triples
+
+
+def test_a_target_with_two_members_is_explained_by_the_significantly_more_confident_one(
+    monkeypatch,
+):
+    # Module docstring, "Heads with several bodies", the most confident member. serves: 60
+    # facts. has_hub, route joins 70 pairs, 50 facts (D = 100 / 130, confidence 5 / 7); has_hub
+    # joins the 20 hubs, all facts (D = 40 / 80). In the union has_hub adds the 10 hubs of
+    # airlines 5-9, all facts: P(Bin(10, D / 2) >= 10) < .05, D_B = 120 / 140, so both are
+    # members. A hub of airline 0 has both paths; has_hub's 20 of 20 reject a confidence of
+    # 5 / 7 (P(Bin(20, 5 / 7) >= 20) = (5 / 7)^20 < .05), so it reads has_hub; a destination has
+    # only the route and keeps it.
+    hub, routed = ((0, True, -1),), ((0, True, -1), (1, True, -1))
+    edge_index, edge_type = _graph(_hub_world())
+    bank = PatternBank(edge_index, edge_type, 90, 3)
+    assert bank.num_facts(2) == 60
+    assert bank.counts(2, [routed]) == (50, 70) and bank.counts(2, [hub]) == (20, 20)
+    assert significance_module._disjunct_p_value(10, 10, 100 / 130) < ALPHA
+    assert set(rule_set(bank, 2)) == {routed, hub}
+    assert (5 / 7) ** 20 < ALPHA
+    for target, body in (((0, 2, 10), hub), ((0, 2, 30), routed), ((7, 2, 24), hub)):
+        local = local_structure(edge_index, edge_type, target, hops=2, num_nodes=90)
+        choice = pattern_search(local, bank, max_paths=1)
+        assert [path_pattern(local, p) for p in choice.chosen] == [body], target
+    # Without the step the hub is explained by the route from the other hub, the pick of
+    # largest agreement.
+    monkeypatch.setattr(search_module, "_confident_member", lambda *args: None)
+    local = local_structure(edge_index, edge_type, (0, 2, 10), hops=2, num_nodes=90)
+    choice = pattern_search(local, bank, max_paths=1)
+    assert [path_pattern(local, p) for p in choice.chosen] == [routed]
